@@ -1,0 +1,208 @@
+package derive
+
+import (
+	"math"
+	"slices"
+	"sort"
+	"strconv"
+)
+
+// Bucket is one cumulative bucket of a classic histogram: the count of observations <= UpperBound.
+type Bucket struct {
+	UpperBound float64
+	Count      float64
+}
+
+// BucketSeries is the sample history of one cumulative `_bucket` counter series (one `le` value).
+type BucketSeries struct {
+	UpperBound float64
+	Points     []Point
+}
+
+// ParseUpperBound parses an `le` label value as PromQL does (strconv.ParseFloat, so "1", "1.0" and
+// "+Inf" all work); ok is false for malformed values and for NaN. Prometheus 2.42 would keep a NaN
+// bound and sort it unpredictably; 3.x drops it, and so do we.
+func ParseUpperBound(le string) (float64, bool) {
+	v, err := strconv.ParseFloat(le, 64)
+	if err != nil || math.IsNaN(v) {
+		return 0, false
+	}
+	return v, true
+}
+
+// HistogramQuantile returns PromQL histogram_quantile(q, buckets) for one classic histogram,
+// following Prometheus 2.42 promql/quantile.go bucketQuantile step by step:
+//
+//   - q NaN → NaN; q < 0 → -Inf; q > 1 → +Inf.
+//   - Buckets are sorted by UpperBound; if the highest is not +Inf the result is NaN.
+//   - Buckets with equal UpperBound are merged by summing their counts.
+//   - Counts are made monotonic by raising each to the running maximum.
+//   - Fewer than two buckets, or a +Inf count of 0, → NaN.
+//   - rank = q × (+Inf count); the first finite bucket whose count >= rank holds the quantile.
+//     None does (rank in the +Inf bucket) → the highest finite UpperBound. The first bucket with
+//     UpperBound <= 0 → that UpperBound. Otherwise linear interpolation inside the bucket, whose
+//     lower edge is the previous UpperBound, or 0 for the first bucket.
+//
+// Prometheus 2.42 has no 1e-12 tolerance for tiny non-monotonic deltas (later 2.x and 3.x releases
+// added one), so a bucket a rounding error below its predecessor is simply raised to it. buckets is not modified.
+func HistogramQuantile(q float64, buckets []Bucket) float64 {
+	if math.IsNaN(q) {
+		return math.NaN()
+	}
+	if q < 0 {
+		return math.Inf(-1)
+	}
+	if q > 1 {
+		return math.Inf(+1)
+	}
+	if len(buckets) == 0 {
+		// PromQL never calls bucketQuantile with no buckets (a group exists only for a sample).
+		return math.NaN()
+	}
+	b := slices.Clone(buckets)
+	// Stable so the summing order of duplicate bounds is deterministic; Prometheus's order follows
+	// its series order, so with duplicates the results may differ in the last bit only.
+	slices.SortStableFunc(b, func(x, y Bucket) int {
+		switch {
+		case x.UpperBound < y.UpperBound:
+			return -1
+		case x.UpperBound > y.UpperBound:
+			return +1
+		}
+		return 0
+	})
+	if !math.IsInf(b[len(b)-1].UpperBound, +1) {
+		return math.NaN()
+	}
+	b = coalesceBuckets(b)
+	ensureMonotonic(b)
+	if len(b) < 2 {
+		return math.NaN()
+	}
+	observations := b[len(b)-1].Count
+	if observations == 0 {
+		return math.NaN()
+	}
+	rank := q * observations
+	i := sort.Search(len(b)-1, func(i int) bool { return b[i].Count >= rank })
+	if i == len(b)-1 {
+		return b[len(b)-2].UpperBound
+	}
+	if i == 0 && b[0].UpperBound <= 0 {
+		return b[0].UpperBound
+	}
+	var (
+		bucketStart float64
+		bucketEnd   = b[i].UpperBound
+		count       = b[i].Count
+	)
+	if i > 0 {
+		bucketStart = b[i-1].UpperBound
+		count -= b[i-1].Count
+		rank -= b[i-1].Count
+	}
+	return bucketStart + (bucketEnd-bucketStart)*(rank/count)
+}
+
+// coalesceBuckets merges adjacent buckets of a sorted slice that share an upper bound, which
+// happens when the same `le` is spelled differently ("1" and "1.0") across series.
+func coalesceBuckets(b []Bucket) []Bucket {
+	last := b[0]
+	i := 0
+	for _, x := range b[1:] {
+		if x.UpperBound == last.UpperBound {
+			last.Count += x.Count
+		} else {
+			b[i] = last
+			last = x
+			i++
+		}
+	}
+	b[i] = last
+	return b[:i+1]
+}
+
+// ensureMonotonic raises every count to the running maximum: per-bucket rates are extrapolated
+// independently and scrapes are not atomic across bucket series, so cumulative counts can dip,
+// and the binary search in HistogramQuantile needs them non-decreasing. As in 2.42 the maximum is
+// seeded with the first count, so a NaN first count leaves later dips in place.
+func ensureMonotonic(b []Bucket) {
+	max := b[0].Count
+	for i := 1; i < len(b); i++ {
+		switch {
+		case b[i].Count > max:
+			max = b[i].Count
+		case b[i].Count < max:
+			b[i].Count = max
+		}
+	}
+}
+
+// BucketIncreases returns increase(x_bucket[end-start]) for every `le` series of one histogram,
+// ready for HistogramQuantile. Series with fewer than two samples in [start, end] are left out,
+// as PromQL drops them from the increase() result before histogram_quantile sees it.
+func BucketIncreases(series []BucketSeries, start, end int64) []Bucket {
+	return bucketsOf(series, start, end, Increase)
+}
+
+// BucketRates returns rate(x_bucket[end-start]) for every `le` series of one histogram, so
+// HistogramQuantile(q, BucketRates(s, t-w, t)) equals histogram_quantile(q, rate(x_bucket[w])) at t.
+// Series with fewer than two samples in [start, end] are left out, as in PromQL.
+func BucketRates(series []BucketSeries, start, end int64) []Bucket {
+	return bucketsOf(series, start, end, Rate)
+}
+
+func bucketsOf(series []BucketSeries, start, end int64, f func([]Point, int64, int64) (float64, bool)) []Bucket {
+	out := make([]Bucket, 0, len(series))
+	for _, s := range series {
+		if v, ok := f(s.Points, start, end); ok {
+			out = append(out, Bucket{UpperBound: s.UpperBound, Count: v})
+		}
+	}
+	return out
+}
+
+// RateQuantile returns histogram_quantile(q, rate(x_bucket[end-start])) evaluated at end for one
+// histogram; ok is false when no bucket series has two samples in the window, where PromQL
+// returns no series. A present but degenerate histogram (no +Inf bucket, no observations) yields
+// ok=true with NaN, as in PromQL.
+func RateQuantile(q float64, series []BucketSeries, start, end int64) (float64, bool) {
+	b := BucketRates(series, start, end)
+	if len(b) == 0 {
+		return 0, false
+	}
+	return HistogramQuantile(q, b), true
+}
+
+// SumBuckets adds bucket sets bound by bound, like `sum by (le) (...)` across engines or pods
+// before histogram_quantile. The result is sorted by UpperBound; sums are taken in argument order.
+func SumBuckets(sets ...[]Bucket) []Bucket {
+	idx := map[float64]int{}
+	var out []Bucket
+	for _, set := range sets {
+		for _, b := range set {
+			if i, ok := idx[b.UpperBound]; ok {
+				out[i].Count += b.Count
+				continue
+			}
+			idx[b.UpperBound] = len(out)
+			out = append(out, b)
+		}
+	}
+	slices.SortFunc(out, func(x, y Bucket) int {
+		switch {
+		case x.UpperBound < y.UpperBound:
+			return -1
+		case x.UpperBound > y.UpperBound:
+			return +1
+		}
+		return 0
+	})
+	return out
+}
+
+// HistogramMean returns increase(x_sum[w]) / increase(x_count[w]) (or the same with rates), the
+// mean observation over the window; ok is false and the value NaN when no observation was made.
+func HistogramMean(sumIncrease, countIncrease float64) (float64, bool) {
+	return Ratio(sumIncrease, countIncrease)
+}

@@ -1,0 +1,155 @@
+package derive
+
+import (
+	"math"
+	"sort"
+	"time"
+)
+
+// Point is one sample of a float series: T in Unix milliseconds, V the sample value.
+type Point struct {
+	T int64
+	V float64
+}
+
+// StaleNaN is the NaN with the exact bits Prometheus writes as a staleness marker; points carrying it are skipped.
+var StaleNaN = math.Float64frombits(staleNaNBits)
+
+// staleNaNBits is value.StaleNaN from Prometheus's model/value package; it is an ordinary NaN to
+// arithmetic, so only the exact bits distinguish it from a real NaN sample (which PromQL keeps).
+const staleNaNBits = 0x7ff0000000000002
+
+func isStale(v float64) bool { return math.Float64bits(v) == staleNaNBits }
+
+// window returns the samples of points with start <= T <= end. Prometheus 2.42's matrixIterSlice
+// keeps samples with t >= mint and t <= maxt (3.x changed the left side to t > mint).
+// The result aliases points unless staleness markers have to be filtered out.
+func window(points []Point, start, end int64) []Point {
+	lo := sort.Search(len(points), func(i int) bool { return points[i].T >= start })
+	hi := lo + sort.Search(len(points)-lo, func(i int) bool { return points[lo+i].T > end })
+	w := points[lo:hi]
+	for i := range w {
+		if isStale(w[i].V) {
+			return withoutStale(w)
+		}
+	}
+	return w
+}
+
+func withoutStale(w []Point) []Point {
+	out := make([]Point, 0, len(w))
+	for _, p := range w {
+		if !isStale(p.V) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// rangeSeconds converts a range in ms to seconds the way PromQL does (time.Duration.Seconds of the
+// selector's range), so rate's division rounds identically.
+func rangeSeconds(ms int64) float64 {
+	return (time.Duration(ms) * time.Millisecond).Seconds()
+}
+
+// Increase returns PromQL increase(points[end-start]) evaluated at end: the counter growth over
+// [start, end], corrected for counter resets and extrapolated towards the window edges.
+// ok is false when the window holds fewer than two samples, where PromQL returns no series.
+func Increase(points []Point, start, end int64) (float64, bool) {
+	return extrapolatedRate(points, start, end, true, false)
+}
+
+// Rate returns PromQL rate(points[end-start]) evaluated at end: Increase divided by the range
+// length in seconds (end-start, not the sampled interval). ok is false for fewer than two samples.
+func Rate(points []Point, start, end int64) (float64, bool) {
+	return extrapolatedRate(points, start, end, true, true)
+}
+
+// Delta returns PromQL delta(points[end-start]) evaluated at end, for gauges: no reset handling
+// and no clamp at zero. ok is false for fewer than two samples.
+func Delta(points []Point, start, end int64) (float64, bool) {
+	return extrapolatedRate(points, start, end, false, false)
+}
+
+// extrapolatedRate follows Prometheus 2.42 promql/functions.go extrapolatedRate for float samples,
+// including its order of floating-point operations so results agree to the last bit.
+func extrapolatedRate(points []Point, start, end int64, isCounter, isRate bool) (float64, bool) {
+	s := window(points, start, end)
+	if len(s) < 2 {
+		return 0, false
+	}
+	first, last := s[0], s[len(s)-1]
+	result := last.V - first.V
+	if isCounter {
+		// A decrease means the process restarted and the counter began again at zero, so the value
+		// before the drop was growth that the end-minus-start difference lost.
+		prev := first.V
+		for _, p := range s[1:] {
+			if p.V < prev {
+				result += prev
+			}
+			prev = p.V
+		}
+	}
+
+	durationToStart := float64(first.T-start) / 1000
+	durationToEnd := float64(end-last.T) / 1000
+	sampledInterval := float64(last.T-first.T) / 1000
+	if sampledInterval == 0 {
+		// Unreachable with distinct timestamps (a TSDB cannot hold duplicates); refuse rather
+		// than return Inf/NaN.
+		return 0, false
+	}
+	averageDurationBetweenSamples := sampledInterval / float64(len(s)-1)
+
+	// A counter cannot have been below zero, so do not extrapolate back further than the point where
+	// the observed slope reaches zero. Prometheus 2.42 applies this clamp BEFORE comparing with the
+	// extrapolation threshold; 3.x (PR #13725) compares first and clamps afterwards, which gives a
+	// different result when the zero point lies between avg/2 and 1.1×avg before the first sample.
+	if isCounter && result > 0 && first.V >= 0 {
+		durationToZero := sampledInterval * (first.V / result)
+		if durationToZero < durationToStart {
+			durationToStart = durationToZero
+		}
+	}
+
+	// Extrapolate to an edge only when a sample could plausibly have existed there (gap under
+	// 1.1× the average spacing); otherwise assume the series started or ended half a step away.
+	extrapolationThreshold := averageDurationBetweenSamples * 1.1
+	extrapolateToInterval := sampledInterval
+	if durationToStart < extrapolationThreshold {
+		extrapolateToInterval += durationToStart
+	} else {
+		extrapolateToInterval += averageDurationBetweenSamples / 2
+	}
+	if durationToEnd < extrapolationThreshold {
+		extrapolateToInterval += durationToEnd
+	} else {
+		extrapolateToInterval += averageDurationBetweenSamples / 2
+	}
+	factor := extrapolateToInterval / sampledInterval
+	if isRate {
+		factor /= rangeSeconds(end - start)
+	}
+	return result * factor, true
+}
+
+// IRate returns PromQL irate(points[end-start]) evaluated at end: the per-second increase between
+// the last two samples in [start, end]; after a reset the last value itself is the increase.
+// ok is false for fewer than two samples.
+func IRate(points []Point, start, end int64) (float64, bool) {
+	s := window(points, start, end)
+	if len(s) < 2 {
+		return 0, false
+	}
+	last, prev := s[len(s)-1], s[len(s)-2]
+	v := last.V - prev.V
+	if last.V < prev.V {
+		v = last.V
+	}
+	dt := last.T - prev.T
+	if dt == 0 {
+		return 0, false
+	}
+	return v / (float64(dt) / 1000), true
+}

@@ -1,0 +1,268 @@
+// Package promtest starts a real Prometheus server (Debian's prometheus package) on loopback for tests,
+// so formulas and simulators are checked against Prometheus's own results rather than our idea of them.
+package promtest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/common/model"
+)
+
+// Target is one scrape target for the test server.
+type Target struct {
+	Job         string // job label; defaults to "vllm"
+	Addr        string // host:port on loopback
+	MetricsPath string // defaults to /metrics
+}
+
+// Options configures a test Prometheus server.
+type Options struct {
+	Targets        []Target
+	ScrapeInterval time.Duration // defaults to 1s
+	// DataDir is an existing TSDB directory to serve (for example one made by Backfill); a temp dir when empty.
+	DataDir string
+}
+
+// Server is a running Prometheus owned by one test; it is stopped by t.Cleanup.
+type Server struct {
+	URL    string
+	client *http.Client
+}
+
+// Binary returns the prometheus executable path, skipping the test where it is missing outside CI
+// and failing it in CI, where .ci/run installs it.
+func Binary(t testing.TB, name string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err == nil {
+		return p
+	}
+	msg := fmt.Sprintf("%s not found on PATH: install Debian's prometheus package (apt-get install prometheus)", name)
+	if os.Getenv("CI") != "" {
+		t.Fatal(msg)
+	}
+	t.Skip(msg)
+	return ""
+}
+
+// Start launches prometheus on a free loopback port and waits until it is ready.
+func Start(t testing.TB, opts Options) *Server {
+	t.Helper()
+	bin := Binary(t, "prometheus")
+	dir := t.TempDir()
+	if opts.ScrapeInterval == 0 {
+		opts.ScrapeInterval = time.Second
+	}
+	data := opts.DataDir
+	if data == "" {
+		data = filepath.Join(dir, "data")
+	}
+	cfg := filepath.Join(dir, "prometheus.yml")
+	if err := os.WriteFile(cfg, []byte(config(opts)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	addr := freeAddr(t)
+	logf, err := os.Create(filepath.Join(dir, "prometheus.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin,
+		"--config.file="+cfg,
+		"--storage.tsdb.path="+data,
+		// Backfilled blocks carry old timestamps; a long retention keeps Prometheus from deleting them at start.
+		"--storage.tsdb.retention.time=100y",
+		"--web.listen-address="+addr,
+		"--log.level=warn",
+	)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start prometheus: %v", err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		_ = logf.Close()
+		if t.Failed() {
+			if b, err := os.ReadFile(logf.Name()); err == nil {
+				t.Logf("prometheus log:\n%s", b)
+			}
+		}
+	})
+	s := &Server{URL: "http://" + addr, client: &http.Client{Timeout: 10 * time.Second}}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		resp, err := s.client.Get(s.URL + "/-/ready")
+		if err == nil {
+			_ = resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return s
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("prometheus at %s not ready after 60s (last error: %v)", addr, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func config(opts Options) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "global:\n  scrape_interval: %s\n  evaluation_interval: %s\nscrape_configs:\n",
+		model.Duration(opts.ScrapeInterval), model.Duration(opts.ScrapeInterval))
+	for i, tg := range opts.Targets {
+		job, path := tg.Job, tg.MetricsPath
+		if job == "" {
+			job = "vllm"
+		}
+		if path == "" {
+			path = "/metrics"
+		}
+		fmt.Fprintf(&b, "  - job_name: %q\n    metrics_path: %q\n    scrape_timeout: %s\n    static_configs:\n      - targets: [%q]\n",
+			fmt.Sprintf("%s-%d", job, i), path, model.Duration(opts.ScrapeInterval), tg.Addr)
+		fmt.Fprintf(&b, "        labels: {job_name: %q}\n", job)
+	}
+	return b.String()
+}
+
+func freeAddr(t testing.TB) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// Backfill writes OpenMetrics text (with timestamps, ending in "# EOF") into a new TSDB directory with promtool,
+// so a test can run PromQL over exactly the samples it also feeds to our own code.
+func Backfill(t testing.TB, openMetrics string) string {
+	t.Helper()
+	bin := Binary(t, "promtool")
+	dir := t.TempDir()
+	in := filepath.Join(dir, "input.om")
+	if err := os.WriteFile(in, []byte(openMetrics), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(dir, "data")
+	out, err := exec.Command(bin, "tsdb", "create-blocks-from", "openmetrics", in, data).CombinedOutput()
+	if err != nil {
+		t.Fatalf("promtool backfill: %v\n%s", err, out)
+	}
+	return data
+}
+
+type apiResponse struct {
+	Status    string          `json:"status"`
+	Data      json.RawMessage `json:"data"`
+	ErrorType string          `json:"errorType"`
+	Error     string          `json:"error"`
+	Warnings  []string        `json:"warnings"`
+}
+
+type queryData struct {
+	ResultType string          `json:"resultType"`
+	Result     json.RawMessage `json:"result"`
+}
+
+func (s *Server) get(ctx context.Context, path string, params url.Values) (queryData, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.URL+path+"?"+params.Encode(), nil)
+	if err != nil {
+		return queryData{}, err
+	}
+	resp, err := s.client.Do(req)
+	if err != nil {
+		return queryData{}, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return queryData{}, err
+	}
+	var r apiResponse
+	if err := json.Unmarshal(body, &r); err != nil {
+		return queryData{}, fmt.Errorf("decode %s: %w (body %q)", path, err, body)
+	}
+	if r.Status != "success" {
+		return queryData{}, fmt.Errorf("prometheus %s: %s: %s", path, r.ErrorType, r.Error)
+	}
+	var d queryData
+	if err := json.Unmarshal(r.Data, &d); err != nil {
+		return queryData{}, err
+	}
+	return d, nil
+}
+
+// Query evaluates an instant query at the given time.
+func (s *Server) Query(ctx context.Context, expr string, at time.Time) (model.Vector, error) {
+	d, err := s.get(ctx, "/api/v1/query", url.Values{"query": {expr}, "time": {formatTime(at)}})
+	if err != nil {
+		return nil, err
+	}
+	switch d.ResultType {
+	case "vector":
+		var v model.Vector
+		err := json.Unmarshal(d.Result, &v)
+		return v, err
+	case "scalar":
+		var sc model.Scalar
+		if err := json.Unmarshal(d.Result, &sc); err != nil {
+			return nil, err
+		}
+		return model.Vector{{Value: sc.Value, Timestamp: sc.Timestamp}}, nil
+	default:
+		return nil, fmt.Errorf("query %q: unexpected result type %s", expr, d.ResultType)
+	}
+}
+
+// QueryRange evaluates a range query.
+func (s *Server) QueryRange(ctx context.Context, expr string, start, end time.Time, step time.Duration) (model.Matrix, error) {
+	d, err := s.get(ctx, "/api/v1/query_range", url.Values{
+		"query": {expr}, "start": {formatTime(start)}, "end": {formatTime(end)},
+		"step": {strconv.FormatFloat(step.Seconds(), 'f', -1, 64)},
+	})
+	if err != nil {
+		return nil, err
+	}
+	var m model.Matrix
+	err = json.Unmarshal(d.Result, &m)
+	return m, err
+}
+
+// WaitFor polls an instant query at the current time until ok accepts the result or the timeout passes.
+func (s *Server) WaitFor(t testing.TB, expr string, timeout time.Duration, ok func(model.Vector) bool) model.Vector {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	var (
+		v   model.Vector
+		err error
+	)
+	for time.Now().Before(deadline) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		v, err = s.Query(ctx, expr, time.Now())
+		cancel()
+		if err == nil && ok(v) {
+			return v
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	t.Fatalf("query %q did not reach the expected result within %s: last result %v, error %v", expr, timeout, v, err)
+	return nil
+}
+
+func formatTime(t time.Time) string {
+	return strconv.FormatFloat(float64(t.UnixMilli())/1000, 'f', 3, 64)
+}

@@ -1,0 +1,232 @@
+package provisioning
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/inferscope/inferscope-vllm/pkg/harness"
+)
+
+type composeFile struct {
+	Services map[string]struct {
+		Extends *struct {
+			File    string `yaml:"file"`
+			Service string `yaml:"service"`
+		} `yaml:"extends"`
+		Build any `yaml:"build"`
+		Image string `yaml:"image"`
+		// Environment accepts the map form only, which is all this repository uses.
+		Environment map[string]string `yaml:"environment"`
+		Volumes     []string          `yaml:"volumes"`
+		Command     []string          `yaml:"command"`
+		DependsOn   []string          `yaml:"depends_on"`
+	} `yaml:"services"`
+	Volumes map[string]any `yaml:"volumes"`
+}
+
+func readYAML(t *testing.T, path string, v any) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal(b, v); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+}
+
+// checkMounts verifies that every bind mount's host path exists; dist/ only exists after a build.
+func checkMounts(t *testing.T, file string, volumes []string, named map[string]any) {
+	t.Helper()
+	for _, v := range volumes {
+		host, _, _ := strings.Cut(v, ":")
+		if !strings.HasPrefix(host, ".") && !strings.HasPrefix(host, "/") {
+			if _, ok := named[host]; !ok {
+				t.Errorf("%s: volume %q is neither a path nor a declared named volume", file, host)
+			}
+			continue
+		}
+		p := filepath.Join(filepath.Dir(file), host)
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("%s: mounted path %s does not exist (%v)", file, host, err)
+		}
+	}
+}
+
+func TestComposeFile(t *testing.T) {
+	root := harness.RepoRoot(t)
+	var c composeFile
+	compose := filepath.Join(root, "docker-compose.yaml")
+	readYAML(t, compose, &c)
+
+	g, ok := c.Services["grafana"]
+	if !ok || g.Extends == nil {
+		t.Fatal("docker-compose.yaml needs a grafana service extending the scaffolded base")
+	}
+	base := filepath.Join(root, g.Extends.File)
+	var b composeFile
+	readYAML(t, base, &b)
+	bg := b.Services[g.Extends.Service]
+	checkMounts(t, base, bg.Volumes, nil)
+	if !contains(bg.Volumes, "../dist:/var/lib/grafana/plugins/inferscope-vllm-app") {
+		t.Errorf("grafana must mount dist/ as the app's plugin folder; volumes %v", bg.Volumes)
+	}
+	if !contains(bg.Volumes, "../provisioning:/etc/grafana/provisioning") {
+		t.Errorf("grafana must mount provisioning/; volumes %v", bg.Volumes)
+	}
+	allowed := g.Environment["GF_PLUGINS_ALLOW_LOADING_UNSIGNED_PLUGINS"]
+	for _, id := range []string{"inferscope-vllm-app", "inferscope-vllm-datasource"} {
+		if !strings.Contains(allowed, id) {
+			t.Errorf("GF_PLUGINS_ALLOW_LOADING_UNSIGNED_PLUGINS %q must list %s", allowed, id)
+		}
+	}
+
+	for name, s := range c.Services {
+		checkMounts(t, compose, s.Volumes, c.Volumes)
+		for _, dep := range s.DependsOn {
+			if _, ok := c.Services[dep]; !ok {
+				t.Errorf("service %s depends on unknown service %s", name, dep)
+			}
+		}
+		if bm, ok := s.Build.(map[string]any); ok {
+			if df, ok := bm["dockerfile"].(string); ok {
+				if _, err := os.Stat(filepath.Join(root, df)); err != nil {
+					t.Errorf("service %s: dockerfile %s does not exist", name, df)
+				}
+			}
+		}
+	}
+
+	// Prometheus must scrape services that exist, on the ports they listen on.
+	var prom struct {
+		ScrapeConfigs []struct {
+			StaticConfigs []struct {
+				Targets []string `yaml:"targets"`
+			} `yaml:"static_configs"`
+		} `yaml:"scrape_configs"`
+	}
+	readYAML(t, filepath.Join(root, "provisioning/prometheus/prometheus.yml"), &prom)
+	targets := 0
+	for _, sc := range prom.ScrapeConfigs {
+		for _, st := range sc.StaticConfigs {
+			for _, tg := range st.Targets {
+				targets++
+				host, port, _ := strings.Cut(tg, ":")
+				s, ok := c.Services[host]
+				if !ok {
+					t.Errorf("prometheus scrapes %s, which is not a compose service", tg)
+					continue
+				}
+				if !contains(s.Command, "-addr=:"+port) {
+					t.Errorf("prometheus scrapes %s but the service's command %v does not listen on :%s", tg, s.Command, port)
+				}
+			}
+		}
+	}
+	if targets == 0 {
+		t.Error("prometheus.yml scrapes nothing")
+	}
+}
+
+func TestProvisioningReferences(t *testing.T) {
+	root := harness.RepoRoot(t)
+	var apps struct {
+		Apps []struct {
+			Type     string `yaml:"type"`
+			Disabled bool   `yaml:"disabled"`
+		} `yaml:"apps"`
+	}
+	readYAML(t, filepath.Join(root, "provisioning/plugins/apps.yaml"), &apps)
+	if len(apps.Apps) != 1 || apps.Apps[0].Type != "inferscope-vllm-app" || apps.Apps[0].Disabled {
+		t.Errorf("apps.yaml must enable inferscope-vllm-app, got %+v", apps.Apps)
+	}
+
+	var ds struct {
+		Datasources []struct {
+			UID      string         `yaml:"uid"`
+			Type     string         `yaml:"type"`
+			URL      string         `yaml:"url"`
+			JSONData map[string]any `yaml:"jsonData"`
+		} `yaml:"datasources"`
+	}
+	readYAML(t, filepath.Join(root, "provisioning/datasources/datasources.yaml"), &ds)
+	uids := map[string]bool{}
+	var c composeFile
+	readYAML(t, filepath.Join(root, "docker-compose.yaml"), &c)
+	for _, d := range ds.Datasources {
+		if d.UID == "" || uids[d.UID] {
+			t.Errorf("data source uid %q is empty or repeated", d.UID)
+		}
+		uids[d.UID] = true
+		if d.Type != "inferscope-vllm-datasource" {
+			t.Errorf("data source %s has type %s", d.UID, d.Type)
+		}
+		eps, _ := d.JSONData["endpoints"].([]any)
+		for _, e := range eps {
+			u, _ := e.(map[string]any)["url"].(string)
+			host := regexp.MustCompile(`^https?://([^:/]+)`).FindStringSubmatch(u)
+			if host == nil {
+				t.Errorf("data source %s: endpoint %q is not a URL", d.UID, u)
+			} else if _, ok := c.Services[host[1]]; !ok {
+				t.Errorf("data source %s: endpoint host %s is not a compose service", d.UID, host[1])
+			}
+		}
+	}
+
+	// Every data source a dashboard names is either its data-source variable or a provisioned uid.
+	dashboards, _ := filepath.Glob(filepath.Join(root, "dashboards", "*.json"))
+	if len(dashboards) == 0 {
+		t.Fatal("no dashboards")
+	}
+	for _, f := range dashboards {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var d any
+		if err := json.Unmarshal(b, &d); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		walkDatasources(d, func(typ, uid string) {
+			if typ != "inferscope-vllm-datasource" && typ != "" && typ != "__expr__" {
+				t.Errorf("%s: names data source type %q", filepath.Base(f), typ)
+			}
+			if !strings.HasPrefix(uid, "$") && !uids[uid] {
+				t.Errorf("%s: names data source uid %q, which is not provisioned", filepath.Base(f), uid)
+			}
+		})
+	}
+}
+
+func walkDatasources(v any, fn func(typ, uid string)) {
+	switch x := v.(type) {
+	case map[string]any:
+		if d, ok := x["datasource"].(map[string]any); ok {
+			typ, _ := d["type"].(string)
+			uid, _ := d["uid"].(string)
+			fn(typ, uid)
+		}
+		for _, c := range x {
+			walkDatasources(c, fn)
+		}
+	case []any:
+		for _, c := range x {
+			walkDatasources(c, fn)
+		}
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
