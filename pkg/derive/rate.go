@@ -21,6 +21,9 @@ const staleNaNBits = 0x7ff0000000000002
 
 func isStale(v float64) bool { return math.Float64bits(v) == staleNaNBits }
 
+// IsStale reports whether v is a staleness marker rather than a sampled value.
+func IsStale(v float64) bool { return isStale(v) }
+
 // window returns the samples of points with start <= T <= end. Prometheus 2.42's matrixIterSlice
 // keeps samples with t >= mint and t <= maxt (3.x changed the left side to t > mint).
 // The result aliases points unless staleness markers have to be filtered out.

@@ -1,0 +1,549 @@
+package query
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/inferscope/inferscope-vllm/pkg/derive"
+	"github.com/inferscope/inferscope-vllm/pkg/exposition"
+	"github.com/inferscope/inferscope-vllm/pkg/vllm"
+)
+
+// Series is one stored time series of an endpoint.
+type Series struct {
+	Name   string
+	Labels exposition.Labels
+	Points []derive.Point
+}
+
+// Source is the scraped history the engine answers from.
+type Source interface {
+	// Endpoints lists the endpoint names that have history.
+	Endpoints() []string
+	// Names lists the sample names an endpoint currently exposes.
+	Names(endpoint string) []string
+	// Select returns the points in [from, to] (ms) of every series named name on endpoint.
+	Select(endpoint, name string, from, to int64) []Series
+	// Bounds is the time span of history held for an endpoint.
+	Bounds(endpoint string) (oldest, newest int64, ok bool)
+}
+
+// Engine evaluates queries over a Source the way Prometheus evaluates the equivalent PromQL.
+type Engine struct {
+	Source         Source
+	ScrapeInterval time.Duration
+}
+
+// Lookback is how far back an instant value may come from, as Prometheus's default lookback delta; a failed
+// scrape or a vanished series writes a staleness marker, so a down endpoint stops at once instead.
+const Lookback = 5 * time.Minute
+
+// Request is the time range and resolution of one query.
+type Request struct {
+	From, To      time.Time
+	Interval      time.Duration // Grafana's $__interval
+	MaxDataPoints int64
+}
+
+// Output is one result series.
+type Output struct {
+	// Measure names what the values are, e.g. "kv_usage" or "ttft"; it becomes the value field's name.
+	Measure string
+	Labels  map[string]string
+	Unit    string
+	Points  []derive.Point
+}
+
+// Result is a query's answer.
+type Result struct {
+	Outputs []Output
+	// Notices explain missing data without failing the query: ranges beyond retention, unknown metrics.
+	Notices []string
+	Step    time.Duration
+	Window  time.Duration
+}
+
+// Eval answers one query.
+func (e *Engine) Eval(ctx context.Context, q Query, r Request) (*Result, error) {
+	if err := q.Validate(); err != nil {
+		return nil, err
+	}
+	c, err := e.newEvalCtx(q, r)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Step: time.Duration(c.step) * time.Millisecond, Window: time.Duration(c.window) * time.Millisecond}
+	for _, m := range q.MeasureList() {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		outs, err := c.measure(m)
+		if err != nil {
+			return nil, err
+		}
+		res.Outputs = append(res.Outputs, outs...)
+	}
+	res.Notices = append(res.Notices, c.retentionNotice()...)
+	if len(res.Outputs) == 0 && len(c.endpoints) > 0 {
+		res.Notices = append(res.Notices, fmt.Sprintf("no selected endpoint exposes what %s/%s needs", q.QueryType, strings.Join(q.MeasureList(), ",")))
+	}
+	return res, nil
+}
+
+// evalCtx is one query's evaluation state.
+type evalCtx struct {
+	e                *Engine
+	q                Query
+	steps            []int64
+	step, window     int64
+	from, to         int64
+	lookback         int64
+	modelRe, rankRe  *regexp.Regexp
+	labelRes         map[string]*regexp.Regexp
+	endpoints        []endpointNames
+	requestedFrom    int64
+	scrapeIntervalMs int64
+}
+
+type endpointNames struct {
+	name  string
+	names map[string]bool
+}
+
+func (e *Engine) newEvalCtx(q Query, r Request) (*evalCtx, error) {
+	scrape := e.ScrapeInterval.Milliseconds()
+	if scrape <= 0 {
+		scrape = 5000
+	}
+	from, to := r.From.UnixMilli(), r.To.UnixMilli()
+	if to < from {
+		return nil, fmt.Errorf("time range ends (%s) before it starts (%s)", r.To.Format(time.RFC3339), r.From.Format(time.RFC3339))
+	}
+	step := max(r.Interval.Milliseconds(), scrape)
+	if r.MaxDataPoints > 0 {
+		step = max(step, (to-from)/r.MaxDataPoints)
+	}
+	step = (step + 999) / 1000 * 1000 // whole seconds, as Grafana's Prometheus data source asks
+	window := max(step+scrape, 4*scrape)
+	if q.Window != "" {
+		d, _ := q.WindowDuration()
+		window = d.Milliseconds()
+	}
+	// Align to multiples of step, as Grafana does for Prometheus, so both modes evaluate at the same instants.
+	start, end := from/step*step, to/step*step
+	c := &evalCtx{
+		e: e, q: q, step: step, window: window, from: start, to: end, requestedFrom: from,
+		lookback: Lookback.Milliseconds(), steps: derive.Steps(start, end, step), scrapeIntervalMs: scrape,
+		labelRes: map[string]*regexp.Regexp{},
+	}
+	c.modelRe, _ = compileAnchored(q.Model)
+	c.rankRe, _ = compileAnchored(q.Engine)
+	for name, re := range q.Labels {
+		c.labelRes[name], _ = compileAnchored(re)
+	}
+	endpointRe, _ := compileAnchored(q.Endpoint)
+	for _, ep := range e.Source.Endpoints() {
+		if endpointRe != nil && !endpointRe.MatchString(ep) {
+			continue
+		}
+		set := map[string]bool{}
+		for _, n := range e.Source.Names(ep) {
+			set[n] = true
+		}
+		c.endpoints = append(c.endpoints, endpointNames{name: ep, names: set})
+	}
+	return c, nil
+}
+
+// retentionNotice says when the range starts before the history any selected endpoint holds.
+func (c *evalCtx) retentionNotice() []string {
+	var oldest int64 = math.MaxInt64
+	for _, ep := range c.endpoints {
+		if o, _, ok := c.e.Source.Bounds(ep.name); ok && o < oldest {
+			oldest = o
+		}
+	}
+	if oldest == math.MaxInt64 || c.requestedFrom >= oldest-c.scrapeIntervalMs {
+		return nil
+	}
+	return []string{fmt.Sprintf("history is held from %s; the earlier part of the range has no data (direct mode keeps recent history in memory only)",
+		time.UnixMilli(oldest).UTC().Format(time.RFC3339))}
+}
+
+// input is one stored series with the endpoint it came from and the labels it is reported under.
+type input struct {
+	endpoint string
+	series   Series
+	labels   map[string]string // output labels before grouping
+	le       float64           // bucket bound for _bucket series
+}
+
+// fetch selects every series of a signal (with a sample-name suffix such as "_bucket") on the selected
+// endpoints that match the model and rank filters; keep names the labels carried into the output besides
+// endpoint, model and rank.
+func (c *evalCtx) fetch(sig vllm.Signal, suffix string, keep ...string) []input {
+	var out []input
+	for _, ep := range c.endpoints {
+		base, ok := sig.Name(func(n string) bool { return ep.names[n] })
+		if !ok {
+			continue
+		}
+		out = append(out, c.fetchName(ep.name, base+suffix, keep...)...)
+	}
+	return out
+}
+
+// fetchName selects one sample name on one endpoint.
+func (c *evalCtx) fetchName(endpoint, name string, keep ...string) []input {
+	var out []input
+	rankSrc, rankOut := vllm.RankLabel(name)
+	for _, s := range c.e.Source.Select(endpoint, name, c.from-c.window-c.lookback, c.to) {
+		model := s.Labels.Get("model_name")
+		if model == "" {
+			model = s.Labels.Get("model")
+		}
+		if c.modelRe != nil && !c.modelRe.MatchString(model) {
+			continue
+		}
+		rank := ""
+		if rankSrc != "" {
+			rank = s.Labels.Get(rankSrc)
+		}
+		if c.rankRe != nil && !c.rankRe.MatchString(rank) {
+			continue
+		}
+		if !c.matchLabels(s.Labels) {
+			continue
+		}
+		labels := map[string]string{"endpoint": endpoint}
+		if model != "" {
+			labels["model_name"] = model
+		}
+		if rank != "" {
+			labels[rankOut] = rank
+		}
+		for _, k := range keep {
+			if v, ok := s.Labels.Lookup(k); ok {
+				labels[k] = v
+			}
+		}
+		in := input{endpoint: endpoint, series: s, labels: labels}
+		if strings.HasSuffix(name, "_bucket") {
+			le, ok := derive.ParseUpperBound(s.Labels.Get("le"))
+			if !ok {
+				continue
+			}
+			in.le = le
+		}
+		out = append(out, in)
+	}
+	return out
+}
+
+func (c *evalCtx) matchLabels(ls exposition.Labels) bool {
+	for name, re := range c.labelRes {
+		if re != nil && !re.MatchString(ls.Get(name)) {
+			return false
+		}
+	}
+	return true
+}
+
+// group is the inputs reported as one output series.
+type group struct {
+	key     string
+	labels  map[string]string
+	members []input
+}
+
+// groupLabels keeps the labels the query's GroupBy reports.
+func (c *evalCtx) groupLabels(l map[string]string) map[string]string {
+	out := make(map[string]string, len(l))
+	for k, v := range l {
+		switch {
+		case c.q.GroupBy == GroupEngine:
+		case (k == vllm.RankOutputLabel || k == vllm.AscendRankOutputLabel) && c.q.GroupBy != GroupEngine:
+			continue
+		case k == "endpoint" && (c.q.GroupBy == GroupModel || c.q.GroupBy == GroupFleet):
+			continue
+		case k == "model_name" && c.q.GroupBy == GroupFleet:
+			continue
+		}
+		out[k] = v
+	}
+	return out
+}
+
+// groupInputs groups inputs by their reported labels, in a stable order.
+func (c *evalCtx) groupInputs(ins []input) []*group {
+	byKey := map[string]*group{}
+	var out []*group
+	for _, in := range ins {
+		l := c.groupLabels(in.labels)
+		k := labelKey(l)
+		g, ok := byKey[k]
+		if !ok {
+			g = &group{key: k, labels: l}
+			byKey[k] = g
+			out = append(out, g)
+		}
+		g.members = append(g.members, in)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].key < out[j].key })
+	return out
+}
+
+func labelKey(l map[string]string) string {
+	keys := make([]string, 0, len(l))
+	for k := range l {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		b.WriteString(k)
+		b.WriteByte(0)
+		b.WriteString(l[k])
+		b.WriteByte(0)
+	}
+	return b.String()
+}
+
+// instant is a gauge's value at t: the newest point at or before t within the lookback, unless it is a
+// staleness marker — what a PromQL instant selector returns.
+func (c *evalCtx) instant(points []derive.Point, t int64) (float64, bool) {
+	i := sort.Search(len(points), func(i int) bool { return points[i].T > t }) - 1
+	if i < 0 || points[i].T <= t-c.lookback || derive.IsStale(points[i].V) {
+		return 0, false
+	}
+	return points[i].V, true
+}
+
+// aggregation combines the members of a group at one step.
+type aggregation int
+
+const (
+	aggSum aggregation = iota
+	aggAvg
+	aggMax
+)
+
+// gauge evaluates grouped gauges at every step. Series that differ only by the multi-API-server pid label are
+// folded first with max, since the freshest process's value is not knowable from the exposition and the
+// largest is the safe one for pressure alerts.
+func (c *evalCtx) gauge(ins []input, agg aggregation, measure, unit string, scale float64) []Output {
+	ins = foldPID(ins)
+	var outs []Output
+	for _, g := range c.groupInputs(ins) {
+		o := Output{Measure: measure, Labels: g.labels, Unit: unit}
+		for _, t := range c.steps {
+			var acc float64
+			n := 0
+			for _, m := range g.members {
+				v, ok := c.instant(m.series.Points, t)
+				if !ok {
+					continue
+				}
+				switch {
+				case n == 0:
+					acc = v
+				case agg == aggMax:
+					acc = math.Max(acc, v)
+				default:
+					acc += v
+				}
+				n++
+			}
+			if n == 0 {
+				continue
+			}
+			if agg == aggAvg {
+				acc /= float64(n)
+			}
+			o.Points = append(o.Points, derive.Point{T: t, V: acc * scale})
+		}
+		if len(o.Points) > 0 {
+			outs = append(outs, o)
+		}
+	}
+	return outs
+}
+
+// foldPID merges series that differ only by the pid label into one per label set, keeping the larger value.
+func foldPID(ins []input) []input {
+	hasPID := false
+	for _, in := range ins {
+		if _, ok := in.series.Labels.Lookup(vllm.PIDLabel); ok {
+			hasPID = true
+			break
+		}
+	}
+	if !hasPID {
+		return ins
+	}
+	byKey := map[string]int{}
+	var out []input
+	for _, in := range ins {
+		k := in.endpoint + "\x00" + in.series.Labels.KeyWithout(vllm.PIDLabel)
+		i, ok := byKey[k]
+		if !ok {
+			byKey[k] = len(out)
+			out = append(out, in)
+			continue
+		}
+		out[i].series.Points = maxMerge(out[i].series.Points, in.series.Points)
+	}
+	return out
+}
+
+// maxMerge merges two sorted point lists; at equal timestamps the larger non-stale value wins.
+func maxMerge(a, b []derive.Point) []derive.Point {
+	out := make([]derive.Point, 0, len(a)+len(b))
+	i, j := 0, 0
+	for i < len(a) || j < len(b) {
+		switch {
+		case j == len(b) || (i < len(a) && a[i].T < b[j].T):
+			out = append(out, a[i])
+			i++
+		case i == len(a) || b[j].T < a[i].T:
+			out = append(out, b[j])
+			j++
+		default:
+			v := a[i].V
+			if derive.IsStale(v) || (!derive.IsStale(b[j].V) && b[j].V > v) {
+				v = b[j].V
+			}
+			out = append(out, derive.Point{T: a[i].T, V: v})
+			i, j = i+1, j+1
+		}
+	}
+	return out
+}
+
+// rates returns, per group, the summed per-second rate of its counters at each step: sum by (...) (rate(x[w])).
+func (c *evalCtx) rates(groups []*group) []map[int64]float64 {
+	out := make([]map[int64]float64, len(groups))
+	for gi, g := range groups {
+		out[gi] = map[int64]float64{}
+		for _, t := range c.steps {
+			var sum float64
+			n := 0
+			for _, m := range g.members {
+				if v, ok := derive.Rate(m.series.Points, t-c.window, t); ok {
+					sum += v
+					n++
+				}
+			}
+			if n > 0 {
+				out[gi][t] = sum
+			}
+		}
+	}
+	return out
+}
+
+// rate evaluates grouped counters as per-second rates.
+func (c *evalCtx) rate(ins []input, measure, unit string) []Output {
+	groups := c.groupInputs(ins)
+	rates := c.rates(groups)
+	var outs []Output
+	for gi, g := range groups {
+		o := Output{Measure: measure, Labels: g.labels, Unit: unit}
+		for _, t := range c.steps {
+			if v, ok := rates[gi][t]; ok {
+				o.Points = append(o.Points, derive.Point{T: t, V: v})
+			}
+		}
+		if len(o.Points) > 0 {
+			outs = append(outs, o)
+		}
+	}
+	return outs
+}
+
+// ratio evaluates sum(rate(num)) / sum(rate(den)) per group, joined on the reported labels; transform maps
+// the two rates to the output value (and may refuse, e.g. for a zero denominator).
+func (c *evalCtx) ratio(num, den []input, measure, unit string, transform func(n, d float64) (float64, bool)) []Output {
+	ng, dg := c.groupInputs(num), c.groupInputs(den)
+	nr, dr := c.rates(ng), c.rates(dg)
+	dIndex := map[string]int{}
+	for i, g := range dg {
+		dIndex[g.key] = i
+	}
+	var outs []Output
+	for ni, g := range ng {
+		di, ok := dIndex[g.key]
+		if !ok {
+			continue
+		}
+		o := Output{Measure: measure, Labels: g.labels, Unit: unit}
+		for _, t := range c.steps {
+			n, ok1 := nr[ni][t]
+			d, ok2 := dr[di][t]
+			if !ok1 || !ok2 {
+				continue
+			}
+			if v, ok := transform(n, d); ok {
+				o.Points = append(o.Points, derive.Point{T: t, V: v})
+			}
+		}
+		if len(o.Points) > 0 {
+			outs = append(outs, o)
+		}
+	}
+	return outs
+}
+
+// quantiles evaluates histogram_quantile(q, sum by (le, ...) (rate(x_bucket[w]))) for each quantile.
+func (c *evalCtx) quantiles(buckets []input, measure, unit string, qs []float64) []Output {
+	var outs []Output
+	for _, g := range c.groupInputs(buckets) {
+		series := make([]derive.BucketSeries, len(g.members))
+		for i, m := range g.members {
+			series[i] = derive.BucketSeries{UpperBound: m.le, Points: m.series.Points}
+		}
+		perQ := make([]Output, len(qs))
+		for i, q := range qs {
+			l := copyLabels(g.labels)
+			l["quantile"] = formatQuantile(q)
+			perQ[i] = Output{Measure: measure, Labels: l, Unit: unit}
+		}
+		for _, t := range c.steps {
+			// Equal bounds from several members are summed by HistogramQuantile, which is exactly sum by (le).
+			b := derive.BucketRates(series, t-c.window, t)
+			if len(b) == 0 {
+				continue
+			}
+			for i, q := range qs {
+				v := derive.HistogramQuantile(q, b)
+				if math.IsNaN(v) {
+					continue
+				}
+				perQ[i].Points = append(perQ[i].Points, derive.Point{T: t, V: v})
+			}
+		}
+		for _, o := range perQ {
+			if len(o.Points) > 0 {
+				outs = append(outs, o)
+			}
+		}
+	}
+	return outs
+}
+
+func copyLabels(l map[string]string) map[string]string {
+	out := make(map[string]string, len(l)+1)
+	for k, v := range l {
+		out[k] = v
+	}
+	return out
+}
+
+func formatQuantile(q float64) string {
+	return strings.TrimRight(strings.TrimRight(fmt.Sprintf("%.4f", q), "0"), ".")
+}

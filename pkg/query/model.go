@@ -1,0 +1,221 @@
+// Package query holds InferScope's query model — the JSON a panel, Explore or an alert rule sends, identical in
+// direct and Prometheus mode — and the direct-mode engine that answers it from scraped history.
+package query
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Type is what a query computes.
+type Type string
+
+// Query types; README.md documents each one's fields and outputs.
+const (
+	TypeKVCacheUsage Type = "kv_cache_usage"
+	TypeSpecDecode   Type = "spec_decode"
+	TypeDPBalance    Type = "dp_balance"
+	TypeLatency      Type = "latency"
+	TypeThroughput   Type = "throughput"
+	TypeQueue        Type = "queue"
+	TypeCache        Type = "cache"
+	TypeCapacity     Type = "capacity"
+	TypeRaw          Type = "raw"
+)
+
+// Measures each query type accepts.
+var Measures = map[Type][]string{
+	TypeKVCacheUsage: {"usage", "blocks"},
+	TypeSpecDecode:   {"acceptance_rate", "acceptance_length", "per_position", "num_spec_tokens", "efficiency"},
+	TypeDPBalance:    {"running", "waiting", "running_waiting", "kv_usage", "generation_tps"},
+	TypeThroughput:   {"generation_tokens", "prompt_tokens", "requests", "ascend_input", "ascend_output"},
+	TypeQueue:        {"running", "waiting", "waiting_by_reason", "swapped", "ascend_batch_size", "ascend_waiting_batch_size"},
+	TypeCache:        {"preemptions", "prefix_hit_rate", "external_prefix_hit_rate", "mm_hit_rate"},
+	TypeCapacity:     {"capacity"},
+	TypeLatency:      {"quantiles", "mean"},
+	TypeRaw:          {"series"},
+}
+
+// DefaultMeasures are what a query without a measure returns.
+var DefaultMeasures = map[Type][]string{
+	TypeKVCacheUsage: {"usage"},
+	TypeSpecDecode:   {"acceptance_rate", "acceptance_length"},
+	TypeDPBalance:    {"running"},
+	TypeThroughput:   {"prompt_tokens", "generation_tokens"},
+	TypeQueue:        {"running", "waiting", "swapped"},
+	TypeCache:        {"preemptions", "prefix_hit_rate"},
+	TypeCapacity:     {"capacity"},
+	TypeLatency:      {"quantiles"},
+	TypeRaw:          {"series"},
+}
+
+// Group says how series are aggregated before they are returned.
+type Group string
+
+// Aggregation levels.
+const (
+	GroupEngine   Group = "engine"   // one series per endpoint and engine / DP rank (default)
+	GroupEndpoint Group = "endpoint" // one series per endpoint
+	GroupModel    Group = "model"    // one series per model_name across endpoints
+	GroupFleet    Group = "fleet"    // one series for everything selected
+)
+
+// DefaultQuantiles are the latency quantiles a query without quantiles returns.
+var DefaultQuantiles = []float64{0.5, 0.9, 0.95, 0.99}
+
+// DefaultHeadroom is the capacity query's default headroom: plan for 70 % of what the KV pool holds.
+const DefaultHeadroom = 0.30
+
+// Query is the JSON model of every InferScope query.
+type Query struct {
+	QueryType Type `json:"queryType"`
+	// Endpoint, Model and Engine are regular expressions (fully anchored, as in PromQL's =~) over the endpoint
+	// name, model_name and engine / DP rank; empty matches everything. Grafana's multi-value variables expand to
+	// (a|b) and "All" to .*, so they work here unchanged.
+	Endpoint string `json:"endpoint,omitempty"`
+	Model    string `json:"model,omitempty"`
+	Engine   string `json:"engine,omitempty"`
+	// Measure picks one output of the query type (see Measures); empty returns DefaultMeasures.
+	Measure string `json:"measure,omitempty"`
+	// Metric is the latency family (ttft, itl, tpot, e2e, queue, prefill, decode, inference, request_tpot,
+	// ascend_fine_ttft, ascend_fine_tpot, ascend_second_token, ascend_batch_size, ascend_waiting_batch_size,
+	// ascend_total_tokens, or timer:<vllm_profiling_* histogram>) or, for raw queries, the metric name.
+	Metric    string    `json:"metric,omitempty"`
+	Quantiles []float64 `json:"quantiles,omitempty"`
+	// Window is the rate window, e.g. "1m"; empty uses Grafana's $__rate_interval rule:
+	// max(step + scrape interval, 4 × scrape interval).
+	Window string `json:"window,omitempty"`
+	// GroupBy aggregates series: engine (default), endpoint, model or fleet.
+	GroupBy Group `json:"groupBy,omitempty"`
+	// Headroom is the capacity query's safety margin, 0–0.9 (default 0.30).
+	Headroom *float64 `json:"headroom,omitempty"`
+	// Labels are extra label matchers for raw queries: label name → regular expression.
+	Labels map[string]string `json:"labels,omitempty"`
+	// Histogram says how a raw histogram is returned: "buckets" (cumulative, per le) or "quantiles".
+	Histogram string `json:"histogram,omitempty"`
+	// LegendFormat names series, e.g. "{{endpoint}} engine {{engine}}".
+	LegendFormat string `json:"legendFormat,omitempty"`
+}
+
+// Parse decodes and validates a query, applying defaults; errors name the offending field.
+func Parse(raw []byte) (Query, error) {
+	var q Query
+	if err := json.Unmarshal(raw, &q); err != nil {
+		return Query{}, fmt.Errorf("query JSON is invalid: %w", err)
+	}
+	return q, q.Validate()
+}
+
+// Validate checks the fields a query type needs and fills defaults.
+func (q *Query) Validate() error {
+	if q.QueryType == "" {
+		return fmt.Errorf("queryType is missing: use one of %s", strings.Join(typeNames(), ", "))
+	}
+	if _, ok := Measures[q.QueryType]; !ok {
+		return fmt.Errorf("queryType %q is unknown: use one of %s", q.QueryType, strings.Join(typeNames(), ", "))
+	}
+	if q.Measure != "" && !contains(Measures[q.QueryType], q.Measure) {
+		return fmt.Errorf("measure %q is not one of %s for %s", q.Measure, strings.Join(Measures[q.QueryType], ", "), q.QueryType)
+	}
+	for field, re := range map[string]string{"endpoint": q.Endpoint, "model": q.Model, "engine": q.Engine} {
+		if _, err := compileAnchored(re); err != nil {
+			return fmt.Errorf("%s %q is not a valid regular expression: %w", field, re, err)
+		}
+	}
+	for name, re := range q.Labels {
+		if _, err := compileAnchored(re); err != nil {
+			return fmt.Errorf("label matcher %s=~%q is not a valid regular expression: %w", name, re, err)
+		}
+	}
+	switch q.GroupBy {
+	case "":
+		q.GroupBy = GroupEngine
+	case GroupEngine, GroupEndpoint, GroupModel, GroupFleet:
+	default:
+		return fmt.Errorf("groupBy %q is unknown: use engine, endpoint, model or fleet", q.GroupBy)
+	}
+	if q.Window != "" {
+		if _, err := q.WindowDuration(); err != nil {
+			return err
+		}
+	}
+	if q.QueryType == TypeLatency || (q.QueryType == TypeRaw && q.Histogram == "quantiles") {
+		if len(q.Quantiles) == 0 {
+			q.Quantiles = append([]float64(nil), DefaultQuantiles...)
+		}
+		for _, v := range q.Quantiles {
+			if !(v >= 0 && v <= 1) {
+				return fmt.Errorf("quantile %v is outside 0–1", v)
+			}
+		}
+	}
+	switch q.QueryType {
+	case TypeLatency:
+		if q.Metric == "" {
+			q.Metric = "ttft"
+		}
+	case TypeRaw:
+		if q.Metric == "" {
+			return fmt.Errorf("raw queries need a metric name")
+		}
+		if q.Histogram != "" && q.Histogram != "buckets" && q.Histogram != "quantiles" {
+			return fmt.Errorf("histogram %q is unknown: use buckets or quantiles", q.Histogram)
+		}
+	case TypeCapacity:
+		if q.Headroom == nil {
+			h := DefaultHeadroom
+			q.Headroom = &h
+		}
+		if *q.Headroom < 0 || *q.Headroom > 0.9 {
+			return fmt.Errorf("headroom %v is outside 0–0.9", *q.Headroom)
+		}
+	}
+	return nil
+}
+
+// MeasureList is the measures this query returns.
+func (q Query) MeasureList() []string {
+	if q.Measure != "" {
+		return []string{q.Measure}
+	}
+	return DefaultMeasures[q.QueryType]
+}
+
+// WindowDuration parses Window; Grafana-style durations such as "5m" and "1h30m" are accepted.
+func (q Query) WindowDuration() (time.Duration, error) {
+	d, err := time.ParseDuration(q.Window)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("window %q is not a positive duration such as 1m", q.Window)
+	}
+	return d, nil
+}
+
+// compileAnchored compiles a matcher the way PromQL's =~ does: anchored at both ends; empty matches everything.
+func compileAnchored(re string) (*regexp.Regexp, error) {
+	if re == "" {
+		return nil, nil
+	}
+	return regexp.Compile("^(?:" + re + ")$")
+}
+
+func typeNames() []string {
+	var out []string
+	for t := range Measures {
+		out = append(out, string(t))
+	}
+	sort.Strings(out)
+	return out
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,185 @@
+// Package vllm knows every metric name vLLM (V0, V1 and the deprecated 0.9–0.12 names), vLLM-Ascend's profiler and
+// NVIDIA Dynamo have used, which one carries which operator signal, and how to tell the flavors apart, so the rest
+// of the plugin asks for "TTFT" or "KV-cache usage" and never for a metric name that a rename will break.
+package vllm
+
+// Kind is how a signal's samples must be read.
+type Kind uint8
+
+const (
+	// Gauge samples are read as they are.
+	Gauge Kind = iota
+	// Counter samples (exposed with _total) are read as rates or increases.
+	Counter
+	// Histogram samples are <name>_bucket/_sum/_count and are read as quantiles or means over a window.
+	Histogram
+)
+
+// Signal is one thing operators measure, under every name it has had.
+type Signal struct {
+	ID   string
+	Kind Kind
+	// Names are candidate metric names, the preferred (newest) first. Counters are listed with their exposed
+	// _total suffix; histograms by their base name.
+	Names []string
+	// Unit is the Grafana unit of the signal's values as exposed.
+	Unit string
+	// Fraction marks gauges exposed as 0–1 that operators read as percent.
+	Fraction bool
+}
+
+// Name returns the first candidate name for which has is true: the name this endpoint actually exposes.
+func (s Signal) Name(has func(name string) bool) (string, bool) {
+	probe := func(n string) bool { return has(n) }
+	if s.Kind == Histogram {
+		probe = func(n string) bool { return has(n + "_bucket") }
+	}
+	for _, n := range s.Names {
+		if probe(n) {
+			return n, true
+		}
+	}
+	return "", false
+}
+
+// Gauges.
+var (
+	// KVUsage is the KV-cache pool usage as a 0–1 fraction: renamed from gpu_cache_usage_perc in vLLM 0.9,
+	// the old name hidden in 0.11 and removed in 0.12.
+	KVUsage = Signal{ID: "kv_usage", Kind: Gauge, Names: []string{"vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"}, Unit: "percent", Fraction: true}
+	// CPUKVUsage is V0's CPU swap pool usage (0–1).
+	CPUKVUsage = Signal{ID: "cpu_kv_usage", Kind: Gauge, Names: []string{"vllm:cpu_cache_usage_perc"}, Unit: "percent", Fraction: true}
+	// DynamoKVUsage is Dynamo's own KV usage gauge (0–1); the kvstats_ infix was dropped in later releases.
+	DynamoKVUsage = Signal{ID: "dynamo_kv_usage", Kind: Gauge, Names: []string{"dynamo_component_gpu_cache_usage_percent", "dynamo_component_kvstats_gpu_cache_usage_percent"}, Unit: "percent", Fraction: true}
+	// DynamoTotalBlocks is Dynamo's KV pool size in blocks.
+	DynamoTotalBlocks = Signal{ID: "dynamo_total_blocks", Kind: Gauge, Names: []string{"dynamo_component_total_blocks", "dynamo_component_kvstats_total_blocks"}, Unit: "short"}
+	// DynamoActiveBlocks is the number of KV blocks Dynamo reports in use.
+	DynamoActiveBlocks = Signal{ID: "dynamo_active_blocks", Kind: Gauge, Names: []string{"dynamo_component_kvstats_active_blocks"}, Unit: "short"}
+	// AscendTotalBlocks is the KV pool size of one Ascend DP domain.
+	AscendTotalBlocks = Signal{ID: "ascend_total_blocks", Kind: Gauge, Names: []string{"vllm_profiling_total_kvcache_blocks"}, Unit: "short"}
+	// AscendFreeBlocks is the number of idle KV blocks of one Ascend DP domain.
+	AscendFreeBlocks = Signal{ID: "ascend_free_blocks", Kind: Gauge, Names: []string{"vllm_profiling_free_kvcache_blocks"}, Unit: "short"}
+	// AscendAllocatedBlocks is the number of allocated KV blocks of one Ascend DP domain.
+	AscendAllocatedBlocks = Signal{ID: "ascend_allocated_blocks", Kind: Gauge, Names: []string{"vllm_profiling_allocated_kvcache_blocks"}, Unit: "short"}
+	// AscendNumSpecTokens is the number of draft tokens the Ascend profiler reports.
+	AscendNumSpecTokens = Signal{ID: "ascend_num_spec_tokens", Kind: Gauge, Names: []string{"vllm_profiling_num_spec_tokens"}, Unit: "short"}
+
+	// Running is the number of requests in the running batch.
+	Running = Signal{ID: "running", Kind: Gauge, Names: []string{"vllm:num_requests_running"}, Unit: "short"}
+	// Waiting is the number of requests queued for prefill.
+	Waiting = Signal{ID: "waiting", Kind: Gauge, Names: []string{"vllm:num_requests_waiting"}, Unit: "short"}
+	// WaitingByReason splits Waiting by its reason label (capacity, deferred); newest vLLM only.
+	WaitingByReason = Signal{ID: "waiting_by_reason", Kind: Gauge, Names: []string{"vllm:num_requests_waiting_by_reason"}, Unit: "short"}
+	// Swapped is V0's number of requests swapped to CPU.
+	Swapped = Signal{ID: "swapped", Kind: Gauge, Names: []string{"vllm:num_requests_swapped"}, Unit: "short"}
+	// DynamoFrontendQueued is the Dynamo frontend's queue.
+	DynamoFrontendQueued = Signal{ID: "dynamo_queued", Kind: Gauge, Names: []string{"dynamo_frontend_queued_requests"}, Unit: "short"}
+	// DynamoFrontendInflight is the Dynamo frontend's in-flight requests.
+	DynamoFrontendInflight = Signal{ID: "dynamo_inflight", Kind: Gauge, Names: []string{"dynamo_frontend_inflight_requests"}, Unit: "short"}
+
+	// V0AcceptanceRate is V0's spec-decode draft acceptance rate gauge, the only spec signal V0 has per window.
+	V0AcceptanceRate = Signal{ID: "v0_acceptance_rate", Kind: Gauge, Names: []string{"vllm:spec_decode_draft_acceptance_rate"}, Unit: "percentunit"}
+	// V0Efficiency is V0's spec-decode system efficiency gauge.
+	V0Efficiency = Signal{ID: "v0_efficiency", Kind: Gauge, Names: []string{"vllm:spec_decode_efficiency"}, Unit: "percentunit"}
+	// V0PrefixHitRate is V0's GPU prefix-cache block hit rate gauge (0–1).
+	V0PrefixHitRate = Signal{ID: "v0_prefix_hit_rate", Kind: Gauge, Names: []string{"vllm:gpu_prefix_cache_hit_rate"}, Unit: "percentunit"}
+	// CacheConfig is the info gauge whose labels carry block_size and num_gpu_blocks.
+	CacheConfig = Signal{ID: "cache_config", Kind: Gauge, Names: []string{"vllm:cache_config_info"}}
+)
+
+// Counters.
+var (
+	// PromptTokens counts prefill tokens.
+	PromptTokens = Signal{ID: "prompt_tokens", Kind: Counter, Names: []string{"vllm:prompt_tokens_total"}, Unit: "short"}
+	// GenerationTokens counts generated tokens.
+	GenerationTokens = Signal{ID: "generation_tokens", Kind: Counter, Names: []string{"vllm:generation_tokens_total", "dynamo_frontend_output_tokens_total"}, Unit: "short"}
+	// RequestSuccess counts finished requests by finished_reason.
+	RequestSuccess = Signal{ID: "requests", Kind: Counter, Names: []string{"vllm:request_success_total", "dynamo_frontend_requests_total"}, Unit: "short"}
+	// Preemptions counts preemptions.
+	Preemptions = Signal{ID: "preemptions", Kind: Counter, Names: []string{"vllm:num_preemptions_total"}, Unit: "short"}
+	// PrefixHits counts prefix-cache hits in tokens (blocks before 0.9); renamed from gpu_prefix_cache_hits in 0.9.
+	PrefixHits = Signal{ID: "prefix_hits", Kind: Counter, Names: []string{"vllm:prefix_cache_hits_total", "vllm:gpu_prefix_cache_hits_total"}}
+	// PrefixQueries counts prefix-cache lookups in tokens.
+	PrefixQueries = Signal{ID: "prefix_queries", Kind: Counter, Names: []string{"vllm:prefix_cache_queries_total", "vllm:gpu_prefix_cache_queries_total"}}
+	// ExternalPrefixHits counts KV-connector (cross-instance) cache hits.
+	ExternalPrefixHits = Signal{ID: "external_prefix_hits", Kind: Counter, Names: []string{"vllm:external_prefix_cache_hits_total"}}
+	// ExternalPrefixQueries counts KV-connector cache lookups.
+	ExternalPrefixQueries = Signal{ID: "external_prefix_queries", Kind: Counter, Names: []string{"vllm:external_prefix_cache_queries_total"}}
+	// MMCacheHits counts multi-modal cache hits.
+	MMCacheHits = Signal{ID: "mm_hits", Kind: Counter, Names: []string{"vllm:mm_cache_hits_total"}}
+	// MMCacheQueries counts multi-modal cache lookups.
+	MMCacheQueries = Signal{ID: "mm_queries", Kind: Counter, Names: []string{"vllm:mm_cache_queries_total"}}
+	// SpecDrafts counts speculative drafts (V1).
+	SpecDrafts = Signal{ID: "spec_drafts", Kind: Counter, Names: []string{"vllm:spec_decode_num_drafts_total"}}
+	// SpecDraftTokens counts draft tokens proposed.
+	SpecDraftTokens = Signal{ID: "spec_draft_tokens", Kind: Counter, Names: []string{"vllm:spec_decode_num_draft_tokens_total"}}
+	// SpecAcceptedTokens counts draft tokens accepted.
+	SpecAcceptedTokens = Signal{ID: "spec_accepted_tokens", Kind: Counter, Names: []string{"vllm:spec_decode_num_accepted_tokens_total"}}
+	// SpecAcceptedPerPos counts accepted tokens per draft position (label position).
+	SpecAcceptedPerPos = Signal{ID: "spec_accepted_per_pos", Kind: Counter, Names: []string{"vllm:spec_decode_num_accepted_tokens_per_pos_total"}}
+	// AscendInputTokens counts prompt tokens as the Ascend profiler sees them.
+	AscendInputTokens = Signal{ID: "ascend_input", Kind: Counter, Names: []string{"vllm_profiling_input_total"}, Unit: "short"}
+	// AscendOutputTokens counts generated tokens as the Ascend profiler sees them.
+	AscendOutputTokens = Signal{ID: "ascend_output", Kind: Counter, Names: []string{"vllm_profiling_output_total"}, Unit: "short"}
+)
+
+// Histograms.
+var (
+	// TTFT is time to first token.
+	TTFT = Signal{ID: "ttft", Kind: Histogram, Names: []string{"vllm:time_to_first_token_seconds", "dynamo_frontend_time_to_first_token_seconds"}, Unit: "s"}
+	// ITL is inter-token latency (TPOT); renamed from time_per_output_token_seconds in 0.11, removed in 0.13.
+	ITL = Signal{ID: "itl", Kind: Histogram, Names: []string{"vllm:inter_token_latency_seconds", "vllm:time_per_output_token_seconds", "dynamo_frontend_inter_token_latency_seconds"}, Unit: "s"}
+	// RequestTPOT is each request's mean time per output token.
+	RequestTPOT = Signal{ID: "request_tpot", Kind: Histogram, Names: []string{"vllm:request_time_per_output_token_seconds"}, Unit: "s"}
+	// E2E is end-to-end request latency.
+	E2E = Signal{ID: "e2e", Kind: Histogram, Names: []string{"vllm:e2e_request_latency_seconds", "dynamo_frontend_request_duration_seconds"}, Unit: "s"}
+	// QueueTime is time spent waiting; V0 also had time_in_queue_requests.
+	QueueTime = Signal{ID: "queue", Kind: Histogram, Names: []string{"vllm:request_queue_time_seconds", "vllm:time_in_queue_requests"}, Unit: "s"}
+	// PrefillTime is time spent in prefill.
+	PrefillTime = Signal{ID: "prefill", Kind: Histogram, Names: []string{"vllm:request_prefill_time_seconds"}, Unit: "s"}
+	// DecodeTime is time spent in decode.
+	DecodeTime = Signal{ID: "decode", Kind: Histogram, Names: []string{"vllm:request_decode_time_seconds"}, Unit: "s"}
+	// InferenceTime is time spent running.
+	InferenceTime = Signal{ID: "inference", Kind: Histogram, Names: []string{"vllm:request_inference_time_seconds"}, Unit: "s"}
+	// PromptTokensHist is prompt length per request.
+	PromptTokensHist = Signal{ID: "request_prompt_tokens", Kind: Histogram, Names: []string{"vllm:request_prompt_tokens", "dynamo_frontend_input_sequence_tokens"}, Unit: "short"}
+	// GenerationTokensHist is generated length per request.
+	GenerationTokensHist = Signal{ID: "request_generation_tokens", Kind: Histogram, Names: []string{"vllm:request_generation_tokens", "dynamo_frontend_output_sequence_tokens"}, Unit: "short"}
+	// AscendFineTTFT is the Ascend profiler's fine-grained TTFT.
+	AscendFineTTFT = Signal{ID: "ascend_fine_ttft", Kind: Histogram, Names: []string{"vllm_profiling_fine_grained_ttft"}, Unit: "s"}
+	// AscendFineTPOT is the Ascend profiler's fine-grained TPOT.
+	AscendFineTPOT = Signal{ID: "ascend_fine_tpot", Kind: Histogram, Names: []string{"vllm_profiling_fine_grained_tpot"}, Unit: "s"}
+	// AscendSecondTokenLatency is the latency of the second token.
+	AscendSecondTokenLatency = Signal{ID: "ascend_second_token", Kind: Histogram, Names: []string{"vllm_profiling_second_token_latency"}, Unit: "s"}
+	// AscendBatchSize is the number of requests executing per scheduler step.
+	AscendBatchSize = Signal{ID: "ascend_batch_size", Kind: Histogram, Names: []string{"vllm_profiling_batch_size"}, Unit: "short"}
+	// AscendWaitingBatchSize is the number of requests waiting to be scheduled per step.
+	AscendWaitingBatchSize = Signal{ID: "ascend_waiting_batch_size", Kind: Histogram, Names: []string{"vllm_profiling_waiting_batch_size"}, Unit: "short"}
+	// AscendTotalTokens is prompt plus generation tokens per iteration.
+	AscendTotalTokens = Signal{ID: "ascend_total_tokens", Kind: Histogram, Names: []string{"vllm_profiling_total_tokens"}, Unit: "short"}
+)
+
+// LatencyMetrics maps the latency query's metric names to signals; custom Ascend timers are named "timer:<name>".
+var LatencyMetrics = map[string]Signal{
+	"ttft": TTFT, "itl": ITL, "tpot": ITL, "request_tpot": RequestTPOT, "e2e": E2E, "queue": QueueTime,
+	"prefill": PrefillTime, "decode": DecodeTime, "inference": InferenceTime,
+	"ascend_fine_ttft": AscendFineTTFT, "ascend_fine_tpot": AscendFineTPOT, "ascend_second_token": AscendSecondTokenLatency,
+	"ascend_batch_size": AscendBatchSize, "ascend_waiting_batch_size": AscendWaitingBatchSize, "ascend_total_tokens": AscendTotalTokens,
+}
+
+// TimerSignal returns a histogram signal for a custom Ascend profiler timer such as
+// vllm_profiling_server:create_chat_completion:duration; the name must carry the profiler prefix.
+func TimerSignal(name string) (Signal, bool) {
+	if len(name) <= len(AscendPrefix) || name[:len(AscendPrefix)] != AscendPrefix {
+		return Signal{}, false
+	}
+	return Signal{ID: "timer", Kind: Histogram, Names: []string{name}, Unit: "s"}, true
+}
+
+// Name prefixes of the families each flavor adds.
+const (
+	VLLMPrefix           = "vllm:"
+	AscendPrefix         = "vllm_profiling_"
+	DynamoComponentPrefix = "dynamo_component_"
+	DynamoFrontendPrefix = "dynamo_frontend_"
+)

@@ -1,0 +1,30 @@
+package vllm
+
+import "strings"
+
+// Label names and values with a meaning of their own.
+const (
+	// PIDLabel is added by prometheus_client's multiprocess mode to gauges without a multiprocess_mode.
+	PIDLabel = "pid"
+	// APIServerDP is the dp value the Ascend profiler gives metrics recorded in the API-server process.
+	APIServerDP = "-1"
+	// RankOutputLabel is the label InferScope frames carry the engine / DP rank in for vLLM and Dynamo series.
+	RankOutputLabel = "engine"
+	// AscendRankOutputLabel is the label Ascend profiler series keep their DP rank in.
+	AscendRankOutputLabel = "dp"
+)
+
+// RankLabel returns the label that carries the engine or DP rank on a sample of this name and the label
+// InferScope reports it as: vLLM's engine, the Ascend profiler's dp, Dynamo's dp_rank (reported as engine, since
+// Dynamo's dp_rank and vLLM's engine index name the same rank for internal DP).
+func RankLabel(sampleName string) (source, output string) {
+	switch {
+	case strings.HasPrefix(sampleName, AscendPrefix):
+		return "dp", AscendRankOutputLabel
+	case strings.HasPrefix(sampleName, DynamoComponentPrefix):
+		return "dp_rank", RankOutputLabel
+	case strings.HasPrefix(sampleName, VLLMPrefix):
+		return "engine", RankOutputLabel
+	}
+	return "", ""
+}
