@@ -19,7 +19,7 @@ type composeFile struct {
 			File    string `yaml:"file"`
 			Service string `yaml:"service"`
 		} `yaml:"extends"`
-		Build any `yaml:"build"`
+		Build any    `yaml:"build"`
 		Image string `yaml:"image"`
 		// Environment accepts the map form only, which is all this repository uses.
 		Environment map[string]string `yaml:"environment"`

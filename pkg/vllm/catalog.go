@@ -178,8 +178,8 @@ func TimerSignal(name string) (Signal, bool) {
 
 // Name prefixes of the families each flavor adds.
 const (
-	VLLMPrefix           = "vllm:"
-	AscendPrefix         = "vllm_profiling_"
+	VLLMPrefix            = "vllm:"
+	AscendPrefix          = "vllm_profiling_"
 	DynamoComponentPrefix = "dynamo_component_"
-	DynamoFrontendPrefix = "dynamo_frontend_"
+	DynamoFrontendPrefix  = "dynamo_frontend_"
 )
