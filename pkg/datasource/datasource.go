@@ -5,12 +5,15 @@ package datasource
 import (
 	"context"
 	"encoding/json"
-	"fmt"
+	"errors"
 	"strings"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/backend/instancemgmt"
+	"github.com/grafana/grafana-plugin-sdk-go/backend/log"
 	"github.com/grafana/grafana-plugin-sdk-go/backend/resource/httpadapter"
+
+	"github.com/inferscope/inferscope-vllm/pkg/query"
 )
 
 // PluginID is the data source's id in src/datasource/plugin.json.
@@ -27,79 +30,106 @@ var (
 // Datasource is one configured vLLM data source, rebuilt by the SDK whenever its settings change.
 type Datasource struct {
 	backend.CallResourceHandler
+	uid      string
 	settings Settings
 	// settingsErr keeps a configuration error so health checks and queries can report it instead of failing
 	// instance creation, which Grafana would only show as a generic plugin error.
 	settingsErr error
+	direct      *direct
+	streams     *streamRegistry
 }
 
-// NewInstance builds a Datasource from the instance settings Grafana sends.
-func NewInstance(_ context.Context, s backend.DataSourceInstanceSettings) (instancemgmt.Instance, error) {
+// errPrometheusMode is returned until Prometheus mode is built.
+var errPrometheusMode = errors.New("Prometheus mode is not implemented in this build; use direct mode")
+
+// NewInstance builds a Datasource from the instance settings Grafana sends; in direct mode it starts scraping.
+func NewInstance(ctx context.Context, s backend.DataSourceInstanceSettings) (instancemgmt.Instance, error) {
 	st, err := LoadSettings(s)
-	d := &Datasource{settings: st, settingsErr: err}
+	d := &Datasource{uid: s.UID, settings: st, settingsErr: err, streams: newStreamRegistry()}
+	if err == nil && st.Mode == ModeDirect {
+		if d.direct, err = newDirect(ctx, s, st); err != nil {
+			d.settingsErr = err
+		}
+	}
 	d.CallResourceHandler = httpadapter.New(d.routes())
 	return d, nil
 }
 
-// Dispose releases the instance when its settings change or Grafana shuts the plugin down.
-func (d *Datasource) Dispose() {}
-
-// Query is the part of every query's JSON that all query types share.
-type Query struct {
-	QueryType string `json:"queryType"`
+// Dispose stops scraping when the settings change or Grafana shuts the plugin down.
+func (d *Datasource) Dispose() {
+	if d.direct != nil {
+		d.direct.close()
+	}
 }
 
 // QueryData answers each query on its own, so one bad query never hides the others' data.
-func (d *Datasource) QueryData(_ context.Context, req *backend.QueryDataRequest) (*backend.QueryDataResponse, error) {
+func (d *Datasource) QueryData(ctx context.Context, req *backend.QueryDataRequest) (*backend.QueryDataResponse, error) {
 	resp := backend.NewQueryDataResponse()
 	for _, q := range req.Queries {
-		resp.Responses[q.RefID] = d.query(q)
+		resp.Responses[q.RefID] = d.query(ctx, q)
 	}
 	return resp, nil
 }
 
-func (d *Datasource) query(q backend.DataQuery) backend.DataResponse {
+func (d *Datasource) query(ctx context.Context, dq backend.DataQuery) backend.DataResponse {
 	if d.settingsErr != nil {
 		return backend.ErrDataResponse(backend.StatusBadRequest, "data source configuration: "+d.settingsErr.Error())
 	}
-	var m Query
-	if err := json.Unmarshal(q.JSON, &m); err != nil {
-		return backend.ErrDataResponse(backend.StatusBadRequest, "query JSON is invalid: "+err.Error())
+	q, err := parseQuery(dq)
+	if err != nil {
+		return backend.ErrDataResponse(backend.StatusBadRequest, err.Error())
 	}
-	qt := m.QueryType
-	if qt == "" {
-		qt = q.QueryType
+	if d.direct == nil {
+		return backend.ErrDataResponse(backend.StatusNotImplemented, errPrometheusMode.Error())
 	}
-	return backend.ErrDataResponse(backend.StatusNotImplemented,
-		fmt.Sprintf("query type %q is not supported by this build of the data source", qt))
+	res, err := d.direct.eval(ctx, q, query.Request{From: dq.TimeRange.From, To: dq.TimeRange.To, Interval: dq.Interval, MaxDataPoints: dq.MaxDataPoints})
+	if err != nil {
+		if ctx.Err() != nil {
+			return backend.ErrDataResponse(backend.StatusTimeout, "query cancelled: "+ctx.Err().Error())
+		}
+		return backend.ErrDataResponse(backend.StatusBadRequest, err.Error())
+	}
+	frames := query.Frames(q, res)
+	channel := d.streams.register(d.uid, q)
+	for _, f := range frames {
+		f.Meta.Channel = channel
+		f.Meta.ExecutedQueryString = describe(q, res)
+	}
+	return backend.DataResponse{Frames: frames}
 }
 
-// CheckHealth reports whether the configuration is usable.
-func (d *Datasource) CheckHealth(_ context.Context, _ *backend.CheckHealthRequest) (*backend.CheckHealthResult, error) {
+// parseQuery reads the query JSON; Grafana also sends the query type outside the JSON, which fills a gap.
+func parseQuery(dq backend.DataQuery) (query.Query, error) {
+	var q query.Query
+	if err := json.Unmarshal(dq.JSON, &q); err != nil {
+		return q, errors.New("query JSON is invalid: " + err.Error())
+	}
+	if q.QueryType == "" {
+		q.QueryType = query.Type(dq.QueryType)
+	}
+	return q, q.Validate()
+}
+
+// describe is what the query inspector shows as the executed query.
+func describe(q query.Query, res *query.Result) string {
+	b, _ := json.Marshal(q)
+	return "direct mode, step " + res.Step.String() + ", rate window " + res.Window.String() + ": " + string(b)
+}
+
+// CheckHealth reports whether the configuration is usable and, in direct mode, scrapes every endpoint.
+func (d *Datasource) CheckHealth(ctx context.Context, _ *backend.CheckHealthRequest) (*backend.CheckHealthResult, error) {
 	if d.settingsErr != nil {
 		return &backend.CheckHealthResult{
 			Status:  backend.HealthStatusError,
 			Message: "Configuration error: " + strings.ReplaceAll(d.settingsErr.Error(), "\n", "; "),
 		}, nil
 	}
-	return &backend.CheckHealthResult{
-		Status: backend.HealthStatusOk,
-		Message: fmt.Sprintf("Configuration is valid (%s mode, %d endpoint(s)); this build does not query endpoints yet",
-			d.settings.Mode, len(d.settings.Endpoints)),
-	}, nil
+	if d.direct == nil {
+		return &backend.CheckHealthResult{Status: backend.HealthStatusError, Message: errPrometheusMode.Error()}, nil
+	}
+	res := d.direct.health(ctx)
+	log.DefaultLogger.FromContext(ctx).Debug("health check", "status", res.Status.String())
+	return res, nil
 }
 
-// SubscribeStream refuses every channel: this build publishes no live streams yet.
-func (d *Datasource) SubscribeStream(_ context.Context, _ *backend.SubscribeStreamRequest) (*backend.SubscribeStreamResponse, error) {
-	return &backend.SubscribeStreamResponse{Status: backend.SubscribeStreamStatusNotFound}, nil
-}
-
-// PublishStream refuses writes: data flows from the backend to panels only.
-func (d *Datasource) PublishStream(_ context.Context, _ *backend.PublishStreamRequest) (*backend.PublishStreamResponse, error) {
-	return &backend.PublishStreamResponse{Status: backend.PublishStreamStatusPermissionDenied}, nil
-}
-
-// RunStream is never reached while SubscribeStream refuses every path.
-func (d *Datasource) RunStream(_ context.Context, req *backend.RunStreamRequest, _ *backend.StreamSender) error {
-	return fmt.Errorf("no stream at path %q", req.Path)
-}
+func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }

@@ -70,12 +70,24 @@ type Settings struct {
 	ScrapeInterval Duration   `json:"scrapeInterval"`
 	ScrapeTimeout  Duration   `json:"scrapeTimeout"`
 	Retention      Duration   `json:"retention"`
+	// MaxMemoryMB caps direct mode's in-memory history; the oldest data goes first.
+	MaxMemoryMB int64 `json:"maxMemoryMB,omitempty"`
+	// MaxBodyMB and MaxSamples bound one scrape of one endpoint.
+	MaxBodyMB  int64 `json:"maxBodyMB,omitempty"`
+	MaxSamples int   `json:"maxSamples,omitempty"`
+
+	// BearerToken comes from secureJsonData and is sent as Authorization: Bearer; never logged or returned.
+	BearerToken string `json:"-"`
 }
+
+// SecureBearerToken is the secureJsonData key of the bearer token.
+const SecureBearerToken = "bearerToken"
 
 // Defaults for direct mode, matching how operators usually scrape vLLM.
 const (
 	DefaultScrapeInterval = 5 * time.Second
 	DefaultRetention      = time.Hour
+	DefaultMaxMemoryMB    = 512
 )
 
 // LoadSettings parses and validates the instance settings Grafana passes with every request.
@@ -88,6 +100,10 @@ func LoadSettings(s backend.DataSourceInstanceSettings) (Settings, error) {
 	}
 	if st.Mode == "" {
 		st.Mode = ModeDirect
+	}
+	st.BearerToken = s.DecryptedSecureJSONData[SecureBearerToken]
+	if st.MaxMemoryMB == 0 {
+		st.MaxMemoryMB = DefaultMaxMemoryMB
 	}
 	if st.ScrapeInterval == 0 {
 		st.ScrapeInterval = Duration(DefaultScrapeInterval)
@@ -130,6 +146,12 @@ func (st Settings) validate() error {
 	if st.ScrapeTimeout > st.ScrapeInterval {
 		errs = append(errs, fmt.Errorf("scrape timeout %s is longer than the scrape interval %s",
 			time.Duration(st.ScrapeTimeout), time.Duration(st.ScrapeInterval)))
+	}
+	if st.MaxMemoryMB < 16 {
+		errs = append(errs, fmt.Errorf("maxMemoryMB %d is below the 16 MB minimum", st.MaxMemoryMB))
+	}
+	if st.MaxBodyMB < 0 || st.MaxSamples < 0 {
+		errs = append(errs, errors.New("maxBodyMB and maxSamples must not be negative"))
 	}
 	if st.Retention < st.ScrapeInterval {
 		errs = append(errs, fmt.Errorf("retention %s is shorter than one scrape interval", time.Duration(st.Retention)))

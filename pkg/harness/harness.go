@@ -284,10 +284,12 @@ type ResourceResponse struct {
 	Body    []byte
 }
 
-// CallResource calls a resource route (path without a leading slash, e.g. "endpoints").
+// CallResource calls a resource route (path without a leading slash, e.g. "endpoints" or "values?label=x").
+// Like Grafana, it sends the path without the query string and the full URL separately.
 func (p *Plugin) CallResource(ctx context.Context, pc *pluginv2.PluginContext, method, path string, body []byte) (*ResourceResponse, error) {
+	route, _, _ := strings.Cut(path, "?")
 	stream, err := p.Resource.CallResource(ctx, &pluginv2.CallResourceRequest{
-		PluginContext: pc, Path: path, Method: method, Url: path, Body: body,
+		PluginContext: pc, Path: route, Method: method, Url: path, Body: body,
 		Headers: map[string]*pluginv2.StringList{"Content-Type": {Values: []string{"application/json"}}},
 	})
 	if err != nil {

@@ -88,6 +88,22 @@ func (c *evalCtx) endpointsBySource() []endpointSource {
 	return out
 }
 
+// fetchUnless fetches a V0 gauge only on endpoints that lack the V1 counter that replaced it, so a fleet mixing
+// versions gets each endpoint's value from the best source it has.
+func (c *evalCtx) fetchUnless(gauge, counter vllm.Signal) []input {
+	var out []input
+	for _, ep := range c.endpoints {
+		has := func(n string) bool { return ep.names[n] }
+		if _, ok := counter.Name(has); ok {
+			continue
+		}
+		if base, ok := gauge.Name(has); ok {
+			out = append(out, c.fetchName(ep.name, base)...)
+		}
+	}
+	return out
+}
+
 // onEndpoint fetches a signal on one endpoint only.
 func (c *evalCtx) onEndpoint(endpoint string, sig vllm.Signal, suffix string, keep ...string) []input {
 	for _, ep := range c.endpoints {
@@ -160,10 +176,8 @@ func (c *evalCtx) gaugeRatio(num, den []input, measure, unit string, f func(n, d
 func (c *evalCtx) specDecode(m string) []Output {
 	switch m {
 	case "acceptance_rate":
-		if outs := c.ratio(c.fetch(vllm.SpecAcceptedTokens, ""), c.fetch(vllm.SpecDraftTokens, ""), "acceptance_rate", "percentunit", derive.AcceptanceRate); len(outs) > 0 {
-			return outs
-		}
-		return c.gauge(c.fetch(vllm.V0AcceptanceRate, ""), aggAvg, "acceptance_rate", "percentunit", 1)
+		outs := c.ratio(c.fetch(vllm.SpecAcceptedTokens, ""), c.fetch(vllm.SpecDraftTokens, ""), "acceptance_rate", "percentunit", derive.AcceptanceRate)
+		return append(outs, c.gauge(c.fetchUnless(vllm.V0AcceptanceRate, vllm.SpecDraftTokens), aggAvg, "acceptance_rate", "percentunit", 1)...)
 	case "acceptance_length":
 		return c.ratio(c.fetch(vllm.SpecAcceptedTokens, ""), c.fetch(vllm.SpecDrafts, ""), "acceptance_length", "short", derive.MeanAcceptanceLength)
 	case "per_position":
@@ -268,10 +282,8 @@ func (c *evalCtx) cache(m string) []Output {
 	case "preemptions":
 		return c.rate(c.fetch(vllm.Preemptions, ""), "preemptions_per_second", "short")
 	case "prefix_hit_rate":
-		if outs := c.ratio(c.fetch(vllm.PrefixHits, ""), c.fetch(vllm.PrefixQueries, ""), "prefix_hit_rate", "percentunit", derive.PrefixCacheHitRate); len(outs) > 0 {
-			return outs
-		}
-		return c.gauge(c.fetch(vllm.V0PrefixHitRate, ""), aggAvg, "prefix_hit_rate", "percentunit", 1)
+		outs := c.ratio(c.fetch(vllm.PrefixHits, ""), c.fetch(vllm.PrefixQueries, ""), "prefix_hit_rate", "percentunit", derive.PrefixCacheHitRate)
+		return append(outs, c.gauge(c.fetchUnless(vllm.V0PrefixHitRate, vllm.PrefixQueries), aggAvg, "prefix_hit_rate", "percentunit", 1)...)
 	case "external_prefix_hit_rate":
 		return c.ratio(c.fetch(vllm.ExternalPrefixHits, ""), c.fetch(vllm.ExternalPrefixQueries, ""), "external_prefix_hit_rate", "percentunit", derive.PrefixCacheHitRate)
 	case "mm_hit_rate":

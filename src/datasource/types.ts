@@ -25,11 +25,36 @@ export const QUERY_TYPES: Array<{ value: QueryType; label: string; description: 
   { value: 'raw', label: 'Raw metric', description: 'Any metric family by name, with label filters.' },
 ];
 
+/** VllmQuery mirrors the backend's query model (pkg/query/model.go; documented in the README). */
 export interface VllmQuery extends DataQuery {
   queryType?: QueryType;
+  endpoint?: string;
+  model?: string;
+  engine?: string;
+  measure?: string;
+  metric?: string;
+  quantiles?: number[];
+  window?: string;
+  groupBy?: 'engine' | 'endpoint' | 'model' | 'fleet';
+  headroom?: number;
+  labels?: Record<string, string>;
+  histogram?: 'buckets' | 'quantiles';
+  legendFormat?: string;
 }
 
+/** Fields holding regular expressions; multi-value variables expand into them as (a|b). */
+export const REGEX_FIELDS = ['endpoint', 'model', 'engine'] as const;
+
 export const DEFAULT_QUERY: Partial<VllmQuery> = { queryType: 'kv_cache_usage' };
+
+/** VariableResource names the backend resources template variables can list. */
+export type VariableResource = 'models' | 'engines' | 'endpoints' | 'metrics';
+
+/** VariableQuery is a template variable's query: which resource to list. */
+export interface VariableQuery {
+  queryType: 'variable';
+  resource: VariableResource;
+}
 
 export type Mode = 'direct' | 'prometheus';
 

@@ -1,0 +1,135 @@
+package datasource
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
+)
+
+func fixture(t *testing.T, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile("../../testdata/fixtures/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func instance(t *testing.T, s backend.DataSourceInstanceSettings) *Datasource {
+	t.Helper()
+	inst, err := NewInstance(context.Background(), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := inst.(*Datasource)
+	t.Cleanup(d.Dispose)
+	return d
+}
+
+func TestLoadSettings(t *testing.T) {
+	cases := []struct {
+		name, json string
+		err        string
+	}{
+		{"defaults", `{"endpoints":[{"url":"http://127.0.0.1:8000/metrics"}]}`, ""},
+		{"no endpoints", `{"mode":"direct"}`, "at least one /metrics endpoint"},
+		{"bad url", `{"endpoints":[{"url":"ftp://x/metrics"}]}`, "is not an http(s) URL"},
+		{"duplicate", `{"endpoints":[{"url":"http://a/metrics"},{"url":"http://a/metrics"}]}`, "listed twice"},
+		{"credentials redacted", `{"endpoints":[{"url":"http://u:pw@a/metrics"},{"url":"http://u:pw@a/metrics"}]}`, "http://u:xxxxx@a/metrics is listed twice"},
+		{"unknown mode", `{"mode":"magic"}`, `mode "magic" is unknown`},
+		{"interval too short", `{"endpoints":[{"url":"http://a/m"}],"scrapeInterval":"100ms"}`, "below the 1s minimum"},
+		{"timeout longer than interval", `{"endpoints":[{"url":"http://a/m"}],"scrapeInterval":"5s","scrapeTimeout":"10s"}`, "longer than the scrape interval"},
+		{"bad duration", `{"endpoints":[{"url":"http://a/m"}],"retention":"forever"}`, "not a duration"},
+		{"seconds as number", `{"endpoints":[{"url":"http://a/m"}],"scrapeInterval":10}`, ""},
+		{"not JSON", `{`, "invalid"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			st, err := LoadSettings(backend.DataSourceInstanceSettings{JSONData: []byte(tc.json)})
+			if tc.err == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if st.Mode != ModeDirect || st.ScrapeInterval == 0 || st.ScrapeTimeout >= st.ScrapeInterval || st.Retention != Duration(time.Hour) {
+					t.Fatalf("defaults not applied: %+v", st)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Fatalf("err = %v, want %q", err, tc.err)
+			}
+			if strings.Contains(err.Error(), ":pw@") {
+				t.Fatalf("password in error: %v", err)
+			}
+		})
+	}
+}
+
+// TestEndpointAuth checks that the bearer token and basic-auth password from secureJsonData reach the endpoint
+// and never appear in health messages, details or resources — also when the endpoint rejects them.
+func TestEndpointAuth(t *testing.T) {
+	body := fixture(t, "dynamo_vllm_worker_8081_v1_single_engine.txt")
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		user, pass, basic := r.BasicAuth()
+		if r.Header.Get("Authorization") == "Bearer tok-123" || (basic && user == "scraper" && pass == "pw-456") {
+			_, _ = w.Write(body)
+			return
+		}
+		http.Error(w, "unauthorized", http.StatusUnauthorized)
+	}))
+	defer srv.Close()
+	settings := func(secure map[string]string, basicUser string) backend.DataSourceInstanceSettings {
+		js, _ := json.Marshal(map[string]any{"endpoints": []map[string]string{{"url": srv.URL + "/metrics", "name": "w"}}})
+		return backend.DataSourceInstanceSettings{UID: "u", JSONData: js, DecryptedSecureJSONData: secure,
+			BasicAuthEnabled: basicUser != "", BasicAuthUser: basicUser}
+	}
+	cases := []struct {
+		name   string
+		s      backend.DataSourceInstanceSettings
+		status backend.HealthStatus
+		secret string
+	}{
+		{"bearer", settings(map[string]string{"bearerToken": "tok-123"}, ""), backend.HealthStatusOk, "tok-123"},
+		{"basic", settings(map[string]string{"basicAuthPassword": "pw-456"}, "scraper"), backend.HealthStatusOk, "pw-456"},
+		{"wrong bearer", settings(map[string]string{"bearerToken": "tok-wrong"}, ""), backend.HealthStatusError, "tok-wrong"},
+		{"wrong password", settings(map[string]string{"basicAuthPassword": "pw-wrong"}, "scraper"), backend.HealthStatusError, "pw-wrong"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			d := instance(t, tc.s)
+			res, err := d.CheckHealth(context.Background(), &backend.CheckHealthRequest{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Status != tc.status {
+				t.Fatalf("status %v: %s", res.Status, res.Message)
+			}
+			if tc.status == backend.HealthStatusError && !strings.Contains(res.Message, "401") {
+				t.Errorf("rejection not explained: %s", res.Message)
+			}
+			if tc.status == backend.HealthStatusOk && !strings.Contains(res.Message, "dynamo-worker") {
+				t.Errorf("flavor not reported: %s", res.Message)
+			}
+			for _, text := range []string{res.Message, string(res.JSONDetails)} {
+				if strings.Contains(text, tc.secret) {
+					t.Fatalf("secret in health result: %s", text)
+				}
+			}
+		})
+	}
+}
+
+func TestPrometheusModeSaysSoPlainly(t *testing.T) {
+	d := instance(t, backend.DataSourceInstanceSettings{JSONData: []byte(`{"mode":"prometheus"}`), URL: "http://127.0.0.1:9090"})
+	res, _ := d.CheckHealth(context.Background(), &backend.CheckHealthRequest{})
+	if res.Status != backend.HealthStatusError || !strings.Contains(res.Message, "not implemented") {
+		t.Fatalf("health = %v %q", res.Status, res.Message)
+	}
+}

@@ -1,0 +1,185 @@
+package datasource
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
+	"github.com/grafana/grafana-plugin-sdk-go/backend/httpclient"
+
+	"github.com/inferscope/inferscope-vllm/pkg/history"
+	"github.com/inferscope/inferscope-vllm/pkg/query"
+	"github.com/inferscope/inferscope-vllm/pkg/scraper"
+)
+
+// direct is direct mode's per-instance runtime: the HTTP client, history, scraper and query engine.
+type direct struct {
+	settings Settings
+	client   *http.Client
+	store    *history.Store
+	scraper  *scraper.Scraper
+	engine   *query.Engine
+}
+
+// newDirect builds the runtime and starts scraping.
+func newDirect(ctx context.Context, s backend.DataSourceInstanceSettings, st Settings) (*direct, error) {
+	opts, err := s.HTTPClientOptions(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("HTTP client settings: %w", err)
+	}
+	if st.BearerToken != "" {
+		if opts.Header == nil {
+			opts.Header = http.Header{}
+		}
+		opts.Header.Set("Authorization", "Bearer "+st.BearerToken)
+	}
+	client, err := httpclient.New(opts)
+	if err != nil {
+		return nil, fmt.Errorf("HTTP client: %w", err)
+	}
+	store := history.New(history.Options{Retention: time.Duration(st.Retention), MaxBytes: st.MaxMemoryMB << 20})
+	targets := make([]scraper.Target, len(st.Endpoints))
+	for i, e := range st.Endpoints {
+		targets[i] = scraper.Target{Name: e.DisplayName(), URL: e.URL}
+	}
+	sc := scraper.New(targets, store, scraper.Options{
+		Interval: time.Duration(st.ScrapeInterval), Timeout: time.Duration(st.ScrapeTimeout),
+		MaxBodyBytes: st.MaxBodyMB << 20, MaxSamples: st.MaxSamples, Client: client,
+	})
+	d := &direct{settings: st, client: client, store: store, scraper: sc,
+		engine: &query.Engine{Source: historySource{store}, ScrapeInterval: time.Duration(st.ScrapeInterval)}}
+	sc.Start()
+	return d, nil
+}
+
+// close stops scraping and releases connections.
+func (d *direct) close() {
+	d.scraper.Stop()
+	d.client.CloseIdleConnections()
+}
+
+// historySource adapts the history store to the engine's Source.
+type historySource struct{ store *history.Store }
+
+func (h historySource) Endpoints() []string            { return h.store.Endpoints() }
+func (h historySource) Names(endpoint string) []string { return h.store.Names(endpoint) }
+func (h historySource) Bounds(endpoint string) (int64, int64, bool) {
+	return h.store.Bounds(endpoint)
+}
+func (h historySource) Select(endpoint, name string, from, to int64) []query.Series {
+	in := h.store.Select(endpoint, name, from, to, nil)
+	out := make([]query.Series, len(in))
+	for i, s := range in {
+		out[i] = query.Series{Name: s.Name, Labels: s.Labels, Points: s.Points}
+	}
+	return out
+}
+
+// eval answers one query from history, adding a notice for every selected endpoint whose last scrape failed.
+func (d *direct) eval(ctx context.Context, q query.Query, r query.Request) (*query.Result, error) {
+	res, err := d.engine.Eval(ctx, q, r)
+	if err != nil {
+		return nil, err
+	}
+	var re *regexp.Regexp
+	if q.Endpoint != "" {
+		re = regexp.MustCompile("^(?:" + q.Endpoint + ")$") // validated by Eval
+	}
+	var down []string
+	for _, st := range d.scraper.Statuses() {
+		if !st.Up && (re == nil || re.MatchString(st.Name)) {
+			down = append(down, fmt.Sprintf("endpoint %s (%s): %s", st.Name, st.URL, st.Error))
+		}
+	}
+	res.Notices = append(down, res.Notices...)
+	return res, nil
+}
+
+// health scrapes every endpoint now and reports each one.
+func (d *direct) health(ctx context.Context) *backend.CheckHealthResult {
+	ctx, cancel := context.WithTimeout(ctx, time.Duration(d.settings.ScrapeTimeout)+2*time.Second)
+	defer cancel()
+	d.scraper.ScrapeAll(ctx)
+	statuses := d.scraper.Statuses()
+	var ok, failed []string
+	for _, st := range statuses {
+		if !st.Up {
+			failed = append(failed, fmt.Sprintf("%s: %s", st.Name, st.Error))
+			continue
+		}
+		det := st.Detection
+		line := fmt.Sprintf("%s: %s", st.Name, det.Flavor)
+		if len(det.Ranks) > 0 {
+			line += fmt.Sprintf(", %d %s rank(s)", len(det.Ranks), det.RankLabel)
+		}
+		if det.SpecDecode {
+			line += ", speculative decoding on"
+		}
+		if det.AscendProfiler {
+			line += ", Ascend profiler metrics on"
+		}
+		if det.DeprecatedNames {
+			line += ", deprecated metric names present"
+		}
+		ok = append(ok, line)
+	}
+	details, _ := jsonMarshal(map[string]any{"endpoints": statuses})
+	msg := fmt.Sprintf("%d of %d endpoint(s) reachable", len(ok), len(statuses))
+	if len(ok) > 0 {
+		msg += ". " + strings.Join(ok, "; ")
+	}
+	if len(failed) > 0 {
+		msg += ". Failed: " + strings.Join(failed, "; ")
+		return &backend.CheckHealthResult{Status: backend.HealthStatusError, Message: msg, JSONDetails: details}
+	}
+	return &backend.CheckHealthResult{Status: backend.HealthStatusOk, Message: msg, JSONDetails: details}
+}
+
+// labelValues collects a label's values over every endpoint's history.
+func (d *direct) labelValues(labels ...string) []string {
+	set := map[string]bool{}
+	for _, ep := range d.store.Endpoints() {
+		for _, l := range labels {
+			for _, v := range d.store.LabelValues(ep, l) {
+				set[v] = true
+			}
+		}
+	}
+	return sortedKeys(set)
+}
+
+// metricNames lists family names (histograms once, without their _bucket/_sum/_count series).
+func (d *direct) metricNames() []string {
+	set := map[string]bool{}
+	for _, ep := range d.store.Endpoints() {
+		names := d.store.Names(ep)
+		has := map[string]bool{}
+		for _, n := range names {
+			has[n] = true
+		}
+		for _, n := range names {
+			for _, sfx := range []string{"_bucket", "_sum", "_count"} {
+				if base, ok := strings.CutSuffix(n, sfx); ok && has[base+"_bucket"] {
+					n = base
+					break
+				}
+			}
+			set[n] = true
+		}
+	}
+	return sortedKeys(set)
+}
+
+func sortedKeys(set map[string]bool) []string {
+	out := make([]string, 0, len(set))
+	for k := range set {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,165 @@
+package e2e
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+
+	"github.com/inferscope/inferscope-vllm/pkg/harness"
+)
+
+// fleetEndpoints starts the four simulated deployments of the direct-mode acceptance test, accelerated so a few
+// seconds of scraping hold minutes of traffic.
+func fleetEndpoints(t *testing.T) []map[string]string {
+	return []map[string]string{
+		{"name": "v1-dp4", "url": startSim(t, "-flavor=vllm-v1", "-engines=4", "-routing=skewed", "-qps=40", "-speed=20", "-seed=1", "-spec-tokens=3")},
+		{"name": "v0", "url": startSim(t, "-flavor=vllm-v0", "-qps=8", "-speed=20", "-seed=2")},
+		{"name": "ascend-dp2", "url": startSim(t, "-flavor=vllm-ascend", "-engines=2", "-qps=12", "-speed=20", "-seed=3", "-profiler-config="+profilerConfig(t, 1))},
+		{"name": "dynamo", "url": startSim(t, "-flavor=dynamo-worker", "-qps=10", "-speed=20", "-seed=4")},
+	}
+}
+
+// brokenEndpoints are the three ways an endpoint fails: refused, garbage, and hanging past the timeout.
+func brokenEndpoints(t *testing.T) []map[string]string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopped := "http://" + ln.Addr().String() + "/metrics"
+	ln.Close()
+	garbage := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+		_, _ = w.Write([]byte("vllm:num_requests_running{engine=\"0\" 3\nthis is not an exposition\n"))
+	}))
+	t.Cleanup(garbage.Close)
+	release := make(chan struct{})
+	hanging := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
+	t.Cleanup(func() { close(release); hanging.Close() })
+	return []map[string]string{
+		{"name": "stopped", "url": stopped},
+		{"name": "garbage", "url": garbage.URL + "/metrics"},
+		{"name": "hanging", "url": hanging.URL + "/metrics"},
+	}
+}
+
+func TestDirectModeFleet(t *testing.T) {
+	eps := append(fleetEndpoints(t), brokenEndpoints(t)...)
+	p := harness.Start(t, harness.Executable(t, harness.DatasourceExecutable))
+	pc := harness.DataSourceContext(t, harness.DataSource{
+		UID:      "direct-e2e",
+		JSONData: map[string]any{"mode": "direct", "endpoints": eps, "scrapeInterval": "1s", "scrapeTimeout": "800ms"},
+	}, harness.User("Viewer"))
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+
+	health, err := p.CheckHealth(ctx, pc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if health.Status != backend.HealthStatusError {
+		t.Errorf("health status %v with three broken endpoints", health.Status)
+	}
+	for _, want := range []string{"4 of 7 endpoint(s) reachable", "v1-dp4: vllm-v1, 4 engine rank(s), speculative decoding on",
+		"v0: vllm-v0", "ascend-dp2: vllm-ascend, 2 dp rank(s)", "Ascend profiler metrics on", "dynamo: dynamo-worker",
+		"stopped: scrape", "garbage: scrape", "hanging: scrape"} {
+		if !strings.Contains(health.Message, want) {
+			t.Errorf("health message lacks %q:\n%s", want, health.Message)
+		}
+	}
+
+	// Let a few scrape rounds of accelerated traffic accumulate so rates and quantiles have two points.
+	time.Sleep(6 * time.Second)
+
+	cases := []struct {
+		name      string
+		query     map[string]any
+		measure   string // a value field every answer must contain
+		endpoints []string
+	}{
+		{"kv usage", map[string]any{"queryType": "kv_cache_usage"}, "kv_usage", []string{"v1-dp4", "v0", "ascend-dp2", "dynamo"}},
+		{"kv blocks", map[string]any{"queryType": "kv_cache_usage", "measure": "blocks"}, "total_blocks", []string{"v1-dp4", "ascend-dp2"}},
+		{"spec decode", map[string]any{"queryType": "spec_decode"}, "acceptance_rate", []string{"v1-dp4"}},
+		{"dp balance", map[string]any{"queryType": "dp_balance", "measure": "running_waiting", "endpoint": "v1-dp4"}, "max_over_mean", nil},
+		{"latency", map[string]any{"queryType": "latency", "metric": "ttft", "quantiles": []float64{0.95}}, "ttft", []string{"v1-dp4", "v0", "ascend-dp2", "dynamo"}},
+		{"ascend timer", map[string]any{"queryType": "latency", "metric": "ascend_fine_ttft"}, "ascend_fine_ttft", []string{"ascend-dp2"}},
+		{"throughput", map[string]any{"queryType": "throughput", "measure": "generation_tokens"}, "generation_tokens_per_second", []string{"v1-dp4", "v0", "ascend-dp2", "dynamo"}},
+		{"queue", map[string]any{"queryType": "queue"}, "running", []string{"v1-dp4", "v0", "ascend-dp2", "dynamo"}},
+		{"swapped", map[string]any{"queryType": "queue", "measure": "swapped"}, "swapped", []string{"v0"}},
+		{"cache", map[string]any{"queryType": "cache", "measure": "prefix_hit_rate"}, "prefix_hit_rate", []string{"v1-dp4", "v0"}},
+		{"capacity", map[string]any{"queryType": "capacity"}, "mean_tokens_per_request", []string{"v1-dp4"}},
+		{"raw", map[string]any{"queryType": "raw", "metric": "vllm:num_requests_waiting"}, "vllm:num_requests_waiting", []string{"v1-dp4"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			now := time.Now()
+			resp, err := p.QueryData(ctx, t, pc, harness.Query{RefID: "A", JSON: tc.query, From: now.Add(-time.Minute), To: now, Interval: time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := resp.Responses["A"]
+			if r.Error != nil {
+				t.Fatalf("query failed: %v", r.Error)
+			}
+			seen := map[string]bool{}
+			for _, f := range r.Frames {
+				for _, fld := range f.Fields[1:] {
+					if fld.Name == tc.measure && fld.Len() > 0 {
+						seen[fld.Labels["endpoint"]] = true
+					}
+				}
+			}
+			if len(seen) == 0 {
+				t.Fatalf("no %s values; frames: %s", tc.measure, frameSummary(r.Frames))
+			}
+			for _, ep := range tc.endpoints {
+				if !seen[ep] {
+					t.Errorf("no %s values for endpoint %s; have %v", tc.measure, ep, seen)
+				}
+			}
+			notices := noticeText(r.Frames)
+			for _, broken := range []string{"endpoint stopped", "endpoint garbage", "endpoint hanging"} {
+				if !strings.Contains(notices, broken) && (tc.query["endpoint"] == nil) {
+					t.Errorf("no notice naming %q in %q", broken, notices)
+				}
+			}
+			if ch := r.Frames[0].Meta.Channel; !strings.HasPrefix(ch, "ds/direct-e2e/query/") {
+				t.Errorf("frame channel = %q, want a live channel of this data source", ch)
+			}
+		})
+	}
+}
+
+func frameSummary(frames data.Frames) string {
+	var b strings.Builder
+	for _, f := range frames {
+		for _, fld := range f.Fields[1:] {
+			b.WriteString(fld.Name + fld.Labels.String() + " ")
+		}
+	}
+	return b.String()
+}
+
+func noticeText(frames data.Frames) string {
+	var b strings.Builder
+	for _, f := range frames {
+		if f.Meta == nil {
+			continue
+		}
+		for _, n := range f.Meta.Notices {
+			b.WriteString(n.Text + "\n")
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,242 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/common/model"
+
+	"github.com/inferscope/inferscope-vllm/pkg/exposition"
+	"github.com/inferscope/inferscope-vllm/pkg/history"
+	"github.com/inferscope/inferscope-vllm/pkg/internal/promtest"
+	"github.com/inferscope/inferscope-vllm/pkg/query"
+	"github.com/inferscope/inferscope-vllm/pkg/sim"
+)
+
+// simRun steps simulators of every flavor through the same timeline, recording each scrape into a history store
+// (what direct mode answers from) and into OpenMetrics text for promtool (what Prometheus answers from).
+type simRun struct {
+	store      *history.Store
+	om         map[string]map[string][]string // sample name -> label set -> "value ts" lines
+	start, end time.Time
+}
+
+func newSimRun(t *testing.T, flavors map[string][]string, duration, interval time.Duration) *simRun {
+	t.Helper()
+	r := &simRun{store: history.New(history.Options{Retention: 24 * time.Hour}), om: map[string]map[string][]string{}}
+	r.start = time.Now().Add(-3 * time.Hour).Truncate(time.Minute)
+	r.end = r.start.Add(duration)
+	names := make([]string, 0, len(flavors))
+	for n := range flavors {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, ep := range names {
+		cfg, err := sim.ParseArgs(flavors[ep], func(string) string { return "" }, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fleet, err := sim.NewFleet(cfg, r.start)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fleet.SetProfilingEnabled(true)
+		for el := time.Duration(0); el <= duration; el += interval {
+			fleet.AdvanceTo(el)
+			var buf bytes.Buffer
+			if err := fleet.WriteExposition(&buf); err != nil {
+				t.Fatal(err)
+			}
+			sc, err := exposition.Parse(buf.Bytes(), exposition.ParseOptions{})
+			if err != nil {
+				t.Fatalf("%s at %s: %v", ep, el, err)
+			}
+			ts := r.start.Add(el).UnixMilli()
+			r.store.Append(ep, ts, sc)
+			r.record(ep, ts, sc)
+		}
+	}
+	return r
+}
+
+func (r *simRun) record(endpoint string, ts int64, sc *exposition.Scrape) {
+	for _, f := range sc.Families {
+		for _, s := range f.Samples {
+			if !strings.HasPrefix(s.Name, "vllm") && !strings.HasPrefix(s.Name, "dynamo_") {
+				continue
+			}
+			if strings.HasSuffix(s.Name, "_created") {
+				continue
+			}
+			var lb strings.Builder
+			fmt.Fprintf(&lb, "endpoint=%q", endpoint)
+			for _, l := range s.Labels {
+				fmt.Fprintf(&lb, ",%s=%q", l.Name, l.Value)
+			}
+			if r.om[s.Name] == nil {
+				r.om[s.Name] = map[string][]string{}
+			}
+			r.om[s.Name][lb.String()] = append(r.om[s.Name][lb.String()],
+				strconv.FormatFloat(s.Value, 'g', -1, 64)+" "+strconv.FormatInt(ts/1000, 10))
+		}
+	}
+}
+
+func (r *simRun) openMetrics() string {
+	var b strings.Builder
+	names := make([]string, 0, len(r.om))
+	for n := range r.om {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(&b, "# TYPE %s unknown\n", n)
+		sets := make([]string, 0, len(r.om[n]))
+		for l := range r.om[n] {
+			sets = append(sets, l)
+		}
+		sort.Strings(sets)
+		for _, l := range sets {
+			for _, line := range r.om[n][l] {
+				fmt.Fprintf(&b, "%s{%s} %s\n", n, l, line)
+			}
+		}
+	}
+	b.WriteString("# EOF\n")
+	return b.String()
+}
+
+type storeSource struct{ s *history.Store }
+
+func (h storeSource) Endpoints() []string                   { return h.s.Endpoints() }
+func (h storeSource) Names(ep string) []string              { return h.s.Names(ep) }
+func (h storeSource) Bounds(ep string) (int64, int64, bool) { return h.s.Bounds(ep) }
+func (h storeSource) Select(ep, name string, from, to int64) []query.Series {
+	var out []query.Series
+	for _, s := range h.s.Select(ep, name, from, to, nil) {
+		out = append(out, query.Series{Name: s.Name, Labels: s.Labels, Points: s.Points})
+	}
+	return out
+}
+
+// TestSimulatorMathMatchesPrometheus runs the seed documents' panel queries over simulated V1 (DP=4, skewed,
+// spec decoding), V0, vLLM-Ascend (DP=2) and Dynamo traffic, in direct mode and in Prometheus 2.42 on the same
+// samples. Tolerance: 1e-9 relative for gauges, rates and ratios; 1e-6 for quantiles, whose interpolation
+// amplifies last-bit differences in summed bucket rates.
+func TestSimulatorMathMatchesPrometheus(t *testing.T) {
+	run := newSimRun(t, map[string][]string{
+		"v1":     {"-flavor=vllm-v1", "-engines=4", "-routing=skewed", "-qps=30", "-spec-tokens=3", "-seed=11"},
+		"v0":     {"-flavor=vllm-v0", "-qps=6", "-seed=12"},
+		"ascend": {"-flavor=vllm-ascend", "-engines=2", "-qps=10", "-seed=13"},
+		"dynamo": {"-flavor=dynamo-worker", "-qps=8", "-seed=14"},
+	}, 20*time.Minute, 5*time.Second)
+	prom := promtest.Start(t, promtest.Options{DataDir: promtest.Backfill(t, run.openMetrics())})
+	eng := &query.Engine{Source: storeSource{run.store}, ScrapeInterval: 5 * time.Second}
+	req := query.Request{From: run.start.Add(2 * time.Minute), To: run.end, Interval: 10 * time.Second}
+
+	byEngine := []string{"endpoint", "model_name", "engine"}
+	cases := []struct {
+		name    string
+		q       query.Query
+		promql  string
+		measure string
+		keep    []string
+		tol     float64
+	}{
+		{"TTFT p95 (seed panel 1)", query.Query{QueryType: query.TypeLatency, Metric: "ttft", Quantiles: []float64{0.95}},
+			`histogram_quantile(0.95, sum by (le, endpoint, model_name, engine) (rate({__name__=~"vllm:time_to_first_token_seconds_bucket"}[$w])))`, "ttft", byEngine, 1e-6},
+		{"TPOT p95 (seed panel 1)", query.Query{QueryType: query.TypeLatency, Metric: "itl", Quantiles: []float64{0.95}, Endpoint: "v1|ascend|dynamo"},
+			`histogram_quantile(0.95, sum by (le, endpoint, model_name, engine) (rate(vllm:inter_token_latency_seconds_bucket[$w])))`, "itl", byEngine, 1e-6},
+		{"generation tokens/s (seed panel 2)", query.Query{QueryType: query.TypeThroughput, Measure: "generation_tokens"},
+			`sum by (endpoint, model_name, engine) (rate(vllm:generation_tokens_total[$w]))`, "generation_tokens_per_second", byEngine, 1e-9},
+		{"waiting (seed panel 3)", query.Query{QueryType: query.TypeQueue, Measure: "waiting"},
+			`sum by (endpoint, model_name, engine) (vllm:num_requests_waiting)`, "waiting", byEngine, 1e-9},
+		{"running (seed panel 3)", query.Query{QueryType: query.TypeQueue, Measure: "running"},
+			`sum by (endpoint, model_name, engine) (vllm:num_requests_running)`, "running", byEngine, 1e-9},
+		{"KV usage V1 (seed panel 4)", query.Query{QueryType: query.TypeKVCacheUsage, Endpoint: "v1|dynamo"},
+			`avg by (endpoint, model_name, engine) (vllm:kv_cache_usage_perc{endpoint=~"v1|dynamo"}) * 100`, "kv_usage", byEngine, 1e-9},
+		{"KV usage V0", query.Query{QueryType: query.TypeKVCacheUsage, Endpoint: "v0"},
+			`avg by (endpoint, model_name) (vllm:gpu_cache_usage_perc{endpoint="v0"}) * 100`, "kv_usage", []string{"endpoint", "model_name"}, 1e-9},
+		{"KV usage Ascend 1 - free/total per dp", query.Query{QueryType: query.TypeKVCacheUsage, Endpoint: "ascend"},
+			`(1 - sum by (endpoint, dp) (vllm_profiling_free_kvcache_blocks) / sum by (endpoint, dp) (vllm_profiling_total_kvcache_blocks)) * 100`,
+			"kv_usage", []string{"endpoint", "dp"}, 1e-9},
+		{"preemptions/s (seed panel 4)", query.Query{QueryType: query.TypeCache, Measure: "preemptions"},
+			`sum by (endpoint, model_name, engine) (rate(vllm:num_preemptions_total[$w]))`, "preemptions_per_second", byEngine, 1e-9},
+		{"spec acceptance rate", query.Query{QueryType: query.TypeSpecDecode, Measure: "acceptance_rate", Endpoint: "v1"},
+			`sum by (endpoint, model_name, engine) (rate(vllm:spec_decode_num_accepted_tokens_total[$w])) / sum by (endpoint, model_name, engine) (rate(vllm:spec_decode_num_draft_tokens_total[$w]))`,
+			"acceptance_rate", byEngine, 1e-9},
+		{"DP imbalance max/mean (running)", query.Query{QueryType: query.TypeDPBalance, Measure: "running", Endpoint: "v1"},
+			`max(vllm:num_requests_running{endpoint="v1"}) / avg(vllm:num_requests_running{endpoint="v1"})`, "max_over_mean", nil, 1e-9},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := eng.Eval(context.Background(), tc.q, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ours := map[string]map[int64]float64{}
+			for _, o := range res.Outputs {
+				if o.Measure != tc.measure {
+					continue
+				}
+				k := key(o.Labels, tc.keep)
+				ours[k] = map[int64]float64{}
+				for _, p := range o.Points {
+					ours[k][p.T] = p.V
+				}
+			}
+			step := res.Step.Milliseconds()
+			from, to := req.From.UnixMilli()/step*step, req.To.UnixMilli()/step*step
+			m, err := prom.QueryRange(context.Background(), strings.ReplaceAll(tc.promql, "$w", model.Duration(res.Window).String()),
+				time.UnixMilli(from), time.UnixMilli(to), res.Step)
+			if err != nil {
+				t.Fatal(err)
+			}
+			compared := 0
+			for _, s := range m {
+				labels := map[string]string{}
+				for k, v := range s.Metric {
+					labels[string(k)] = string(v)
+				}
+				k := key(labels, tc.keep)
+				for _, p := range s.Values {
+					want := float64(p.Value)
+					if math.IsNaN(want) || math.IsInf(want, 0) {
+						continue
+					}
+					got, ok := ours[k][int64(p.Timestamp)]
+					if !ok {
+						t.Errorf("%s at %d: Prometheus %v, direct mode has no value", k, p.Timestamp, want)
+						continue
+					}
+					if math.Abs(got-want) > tc.tol*math.Max(math.Abs(got), math.Abs(want)) {
+						t.Errorf("%s at %d: direct %v, Prometheus %v", k, p.Timestamp, got, want)
+					}
+					compared++
+				}
+			}
+			if compared == 0 {
+				t.Fatalf("nothing compared (direct-mode series: %d)", len(ours))
+			}
+			t.Logf("%d values over %d series agree", compared, len(m))
+		})
+	}
+}
+
+func key(l map[string]string, keep []string) string {
+	var parts []string
+	for _, k := range keep {
+		if v := l[k]; v != "" {
+			parts = append(parts, k+"="+v)
+		}
+	}
+	return strings.Join(parts, ",")
+}

@@ -1,0 +1,368 @@
+package exposition
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/common/expfmt"
+)
+
+// Defaults applied by Fetch when ScrapeOptions leaves a limit at zero.
+const (
+	DefaultMaxBodyBytes = 8 << 20
+	DefaultTimeout      = 10 * time.Second
+)
+
+// ErrBodyTooLarge is wrapped by Fetch errors for bodies over the size limit.
+var ErrBodyTooLarge = errors.New("body too large")
+
+// ScrapeOptions tunes Fetch.
+type ScrapeOptions struct {
+	// MaxBodyBytes caps the decompressed body; 0 means DefaultMaxBodyBytes and
+	// a negative value means no cap.
+	MaxBodyBytes int64
+	// Timeout bounds the request and body transfer; 0 means
+	// DefaultTimeout and a negative value leaves only ctx's deadline.
+	Timeout time.Duration
+	// PreferOpenMetrics asks for OpenMetrics before the text format. Text is
+	// the default because family names then match the usual dashboards
+	// (OpenMetrics names counter families without _total).
+	PreferOpenMetrics bool
+	// Parse is passed to Parse. Its Format is used only when the response's
+	// Content-Type does not name a text format.
+	Parse ParseOptions
+}
+
+// Result is a successful scrape.
+type Result struct {
+	Scrape *Scrape
+	// Start is when the request was sent.
+	Start time.Time
+	// Duration is the whole scrape: request, body transfer and parse.
+	Duration time.Duration
+	// ParseDuration is the part of Duration spent in Parse.
+	ParseDuration time.Duration
+	// BodyBytes is the decompressed body size, WireBytes what was received.
+	BodyBytes, WireBytes int64
+	// ContentType is the response's Content-Type header.
+	ContentType string
+	StatusCode  int
+}
+
+// FetchError is returned by Fetch. Its URL and message never contain the
+// credentials or query of the scraped URL.
+type FetchError struct {
+	// URL is the scraped URL without userinfo and query.
+	URL string
+	// StatusCode is set when the server answered with a non-2xx status.
+	StatusCode int
+	Err        error
+
+	secrets []string
+}
+
+// Error implements error.
+func (e *FetchError) Error() string {
+	msg := e.Err.Error()
+	// Defence in depth: no wrapped error is known to echo the URL's
+	// userinfo, but a custom transport or redirect policy could.
+	for _, s := range e.secrets {
+		msg = strings.ReplaceAll(msg, s, "[redacted]")
+	}
+	return "scrape " + e.URL + ": " + msg
+}
+
+// Unwrap returns the underlying error.
+func (e *FetchError) Unwrap() error { return e.Err }
+
+type bodyLimitError struct{ limit int64 }
+
+func (e bodyLimitError) Error() string {
+	return "body exceeds " + formatBytes(e.limit) + " limit"
+}
+
+func (e bodyLimitError) Is(target error) bool { return target == ErrBodyTooLarge }
+
+func formatBytes(n int64) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return strconv.FormatInt(n>>20, 10) + " MiB"
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return strconv.FormatInt(n>>10, 10) + " KiB"
+	default:
+		return strconv.FormatInt(n, 10) + " bytes"
+	}
+}
+
+var (
+	acceptText = string(expfmt.NewFormat(expfmt.TypeTextPlain)) + ";q=0.9," +
+		string(expfmt.FmtOpenMetrics_1_0_0) + ";q=0.5," +
+		string(expfmt.FmtOpenMetrics_0_0_1) + ";q=0.4,*/*;q=0.1"
+	acceptOpenMetrics = string(expfmt.FmtOpenMetrics_1_0_0) + ";q=0.9," +
+		string(expfmt.FmtOpenMetrics_0_0_1) + ";q=0.8," +
+		string(expfmt.NewFormat(expfmt.TypeTextPlain)) + ";q=0.5,*/*;q=0.1"
+)
+
+// Bodies are copied out by Parse, so read buffers and gzip readers can be
+// reused across scrapes.
+var (
+	bufPool  = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+	gzipPool sync.Pool
+)
+
+// maxPooledBuffer keeps one huge body from pinning its buffer forever.
+const maxPooledBuffer = 16 << 20
+
+// Fetch scrapes one /metrics endpoint with client (http.DefaultClient if nil)
+// and parses the body. It negotiates text 0.0.4 or OpenMetrics 1.0, accepts
+// gzip, enforces the body cap and timeout, and fails on non-2xx statuses.
+// Errors are *FetchError.
+func Fetch(ctx context.Context, client *http.Client, rawURL string, opts ScrapeOptions) (*Result, error) {
+	start := time.Now()
+	if client == nil {
+		client = http.DefaultClient
+	}
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		// url.Parse errors quote the whole URL, credentials included.
+		var uerr *url.Error
+		if errors.As(err, &uerr) {
+			err = uerr.Err
+		}
+		return nil, &FetchError{URL: "<invalid URL>", Err: fmt.Errorf("invalid URL: %w", err)}
+	}
+	fe := &FetchError{URL: redactURL(u), secrets: secretsOf(u)}
+	fail := func(err error) (*Result, error) {
+		fe.Err = err
+		return nil, fe
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return fail(fmt.Errorf("unsupported URL scheme %q", u.Scheme))
+	}
+
+	timeout := opts.Timeout
+	if timeout == 0 {
+		timeout = DefaultTimeout
+	}
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	limit := opts.MaxBodyBytes
+	if limit == 0 {
+		limit = DefaultMaxBodyBytes
+	}
+
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
+	if err != nil {
+		return fail(errors.New("cannot build request"))
+	}
+	accept := acceptText
+	if opts.PreferOpenMetrics {
+		accept = acceptOpenMetrics
+	}
+	req.Header.Set("Accept", accept)
+	// Setting this ourselves turns off the transport's transparent gzip, so
+	// the size cap below applies to decompressed bytes.
+	req.Header.Set("Accept-Encoding", "gzip")
+	if timeout > 0 {
+		req.Header.Set("X-Prometheus-Scrape-Timeout-Seconds", strconv.FormatFloat(timeout.Seconds(), 'f', -1, 64))
+	}
+
+	resp, err := client.Do(req)
+	if err != nil {
+		return fail(contextError(ctx, timeout, unwrapURLError(err)))
+	}
+	defer resp.Body.Close()
+
+	if resp.StatusCode/100 != 2 {
+		fe.StatusCode = resp.StatusCode
+	}
+	wire := &countingReader{r: resp.Body}
+	var body io.Reader = wire
+	switch enc := strings.ToLower(strings.TrimSpace(resp.Header.Get("Content-Encoding"))); enc {
+	case "", "identity":
+		if limit > 0 && resp.ContentLength > limit {
+			return fail(bodyLimitError{limit})
+		}
+	case "gzip", "x-gzip":
+		gz, err := getGzipReader(wire)
+		if err != nil {
+			if fe.StatusCode != 0 {
+				return fail(statusError(resp, nil))
+			}
+			return fail(contextError(ctx, timeout, fmt.Errorf("invalid gzip body: %w", err)))
+		}
+		defer gzipPool.Put(gz)
+		body = gz
+	default:
+		return fail(fmt.Errorf("unsupported Content-Encoding %q", enc))
+	}
+
+	if fe.StatusCode != 0 {
+		excerpt, _ := io.ReadAll(io.LimitReader(body, 512))
+		return fail(statusError(resp, excerpt))
+	}
+
+	buf := bufPool.Get().(*bytes.Buffer)
+	buf.Reset()
+	defer func() {
+		if buf.Cap() <= maxPooledBuffer {
+			bufPool.Put(buf)
+		}
+	}()
+	if limit > 0 {
+		body = io.LimitReader(body, limit+1)
+	}
+	if _, err := buf.ReadFrom(body); err != nil {
+		return fail(contextError(ctx, timeout, fmt.Errorf("reading body: %w", err)))
+	}
+	if limit > 0 && int64(buf.Len()) > limit {
+		return fail(bodyLimitError{limit})
+	}
+
+	ct := resp.Header.Get("Content-Type")
+	popts := opts.Parse
+	format, err := formatOf(ct)
+	if err != nil {
+		return fail(err)
+	}
+	if format != FormatAuto {
+		popts.Format = format
+	}
+	parseStart := time.Now()
+	s, err := Parse(buf.Bytes(), popts)
+	if err != nil {
+		return fail(err)
+	}
+	end := time.Now()
+	return &Result{
+		Scrape:        s,
+		Start:         start,
+		Duration:      end.Sub(start),
+		ParseDuration: end.Sub(parseStart),
+		BodyBytes:     int64(buf.Len()),
+		WireBytes:     wire.n,
+		ContentType:   ct,
+		StatusCode:    resp.StatusCode,
+	}, nil
+}
+
+// formatOf maps a Content-Type to a Format; FormatAuto means "not a text
+// format we know, let Parse detect".
+func formatOf(ct string) (Format, error) {
+	if ct == "" {
+		return FormatAuto, nil
+	}
+	mt, params, err := mime.ParseMediaType(ct)
+	if err != nil {
+		return FormatAuto, nil
+	}
+	switch mt {
+	case expfmt.OpenMetricsType:
+		switch v := params["version"]; v {
+		case "", expfmt.OpenMetricsVersion_0_0_1, expfmt.OpenMetricsVersion_1_0_0:
+			return FormatOpenMetrics, nil
+		default:
+			return 0, fmt.Errorf("unsupported OpenMetrics version %q", v)
+		}
+	case "text/plain":
+		return FormatText, nil
+	case expfmt.ProtoType:
+		return 0, errors.New("unsupported protobuf response (not requested)")
+	}
+	return FormatAuto, nil
+}
+
+func statusError(resp *http.Response, excerpt []byte) error {
+	msg := "server returned HTTP status " + resp.Status
+	if s := strings.TrimSpace(string(excerpt)); s != "" {
+		if len(s) > 200 {
+			s = s[:200] + "..."
+		}
+		msg += ": " + strconv.Quote(s)
+	}
+	return errors.New(msg)
+}
+
+// contextError explains a failure caused by the scrape's own deadline or
+// the caller's cancellation, keeping the context error wrapped.
+func contextError(ctx context.Context, timeout time.Duration, err error) error {
+	cerr := ctx.Err()
+	switch {
+	case cerr == nil:
+		return err
+	case errors.Is(cerr, context.DeadlineExceeded) && timeout > 0:
+		return fmt.Errorf("timed out after %s: %w", timeout, cerr)
+	default:
+		return fmt.Errorf("aborted: %w", cerr)
+	}
+}
+
+// unwrapURLError drops *url.Error, whose message repeats the request URL.
+func unwrapURLError(err error) error {
+	var uerr *url.Error
+	if errors.As(err, &uerr) {
+		return uerr.Err
+	}
+	return err
+}
+
+// redactURL returns u without userinfo, query and fragment for messages.
+func redactURL(u *url.URL) string {
+	r := url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path, RawPath: u.RawPath}
+	s := r.String()
+	if u.RawQuery != "" {
+		s += "?[query redacted]"
+	}
+	return s
+}
+
+// secretsOf lists the URL parts that must never appear in messages.
+func secretsOf(u *url.URL) []string {
+	var s []string
+	if u.User != nil {
+		s = append(s, u.User.String())
+		if p, ok := u.User.Password(); ok && len(p) >= 4 {
+			s = append(s, p)
+		}
+	}
+	if u.RawQuery != "" {
+		s = append(s, u.RawQuery)
+	}
+	return s
+}
+
+func getGzipReader(r io.Reader) (*gzip.Reader, error) {
+	if gz, ok := gzipPool.Get().(*gzip.Reader); ok {
+		if err := gz.Reset(r); err != nil {
+			gzipPool.Put(gz)
+			return nil, err
+		}
+		return gz, nil
+	}
+	return gzip.NewReader(r)
+}
+
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}

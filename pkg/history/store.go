@@ -1,0 +1,243 @@
+package history
+
+import (
+	"math"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/inferscope/inferscope-vllm/pkg/derive"
+	"github.com/inferscope/inferscope-vllm/pkg/exposition"
+)
+
+// Defaults applied by New to zero Options fields.
+const (
+	DefaultRetention = time.Hour
+	DefaultMaxBytes  = 256 << 20
+)
+
+// Options configures a Store.
+type Options struct {
+	// Retention is how far back from an endpoint's newest scrape points are
+	// kept; 0 means DefaultRetention.
+	Retention time.Duration
+	// MaxBytes caps Bytes for all endpoints together; 0 means
+	// DefaultMaxBytes, negative means no cap.
+	MaxBytes int64
+}
+
+// Series is a copy of one series' points, safe to keep and modify.
+type Series struct {
+	// Name is the full sample name, e.g. "vllm:e2e_request_latency_seconds_bucket".
+	Name   string
+	Labels exposition.Labels
+	// Points in increasing time, staleness markers (derive.StaleNaN bits)
+	// included.
+	Points []derive.Point
+}
+
+// Store is the history of all endpoints. It is safe for concurrent use.
+type Store struct {
+	retention int64 // ms
+	maxBytes  int64 // <= 0: no cap
+
+	mu  sync.RWMutex
+	eps map[string]*endpoint
+
+	bytes atomic.Int64
+	syms  interner
+	// trimMu makes one goroutine at a time enforce the cap; others skip it.
+	trimMu sync.Mutex
+}
+
+// New returns an empty Store.
+func New(opts Options) *Store {
+	if opts.Retention <= 0 {
+		opts.Retention = DefaultRetention
+	}
+	if opts.MaxBytes == 0 {
+		opts.MaxBytes = DefaultMaxBytes
+	}
+	s := &Store{
+		retention: opts.Retention.Milliseconds(),
+		maxBytes:  opts.MaxBytes,
+		eps:       make(map[string]*endpoint),
+	}
+	s.syms = interner{sets: make(map[uint64][]*ident), strs: make(map[string]*symbol), bytes: &s.bytes}
+	return s
+}
+
+// Bytes returns the estimated bytes held by all endpoints: compressed
+// blocks, head buffers, series tables and interned identities. It is the
+// number MaxBytes is enforced against; the Go heap holds somewhat more
+// (map and allocator overhead).
+func (s *Store) Bytes() int64 { return s.bytes.Load() }
+
+// Endpoints returns the names of the endpoints held, sorted.
+func (s *Store) Endpoints() []string {
+	s.mu.RLock()
+	names := make([]string, 0, len(s.eps))
+	for name := range s.eps {
+		names = append(names, name)
+	}
+	s.mu.RUnlock()
+	slices.Sort(names)
+	return names
+}
+
+// Remove forgets endpoint and all its history.
+func (s *Store) Remove(endpoint string) {
+	s.mu.Lock()
+	ep := s.eps[endpoint]
+	delete(s.eps, endpoint)
+	s.mu.Unlock()
+	if ep == nil {
+		return
+	}
+	ep.mu.Lock()
+	defer ep.mu.Unlock()
+	ep.removed = true
+	for id := range ep.series {
+		if ep.series[id].id != nil {
+			s.syms.release(ep.series[id].id)
+		}
+	}
+	s.bytes.Add(-ep.reported)
+	ep.clear()
+}
+
+// get returns the endpoint or nil.
+func (s *Store) get(name string) *endpoint {
+	s.mu.RLock()
+	ep := s.eps[name]
+	s.mu.RUnlock()
+	return ep
+}
+
+// lockForWrite returns the endpoint write-locked, creating it if create.
+// It retries if the endpoint was removed between lookup and lock.
+func (s *Store) lockForWrite(name string, create bool) *endpoint {
+	for {
+		ep := s.get(name)
+		if ep == nil {
+			if !create {
+				return nil
+			}
+			s.mu.Lock()
+			if ep = s.eps[name]; ep == nil {
+				ep = newEndpoint(s, name)
+				s.eps[name] = ep
+			}
+			s.mu.Unlock()
+		}
+		ep.mu.Lock()
+		if !ep.removed {
+			return ep
+		}
+		ep.mu.Unlock()
+	}
+}
+
+// rlock returns the endpoint read-locked, or nil if it is not held.
+func (s *Store) rlock(name string) *endpoint {
+	ep := s.get(name)
+	if ep == nil {
+		return nil
+	}
+	ep.mu.RLock()
+	if ep.removed {
+		ep.mu.RUnlock()
+		return nil
+	}
+	return ep
+}
+
+// Append records one successful scrape of endpoint taken at t (Unix ms).
+// Every sample becomes a point of the series (sample name, labels); samples
+// with their own timestamp use it. Series present in the previous scrape but
+// absent now get a staleness marker (derive.StaleNaN) at t, as Prometheus
+// writes, so gauges stop instead of repeating old values. A nil scrape is an
+// empty one.
+//
+// Scrapes must arrive in time order: one with t not after the endpoint's
+// newest scrape is ignored, as is a point not after its series' last point
+// (out of order or duplicate; within a scrape the first sample of a series
+// wins). Append does not retain sc or anything reachable from it.
+func (s *Store) Append(endpoint string, t int64, sc *exposition.Scrape) {
+	ep := s.lockForWrite(endpoint, true)
+	ep.append(t, sc)
+	s.bytes.Add(ep.settle())
+	ep.mu.Unlock()
+	s.enforceCap()
+}
+
+// MarkDown records that the scrape of endpoint at t failed: every series of
+// its last successful scrape gets a staleness marker at t, once. It is a
+// no-op for unknown endpoints and for t not after the newest scrape.
+func (s *Store) MarkDown(endpoint string, t int64) {
+	ep := s.lockForWrite(endpoint, false)
+	if ep == nil {
+		return
+	}
+	ep.markDown(t)
+	s.bytes.Add(ep.settle())
+	ep.mu.Unlock()
+	s.enforceCap()
+}
+
+// Bounds returns the time span of endpoint's history actually held: the
+// first scrape at or after the retention cutoff that has not been trimmed
+// for memory, and the newest scrape (successful or marked down). ok is false
+// if nothing is held. Points with explicit timestamps may lie outside.
+func (s *Store) Bounds(endpoint string) (oldest, newest int64, ok bool) {
+	ep := s.rlock(endpoint)
+	if ep == nil {
+		return 0, 0, false
+	}
+	defer ep.mu.RUnlock()
+	return ep.bounds()
+}
+
+// Names returns the distinct sample names of the series endpoint holds,
+// sorted.
+func (s *Store) Names(endpoint string) []string {
+	ep := s.rlock(endpoint)
+	if ep == nil {
+		return nil
+	}
+	defer ep.mu.RUnlock()
+	names := make([]string, 0, len(ep.byName))
+	for name := range ep.byName {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// LabelValues returns the distinct non-empty values of label over the series
+// endpoint holds, sorted.
+func (s *Store) LabelValues(endpoint, label string) []string {
+	ep := s.rlock(endpoint)
+	if ep == nil {
+		return nil
+	}
+	defer ep.mu.RUnlock()
+	seen := make(map[string]struct{})
+	for id := range ep.series {
+		if x := ep.series[id].id; x != nil {
+			if v := x.labels.Get(label); v != "" {
+				seen[v] = struct{}{}
+			}
+		}
+	}
+	vals := make([]string, 0, len(seen))
+	for v := range seen {
+		vals = append(vals, v)
+	}
+	slices.Sort(vals)
+	return vals
+}
+
+// minTime is the "no point yet" time of a series.
+const minTime = math.MinInt64

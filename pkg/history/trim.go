@@ -1,0 +1,152 @@
+package history
+
+import (
+	"slices"
+	"sort"
+)
+
+// trimRetention drops the sealed blocks whose scrapes are all before cutoff.
+// Points between a block's start and cutoff stay until the whole block
+// expires (at most blockRows scrapes later); readers hide them.
+func (ep *endpoint) trimRetention(cutoff int64) {
+	n := 0
+	for n < len(ep.blocks) && ep.blocks[n].ts[len(ep.blocks[n].ts)-1] < cutoff {
+		n++
+	}
+	if n > 0 {
+		ep.dropBlocks(n)
+	}
+}
+
+// droppable reports whether the oldest sealed block may be dropped for
+// memory: it must not hold the newest scrape.
+func (ep *endpoint) droppable() bool {
+	return len(ep.blocks) > 1 || len(ep.blocks) == 1 && len(ep.head.ts) > 0
+}
+
+// dropBlocks drops the n oldest sealed blocks and forgets the series left
+// without points.
+func (ep *endpoint) dropBlocks(n int) {
+	for _, b := range ep.blocks[:n] {
+		ep.blockBytes -= b.bytes
+	}
+	// The slice has a handful of entries, so shifting is cheaper than a ring.
+	clear(ep.blocks[copy(ep.blocks, ep.blocks[n:]):])
+	ep.blocks = ep.blocks[:len(ep.blocks)-n]
+	oldest := ep.head.seq
+	if len(ep.blocks) > 0 {
+		oldest = ep.blocks[0].seq
+	}
+	for id := range ep.series {
+		if sr := &ep.series[id]; sr.id != nil && !sr.live && sr.lastSeq < uint32(oldest) {
+			ep.forget(int32(id))
+		}
+	}
+}
+
+// floor is the retention cutoff: points before it are not returned.
+func (ep *endpoint) floor() int64 {
+	return ep.lastT - ep.st.retention
+}
+
+// bounds implements Store.Bounds.
+func (ep *endpoint) bounds() (oldest, newest int64, ok bool) {
+	if !ep.hasRows {
+		return 0, 0, false
+	}
+	fl := ep.floor()
+	for _, ts := range ep.rowColumns() {
+		if i := sort.Search(len(ts), func(i int) bool { return ts[i] >= fl }); i < len(ts) {
+			return ts[i], ep.lastT, true
+		}
+	}
+	return ep.lastT, ep.lastT, true // unreachable: the newest row is >= floor
+}
+
+// rowColumns returns the timestamp columns of all blocks, oldest first.
+func (ep *endpoint) rowColumns() [][]int64 {
+	cols := make([][]int64, 0, len(ep.blocks)+1)
+	for _, b := range ep.blocks {
+		cols = append(cols, b.ts)
+	}
+	return append(cols, ep.head.ts)
+}
+
+// enforceCap drops the oldest data until Bytes is under MaxBytes. Each pass
+// drops at most one block per endpoint, globally oldest first, so endpoints
+// lose history evenly; the block holding an endpoint's newest scrape is
+// never dropped. Only one goroutine trims at a time; concurrent callers
+// return at once, as the trimming one rechecks the total after every drop.
+func (s *Store) enforceCap() {
+	if s.maxBytes <= 0 || s.bytes.Load() <= s.maxBytes || !s.trimMu.TryLock() {
+		return
+	}
+	defer s.trimMu.Unlock()
+	for s.bytes.Load() > s.maxBytes {
+		type cand struct {
+			ep    *endpoint
+			start int64
+		}
+		var cands []cand
+		for _, ep := range s.snapshot() {
+			ep.mu.RLock()
+			if !ep.removed && ep.droppable() {
+				cands = append(cands, cand{ep, ep.blocks[0].ts[0]})
+			}
+			ep.mu.RUnlock()
+		}
+		if len(cands) == 0 {
+			s.cutHeads()
+			return
+		}
+		slices.SortFunc(cands, func(a, b cand) int {
+			if a.start != b.start {
+				if a.start < b.start {
+					return -1
+				}
+				return 1
+			}
+			if a.ep.name < b.ep.name {
+				return -1
+			}
+			return 1
+		})
+		for _, c := range cands {
+			ep := c.ep
+			ep.mu.Lock()
+			if !ep.removed && ep.droppable() {
+				ep.dropBlocks(1)
+				s.bytes.Add(ep.settle())
+			}
+			ep.mu.Unlock()
+			if s.bytes.Load() <= s.maxBytes {
+				return
+			}
+		}
+	}
+}
+
+// cutHeads seals every head holding more than one scrape when nothing else
+// is droppable, so that the next scrape of each endpoint makes its older
+// scrapes droppable. Only a cap too small for the heads alone gets here.
+func (s *Store) cutHeads() {
+	for _, ep := range s.snapshot() {
+		ep.mu.Lock()
+		if !ep.removed && len(ep.head.ts) > 1 {
+			ep.sealHead()
+			s.bytes.Add(ep.settle())
+		}
+		ep.mu.Unlock()
+	}
+}
+
+// snapshot returns the endpoints held now.
+func (s *Store) snapshot() []*endpoint {
+	s.mu.RLock()
+	eps := make([]*endpoint, 0, len(s.eps))
+	for _, ep := range s.eps {
+		eps = append(eps, ep)
+	}
+	s.mu.RUnlock()
+	return eps
+}

@@ -1,0 +1,230 @@
+// Package scraper scrapes a data source's vLLM endpoints on an interval and records what they expose into
+// history, keeping each endpoint's latest status (error, flavor, ranks) for health checks and notices.
+package scraper
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/inferscope/inferscope-vllm/pkg/exposition"
+	"github.com/inferscope/inferscope-vllm/pkg/vllm"
+)
+
+// Target is one endpoint to scrape.
+type Target struct {
+	Name string
+	URL  string
+}
+
+// Recorder is where scrapes go; the history store implements it.
+type Recorder interface {
+	Append(endpoint string, t int64, sc *exposition.Scrape)
+	MarkDown(endpoint string, t int64)
+}
+
+// Options tunes a Scraper.
+type Options struct {
+	Interval time.Duration
+	Timeout  time.Duration
+	// MaxBodyBytes and MaxSamples bound one scrape; exceeding them fails that endpoint's scrape with a clear error.
+	MaxBodyBytes int64
+	MaxSamples   int
+	// Concurrency bounds simultaneous scrapes, so a large fleet does not open hundreds of connections at once.
+	Concurrency int
+	Client      *http.Client
+}
+
+// Defaults for the limits, sized from real vLLM payloads (an 8-engine server with every option is ~500 KB).
+const (
+	DefaultMaxBodyBytes = 16 << 20
+	DefaultMaxSamples   = 200_000
+	DefaultConcurrency  = 16
+)
+
+// Status is an endpoint's latest scrape outcome.
+type Status struct {
+	Name      string          `json:"name"`
+	URL       string          `json:"url"`
+	Up        bool            `json:"up"`
+	Error     string          `json:"error,omitempty"`
+	LastTry   time.Time       `json:"lastScrape"`
+	Duration  time.Duration   `json:"durationNs"`
+	Samples   int             `json:"samples"`
+	BodyBytes int64           `json:"bodyBytes"`
+	Detection *vllm.Detection `json:"detection,omitempty"`
+}
+
+// Scraper scrapes its targets every Interval until Stop.
+type Scraper struct {
+	targets []Target
+	opts    Options
+	rec     Recorder
+
+	// round serialises scrape rounds: a health check's round waits for the background one, so history always
+	// receives an endpoint's scrapes in time order.
+	round  sync.Mutex
+	mu     sync.RWMutex
+	status map[string]Status
+	subs   map[chan int64]struct{}
+
+	stop chan struct{}
+	done chan struct{}
+	once sync.Once
+}
+
+// New builds a Scraper; call Start to begin scraping.
+func New(targets []Target, rec Recorder, opts Options) *Scraper {
+	if opts.Concurrency <= 0 {
+		opts.Concurrency = DefaultConcurrency
+	}
+	if opts.MaxBodyBytes == 0 {
+		opts.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if opts.MaxSamples == 0 {
+		opts.MaxSamples = DefaultMaxSamples
+	}
+	s := &Scraper{targets: targets, opts: opts, rec: rec, status: map[string]Status{}, subs: map[chan int64]struct{}{},
+		stop: make(chan struct{}), done: make(chan struct{})}
+	for _, t := range targets {
+		s.status[t.Name] = Status{Name: t.Name, URL: redact(t.URL), Error: "not scraped yet"}
+	}
+	return s
+}
+
+// Start scrapes all targets now and then every Interval, in the background.
+func (s *Scraper) Start() {
+	go func() {
+		defer close(s.done)
+		tick := time.NewTicker(s.opts.Interval)
+		defer tick.Stop()
+		for {
+			s.ScrapeAll(context.Background())
+			select {
+			case <-s.stop:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+}
+
+// Stop ends scraping and waits for the scrape in flight, so a disposed instance leaves nothing running.
+func (s *Scraper) Stop() {
+	s.once.Do(func() { close(s.stop) })
+	<-s.done
+}
+
+// ScrapeAll scrapes every target once, concurrently, records the results and notifies subscribers.
+func (s *Scraper) ScrapeAll(ctx context.Context) {
+	s.round.Lock()
+	defer s.round.Unlock()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-s.stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	sem := make(chan struct{}, s.opts.Concurrency)
+	var wg sync.WaitGroup
+	for _, t := range s.targets {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(t Target) {
+			defer func() { <-sem; wg.Done() }()
+			s.scrapeOne(ctx, t)
+		}(t)
+	}
+	wg.Wait()
+	s.notify(time.Now().UnixMilli())
+}
+
+// keepFamily drops families no query reads (Python runtime, process, HTTP server metrics), which are most of a
+// payload's lines and would otherwise fill history.
+func keepFamily(name string) bool {
+	return strings.HasPrefix(name, "vllm") || strings.HasPrefix(name, "dynamo_")
+}
+
+func (s *Scraper) scrapeOne(ctx context.Context, t Target) {
+	start := time.Now()
+	res, err := exposition.Fetch(ctx, s.opts.Client, t.URL, exposition.ScrapeOptions{
+		MaxBodyBytes: s.opts.MaxBodyBytes,
+		Timeout:      s.opts.Timeout,
+		Parse:        exposition.ParseOptions{Keep: keepFamily, MaxSamples: s.opts.MaxSamples},
+	})
+	st := Status{Name: t.Name, URL: redact(t.URL), LastTry: start}
+	if err != nil {
+		if errors.Is(ctx.Err(), context.Canceled) {
+			return // shutting down: not the endpoint's fault
+		}
+		st.Error = err.Error()
+		st.Duration = time.Since(start)
+		s.rec.MarkDown(t.Name, start.UnixMilli())
+	} else {
+		st.Up = true
+		st.Duration, st.BodyBytes, st.Samples = res.Duration, res.BodyBytes, res.Scrape.NumSamples()
+		d := vllm.Detect(vllm.ScrapeExposed{Scrape: res.Scrape})
+		st.Detection = &d
+		// Samples are stamped with the time the request was sent, as Prometheus does.
+		s.rec.Append(t.Name, res.Start.UnixMilli(), res.Scrape)
+	}
+	s.mu.Lock()
+	s.status[t.Name] = st
+	s.mu.Unlock()
+}
+
+// Statuses returns every target's latest status, in target order.
+func (s *Scraper) Statuses() []Status {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	out := make([]Status, 0, len(s.targets))
+	for _, t := range s.targets {
+		out = append(out, s.status[t.Name])
+	}
+	return out
+}
+
+// Subscribe returns a channel that receives the time of every completed scrape round, and a function that
+// unsubscribes. Slow receivers miss rounds rather than stall scraping.
+func (s *Scraper) Subscribe() (<-chan int64, func()) {
+	ch := make(chan int64, 1)
+	s.mu.Lock()
+	s.subs[ch] = struct{}{}
+	s.mu.Unlock()
+	return ch, func() {
+		s.mu.Lock()
+		delete(s.subs, ch)
+		s.mu.Unlock()
+	}
+}
+
+func (s *Scraper) notify(t int64) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	for ch := range s.subs {
+		select {
+		case ch <- t:
+		default:
+		}
+	}
+}
+
+// redact removes credentials from a URL for display.
+func redact(raw string) string {
+	i := strings.Index(raw, "://")
+	at := strings.LastIndex(raw, "@")
+	if i < 0 || at < i {
+		return raw
+	}
+	slash := strings.Index(raw[i+3:], "/")
+	if slash >= 0 && i+3+slash < at {
+		return raw // the @ is in the path, not in userinfo
+	}
+	return raw[:i+3] + "[redacted]@" + raw[at+1:]
+}

@@ -1,0 +1,384 @@
+package sim
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"strings"
+	"time"
+)
+
+// Config describes one simulated deployment and the server that exposes it. It is what a scenario
+// file holds (JSON, snake_case keys); command-line flags override it field by field.
+type Config struct {
+	// Flavor is which server's /metrics to impersonate.
+	Flavor Flavor `json:"flavor"`
+	// Model is the served model name (label model_name / model).
+	Model string `json:"model"`
+	// Engines is the data-parallel size: engine="0".."N-1" (dp for Ascend).
+	Engines int `json:"engines"`
+	// APIServers splits the engines across this many endpoints (external/hybrid DP load balancing).
+	APIServers int `json:"api_servers"`
+	// APIServerIndex is which share of the engines this endpoint serves.
+	APIServerIndex int `json:"api_server_index"`
+	// APIServerProcesses is vLLM's --api-server-count behind this one endpoint; above 1 the
+	// exposition comes from prometheus_client's multiprocess collector.
+	APIServerProcesses int `json:"api_server_processes"`
+	// PIDLabel reproduces the pre-vllm-project/vllm#28792 artefact: kv_cache_usage_perc gets a pid
+	// label, one series per API-server process, only one of them non-zero.
+	PIDLabel bool `json:"pid_label"`
+
+	// Seed makes a run reproducible.
+	Seed int64 `json:"seed"`
+	// QPS is the fleet-wide mean arrival rate (Poisson).
+	QPS float64 `json:"qps"`
+	// QPSWaveAmplitude (0..1) modulates the rate sinusoidally: qps*(1+a*sin(2πt/period)).
+	QPSWaveAmplitude float64 `json:"qps_wave_amplitude"`
+	// QPSWavePeriod is the period of that modulation.
+	QPSWavePeriod Duration `json:"qps_wave_period"`
+	// PromptTokensMean and PromptTokensSigma shape the log-normal prompt length.
+	PromptTokensMean  float64 `json:"prompt_tokens_mean"`
+	PromptTokensSigma float64 `json:"prompt_tokens_sigma"`
+	// OutputTokensMean and OutputTokensSigma shape the log-normal natural output length.
+	OutputTokensMean  float64 `json:"output_tokens_mean"`
+	OutputTokensSigma float64 `json:"output_tokens_sigma"`
+	// MaxTokens, when > 0, is every request's max_tokens; 0 draws from a typical client mix.
+	MaxTokens int `json:"max_tokens"`
+	// AbortRate is the share of requests whose client disconnects mid-stream.
+	AbortRate float64 `json:"abort_rate"`
+	// ErrorRate is the share of requests that end with finished_reason="error" (a 5xx).
+	ErrorRate float64 `json:"error_rate"`
+	// StreamRate is the share of streaming requests (Dynamo request_type).
+	StreamRate float64 `json:"stream_rate"`
+	// ClientTimeout is how long a client waits for its first token before giving up (the
+	// request is aborted); 0 waits forever. It keeps an overloaded queue bounded, as in life.
+	ClientTimeout Duration `json:"client_timeout"`
+
+	// MaxModelLen is --max-model-len; token histograms use 1-2-5 buckets up to it.
+	MaxModelLen int `json:"max_model_len"`
+	// BlockSize is the KV block size in tokens.
+	BlockSize int `json:"block_size"`
+	// NumGPUBlocks is the KV pool size per engine (vLLM's num_gpu_blocks, null block included).
+	NumGPUBlocks int `json:"num_gpu_blocks"`
+	// MaxNumSeqs caps running requests per engine.
+	MaxNumSeqs int `json:"max_num_seqs"`
+	// MaxNumBatchedTokens is the per-step token budget (chunked prefill).
+	MaxNumBatchedTokens int `json:"max_num_batched_tokens"`
+	// PrefixHitRate is the target share of prompt tokens served from the prefix cache.
+	PrefixHitRate float64 `json:"prefix_hit_rate"`
+	// SpecTokens is num_speculative_tokens; 0 disables speculative decoding.
+	SpecTokens int `json:"spec_tokens"`
+	// SpecAcceptance is the per-position acceptance rate (accepted_per_pos/drafts), non-increasing.
+	SpecAcceptance []float64 `json:"spec_acceptance"`
+	// Routing is the DP load-balancing policy: "balanced" or "skewed".
+	Routing string `json:"routing"`
+	// Skew is the share of requests the hot engine (engine 0) takes under "skewed" routing.
+	Skew float64 `json:"skew"`
+	// Perf is the step-time model; fields a scenario leaves out keep the Llama-3.1-8B defaults.
+	Perf Perf `json:"perf"`
+
+	// DynamoKVStats picks Dynamo's KV gauge names: "current" (dynamo_component_total_blocks and
+	// gpu_cache_usage_percent per dp_rank) or "legacy" (dynamo_component_kvstats_*).
+	DynamoKVStats string `json:"dynamo_kvstats"`
+
+	// Addr is the listen address; empty means :8000, or :8081 for dynamo-worker.
+	Addr string `json:"addr"`
+	// Speed is simulated seconds per real second.
+	Speed float64 `json:"speed"`
+	// ProfilerConfig is the ms_service_profiler_config.json path (Ascend); defaults to
+	// $SERVICE_PROF_CONFIG_PATH.
+	ProfilerConfig string `json:"profiler_config"`
+	// ProfilerPoll is how often that file is re-read.
+	ProfilerPoll Duration `json:"profiler_poll"`
+}
+
+// Perf is a step-time model of one engine: a step costs a fixed part (weights read), a part per
+// decoding sequence and per context token (KV read), and a part per prefill token (compute).
+type Perf struct {
+	// StepBaseMs is the fixed cost of one step (reading the weights).
+	StepBaseMs float64 `json:"step_base_ms"`
+	// DecodePerSeqMs is added per decoding sequence.
+	DecodePerSeqMs float64 `json:"decode_per_seq_ms"`
+	// KVReadPerKTokenMs is added per 1000 context tokens of the decoding sequences.
+	KVReadPerKTokenMs float64 `json:"kv_read_per_ktoken_ms"`
+	// PrefillPerTokenMs is added per prompt token computed.
+	PrefillPerTokenMs float64 `json:"prefill_per_token_ms"`
+	// SpecDraftPerTokenMs is added per speculative position when any sequence decodes.
+	SpecDraftPerTokenMs float64 `json:"spec_draft_per_token_ms"`
+	// SpecVerifyPerTokMs is added per extra token verified per sequence.
+	SpecVerifyPerTokMs float64 `json:"spec_verify_per_token_ms"`
+	// APIOverheadMs is the API server's share of TTFT and e2e latency (tokenization, IPC).
+	APIOverheadMs float64 `json:"api_overhead_ms"`
+	// Jitter is the log-space sigma of the noise on every step.
+	Jitter float64 `json:"jitter"`
+}
+
+// DefaultPerf approximates Llama-3.1-8B in bf16 on one H100/A100-80GB class GPU.
+func DefaultPerf() Perf {
+	return Perf{
+		StepBaseMs:          7.0,   // ~16 GB of weights read per step
+		DecodePerSeqMs:      0.035, // sampling and bookkeeping per sequence
+		KVReadPerKTokenMs:   0.06,  // 128 KiB of KV per token at ~2 TB/s
+		PrefillPerTokenMs:   0.055, // ~18k prompt tokens/s
+		SpecDraftPerTokenMs: 0.9,   // a small draft head per speculative position
+		SpecVerifyPerTokMs:  0.02,  // extra verified tokens per sequence
+		APIOverheadMs:       1.5,   // tokenization and IPC in the API server
+		Jitter:              0.05,
+	}
+}
+
+// Default returns the built-in configuration: one engine serving Llama-3.1-8B at 4 req/s.
+func Default() Config {
+	return Config{
+		Flavor:              FlavorV1,
+		Model:               "meta-llama/Llama-3.1-8B-Instruct",
+		Engines:             1,
+		APIServers:          1,
+		APIServerProcesses:  1,
+		Seed:                1,
+		QPS:                 4,
+		QPSWavePeriod:       Duration(10 * time.Minute),
+		PromptTokensMean:    1024,
+		PromptTokensSigma:   0.9,
+		OutputTokensMean:    256,
+		OutputTokensSigma:   0.8,
+		AbortRate:           0.01,
+		StreamRate:          0.8,
+		ClientTimeout:       Duration(10 * time.Minute),
+		MaxModelLen:         32768,
+		BlockSize:           16,
+		NumGPUBlocks:        8192,
+		MaxNumSeqs:          256,
+		MaxNumBatchedTokens: 8192,
+		PrefixHitRate:       0.25,
+		Routing:             "balanced",
+		Skew:                0.7,
+		Perf:                DefaultPerf(),
+		DynamoKVStats:       "current",
+		Speed:               1,
+		ProfilerPoll:        Duration(500 * time.Millisecond),
+	}
+}
+
+// LoadScenario reads a JSON scenario file on top of base; unknown keys are errors so typos surface.
+func LoadScenario(path string, base Config) (Config, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return base, fmt.Errorf("scenario: %w", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	cfg := base
+	if err := dec.Decode(&cfg); err != nil {
+		return base, fmt.Errorf("scenario %s: %w", path, err)
+	}
+	return cfg, nil
+}
+
+// Validate reports every problem with c at once, so a bad scenario is fixed in one go.
+func (c *Config) Validate() error {
+	var errs []error
+	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+	if _, err := ParseFlavor(string(c.Flavor)); err != nil {
+		errs = append(errs, err)
+	}
+	if strings.TrimSpace(c.Model) == "" {
+		bad("model must not be empty")
+	}
+	if c.Engines < 1 || c.Engines > 256 {
+		bad("engines must be between 1 and 256, got %d", c.Engines)
+	}
+	if c.Flavor == FlavorV0 && c.Engines != 1 {
+		bad("flavor vllm-v0 has no data parallelism (no engine label): engines must be 1, got %d", c.Engines)
+	}
+	if c.Engines >= 1 && (c.APIServers < 1 || c.APIServers > c.Engines) {
+		bad("api-servers must be between 1 and engines (%d), got %d", c.Engines, c.APIServers)
+	}
+	if c.APIServerIndex < 0 || c.APIServerIndex >= c.APIServers {
+		bad("api-server-index must be in [0, %d), got %d", c.APIServers, c.APIServerIndex)
+	}
+	if c.APIServerProcesses < 1 || c.APIServerProcesses > 64 {
+		bad("api-server-processes must be between 1 and 64, got %d", c.APIServerProcesses)
+	}
+	if c.APIServerProcesses > 1 && (c.Flavor == FlavorV0 || c.Flavor == FlavorDynamoWorker || c.Flavor == FlavorDynamoFrontend) {
+		bad("api-server-processes > 1 applies to the V1 API server flavors only, not %s", c.Flavor)
+	}
+	if c.PIDLabel {
+		if c.APIServerProcesses < 2 {
+			bad("pid-label needs api-server-processes >= 2 (the artefact comes from several API-server processes)")
+		}
+		if c.Flavor == FlavorV0 || c.Flavor == FlavorDynamoWorker || c.Flavor == FlavorDynamoFrontend {
+			bad("pid-label applies to the V1 API server flavors only, not %s", c.Flavor)
+		}
+	}
+	if c.QPS < 0 || math.IsNaN(c.QPS) || math.IsInf(c.QPS, 0) || c.QPS > 10000 {
+		bad("qps must be between 0 and 10000, got %v", c.QPS)
+	}
+	if c.QPSWaveAmplitude < 0 || c.QPSWaveAmplitude > 1 {
+		bad("qps-wave-amplitude must be between 0 and 1, got %v", c.QPSWaveAmplitude)
+	}
+	if c.QPSWaveAmplitude > 0 && time.Duration(c.QPSWavePeriod) < time.Second {
+		bad("qps-wave-period must be at least 1s, got %s", time.Duration(c.QPSWavePeriod))
+	}
+	if c.ClientTimeout < 0 {
+		bad("client-timeout must not be negative")
+	}
+	if c.PromptTokensMean < 1 || c.OutputTokensMean < 1 {
+		bad("prompt-tokens-mean and output-tokens-mean must be >= 1")
+	}
+	if c.PromptTokensSigma < 0 || c.PromptTokensSigma > 3 || c.OutputTokensSigma < 0 || c.OutputTokensSigma > 3 {
+		bad("token sigmas must be between 0 and 3")
+	}
+	for _, p := range []struct {
+		name string
+		v    float64
+	}{{"abort-rate", c.AbortRate}, {"error-rate", c.ErrorRate}, {"stream-rate", c.StreamRate},
+		{"prefix-hit-rate", c.PrefixHitRate}, {"skew", c.Skew}} {
+		if p.v < 0 || p.v > 1 || math.IsNaN(p.v) {
+			bad("%s must be between 0 and 1, got %v", p.name, p.v)
+		}
+	}
+	if c.AbortRate+c.ErrorRate > 1 {
+		bad("abort-rate + error-rate must not exceed 1")
+	}
+	if c.MaxModelLen < 64 || c.MaxModelLen > 1<<21 {
+		bad("max-model-len must be between 64 and %d, got %d", 1<<21, c.MaxModelLen)
+	}
+	if c.MaxTokens < 0 || c.MaxTokens >= c.MaxModelLen {
+		bad("max-tokens must be between 0 (client mix) and max-model-len-1, got %d", c.MaxTokens)
+	}
+	switch c.BlockSize {
+	case 1, 8, 16, 32, 64, 128:
+	default:
+		bad("block-size must be one of 1, 8, 16, 32, 64, 128, got %d", c.BlockSize)
+	}
+	if c.MaxNumSeqs < 1 || c.MaxNumSeqs > 4096 {
+		bad("max-num-seqs must be between 1 and 4096, got %d", c.MaxNumSeqs)
+	}
+	if c.SpecTokens < 0 || c.SpecTokens > 16 {
+		bad("spec-tokens must be between 0 and 16, got %d", c.SpecTokens)
+	}
+	if c.MaxNumBatchedTokens < 1+c.SpecTokens || c.MaxNumBatchedTokens > 1<<20 {
+		bad("max-num-batched-tokens must be between %d and %d, got %d", 1+c.SpecTokens, 1<<20, c.MaxNumBatchedTokens)
+	}
+	if c.BlockSize > 0 && c.MaxModelLen > 0 {
+		// vLLM refuses to start when one max-length sequence cannot fit in the KV cache.
+		need := (c.MaxModelLen+c.SpecTokens+c.BlockSize)/c.BlockSize + 1
+		if c.NumGPUBlocks < need || c.NumGPUBlocks > 1<<24 {
+			bad("num-gpu-blocks must be between %d (one max-model-len sequence) and %d, got %d", need, 1<<24, c.NumGPUBlocks)
+		}
+	}
+	if c.SpecTokens > 0 {
+		if len(c.SpecAcceptance) != 0 && len(c.SpecAcceptance) != c.SpecTokens {
+			bad("spec-acceptance needs %d values (one per position), got %d", c.SpecTokens, len(c.SpecAcceptance))
+		}
+		prev := 1.0
+		for i, p := range c.SpecAcceptance {
+			if p < 0 || p > 1 || math.IsNaN(p) {
+				bad("spec-acceptance[%d] must be between 0 and 1, got %v", i, p)
+			}
+			if p > prev {
+				bad("spec-acceptance must not increase with position (position %d: %v > %v)", i, p, prev)
+			}
+			prev = p
+		}
+	}
+	switch c.Routing {
+	case "balanced", "skewed":
+	default:
+		bad("routing must be balanced or skewed, got %q", c.Routing)
+	}
+	switch c.DynamoKVStats {
+	case "current", "legacy":
+	default:
+		bad("dynamo-kvstats must be current or legacy, got %q", c.DynamoKVStats)
+	}
+	if c.Speed <= 0 || c.Speed > 100000 || math.IsNaN(c.Speed) {
+		bad("speed must be > 0 and <= 100000, got %v", c.Speed)
+	}
+	if time.Duration(c.ProfilerPoll) < 10*time.Millisecond || time.Duration(c.ProfilerPoll) > time.Second {
+		bad("profiler-poll must be between 10ms and 1s, got %s", time.Duration(c.ProfilerPoll))
+	}
+	p := c.Perf
+	for _, v := range []float64{p.StepBaseMs, p.DecodePerSeqMs, p.KVReadPerKTokenMs, p.PrefillPerTokenMs,
+		p.SpecDraftPerTokenMs, p.SpecVerifyPerTokMs, p.APIOverheadMs, p.Jitter} {
+		if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+			bad("perf values must be finite and >= 0")
+			break
+		}
+	}
+	if p.StepBaseMs < 0.1 {
+		bad("perf.step_base_ms must be at least 0.1")
+	}
+	if p.Jitter > 1 {
+		bad("perf.jitter must be at most 1")
+	}
+	return errors.Join(errs...)
+}
+
+// specProfile returns the acceptance profile, filling a sensible default when none is given.
+func (c *Config) specProfile() []float64 {
+	if c.SpecTokens == 0 {
+		return nil
+	}
+	if len(c.SpecAcceptance) == c.SpecTokens {
+		return c.SpecAcceptance
+	}
+	out := make([]float64, c.SpecTokens)
+	p := 0.8
+	for i := range out {
+		out[i] = p
+		p *= 0.75
+	}
+	return out
+}
+
+// localEngines is the [lo, hi) range of engine indexes this endpoint exposes.
+func (c *Config) localEngines() (lo, hi int) {
+	lo = c.APIServerIndex * c.Engines / c.APIServers
+	hi = (c.APIServerIndex + 1) * c.Engines / c.APIServers
+	return lo, hi
+}
+
+// listenAddr resolves the flavor's conventional port when no address was given: Dynamo's
+// worker system server listens on 8081, everything else on vLLM's 8000.
+func (c *Config) listenAddr() string {
+	switch {
+	case c.Addr != "":
+		return c.Addr
+	case c.Flavor == FlavorDynamoWorker:
+		return ":8081"
+	default:
+		return ":8000"
+	}
+}
+
+// Duration is a time.Duration that reads "90s"/"10m" strings or plain seconds from JSON.
+type Duration time.Duration
+
+// UnmarshalJSON accepts a Go duration string or a number of seconds.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err == nil {
+		v, err := time.ParseDuration(s)
+		if err != nil {
+			return err
+		}
+		*d = Duration(v)
+		return nil
+	}
+	var secs float64
+	if err := json.Unmarshal(b, &secs); err != nil {
+		return fmt.Errorf("duration must be a string like \"10m\" or a number of seconds: %s", b)
+	}
+	*d = Duration(secs * float64(time.Second))
+	return nil
+}
+
+// MarshalJSON writes the Go duration string.
+func (d Duration) MarshalJSON() ([]byte, error) {
+	return json.Marshal(time.Duration(d).String())
+}

@@ -1,0 +1,421 @@
+package sim
+
+import (
+	"math"
+)
+
+// engine is one vLLM EngineCore (one DP rank): a continuous-batching scheduler over a paged KV
+// pool, advanced one model step at a time.
+type engine struct {
+	idx   int
+	fleet *Fleet
+	cfg   *Config
+	rng   *rng
+	clock float64 // end of the last step, seconds since start
+
+	waiting requestQueue
+	running []*request
+	kv      kvPool
+
+	st  *engineStats
+	asc *ascendStats // nil unless the flavor is vllm-ascend
+
+	specCond []float64 // P(position i accepted | position i-1 accepted)
+	sched    []scheduledWork
+	finished bool // a running request finished during the current step
+}
+
+type scheduledWork struct {
+	r       *request
+	n       int // tokens processed this step
+	prefill bool
+}
+
+func newEngine(f *Fleet, idx int) *engine {
+	cfg := &f.cfg
+	e := &engine{
+		idx:   idx,
+		fleet: f,
+		cfg:   cfg,
+		rng:   newRNG(cfg.Seed, uint64(100+idx)),
+		kv:    kvPool{total: cfg.NumGPUBlocks},
+		st:    newEngineStats(cfg.Flavor, cfg.MaxModelLen, cfg.SpecTokens),
+	}
+	if cfg.Flavor == FlavorAscend {
+		e.asc = newAscendStats()
+	}
+	prev := 1.0
+	for _, p := range cfg.specProfile() {
+		c := 0.0
+		if prev > 0 {
+			c = p / prev
+		}
+		e.specCond = append(e.specCond, c)
+		prev = p
+	}
+	return e
+}
+
+func (e *engine) hasWork() bool { return len(e.running)+e.waiting.len() > 0 }
+
+// load is the score vLLM's DP coordinator balances on: waiting requests weigh four times running.
+func (e *engine) load() int { return 4*e.waiting.len() + len(e.running) }
+
+func (e *engine) enqueue(r *request) {
+	r.engine = e.idx
+	e.waiting.pushBack(r)
+	e.st.workerRequests++
+	e.st.workerRequestBytes += float64(1050 + 6*r.promptLen)
+}
+
+// advanceTo runs every step that starts before t; the last one may end after t, as a real step
+// in flight would.
+func (e *engine) advanceTo(t float64) {
+	for e.clock < t {
+		if !e.hasWork() {
+			e.clock = t
+			return
+		}
+		if !e.step() {
+			// Nothing schedulable although work is queued: cannot happen with a validated config,
+			// but never spin.
+			e.clock += 0.001
+		}
+	}
+}
+
+// step schedules one batch the way vLLM's V1 scheduler does, runs it, and applies its outputs.
+func (e *engine) step() bool {
+	cfg := e.cfg
+	bs := cfg.BlockSize
+	t := e.clock
+	budget := cfg.MaxNumBatchedTokens
+	e.sched = e.sched[:0]
+	preempted := false
+	e.expireWaiting(t)
+
+	// Running requests first, in admission order; a request that cannot get KV blocks evicts
+	// the most recently admitted one (possibly itself), which goes back to the head of the queue.
+	for i := 0; i < len(e.running); i++ {
+		r := e.running[i]
+		var n int
+		prefill := r.computed < r.prefillTarget
+		if prefill {
+			n = min(r.prefillTarget-r.computed, budget)
+			if n == 0 {
+				continue
+			}
+		} else {
+			n = 1 + cfg.SpecTokens
+			if n > budget {
+				continue
+			}
+		}
+		need := blocksFor(r.computed+n, bs) - r.blocks
+		self := false
+		for need > e.kv.free() {
+			victim := e.running[len(e.running)-1]
+			e.running = e.running[:len(e.running)-1]
+			e.preempt(victim)
+			preempted = true
+			if victim == r {
+				self = true
+				break
+			}
+		}
+		if self {
+			break
+		}
+		if need > 0 {
+			e.kv.alloc(need)
+			r.blocks += need
+		}
+		budget -= n
+		e.sched = append(e.sched, scheduledWork{r: r, n: n, prefill: prefill})
+	}
+
+	// New and preempted requests are admitted only in steps without preemption, FCFS.
+	if !preempted {
+		for e.waiting.len() > 0 && len(e.running) < cfg.MaxNumSeqs && budget > 0 {
+			r := e.waiting.front()
+			hit := e.prefixHit(r)
+			n := min(r.prefillTarget-hit, budget)
+			need := blocksFor(hit+n, bs)
+			if !e.kv.alloc(need) {
+				break
+			}
+			e.waiting.popFront()
+			r.blocks = need
+			r.computed = hit
+			e.st.prefixQueries += float64(r.prefillTarget)
+			e.st.prefixHits += float64(hit)
+			if r.scheduled < 0 {
+				r.scheduled = t
+				r.cachedFirst = hit
+			}
+			e.running = append(e.running, r)
+			budget -= n
+			e.sched = append(e.sched, scheduledWork{r: r, n: n, prefill: true})
+		}
+	}
+	if len(e.sched) == 0 {
+		return false
+	}
+
+	tEnd := t + e.stepDuration()
+	iterPrompt, iterGen := 0, 0
+	firstITL := -1.0
+	for _, s := range e.sched {
+		r := s.r
+		if s.prefill {
+			r.computed += s.n
+			if r.computed < r.prefillTarget {
+				continue
+			}
+			// The prefill is complete: the model samples the next token.
+			if r.firstToken < 0 {
+				iterPrompt += r.promptLen
+			}
+			if itl := e.emit(r, 1, tEnd); itl >= 0 && firstITL < 0 {
+				firstITL = itl
+			}
+			iterGen++
+			continue
+		}
+		emitted := 1 + e.speculate()
+		emitted = min(emitted, r.targetOut-r.generated)
+		r.computed += emitted
+		if itl := e.emit(r, emitted, tEnd); itl >= 0 && firstITL < 0 {
+			firstITL = itl
+		}
+		iterGen += emitted
+	}
+	if e.finished {
+		e.compactRunning()
+		e.finished = false
+	}
+	e.clock = tEnd
+
+	if iterPrompt+iterGen > 0 {
+		e.st.iterTokens.observe(float64(iterPrompt+iterGen), 1)
+	}
+	if a := e.asc; a != nil && e.fleet.profiling {
+		a.recorded = true
+		a.batchSize.observe(float64(len(e.running)), 1)
+		a.waitingBatchSize.observe(float64(e.waiting.len()), 1)
+		if iterPrompt+iterGen > 0 {
+			a.totalTokens.observe(float64(iterPrompt+iterGen), 1)
+			// The tool's counters add 1 when an iteration has no tokens of that kind
+			// (inc(value if value > 0 else 1)); the totals drift above the token counts.
+			a.input += float64(max(iterPrompt, 1))
+			a.output += float64(max(iterGen, 1))
+			a.inputSeen, a.outputSeen = true, true
+		}
+		if firstITL >= 0 {
+			a.secondTokenLatency.observe(firstITL, 1)
+		}
+	}
+	return true
+}
+
+// stepDuration is the model's cost for the scheduled batch, with a little noise.
+func (e *engine) stepDuration() float64 {
+	p := e.cfg.Perf
+	prefillTokens, decodeSeqs, contextTokens := 0, 0, 0
+	for _, s := range e.sched {
+		if s.prefill {
+			prefillTokens += s.n
+		} else {
+			decodeSeqs++
+			contextTokens += s.r.computed
+		}
+	}
+	ms := p.StepBaseMs + float64(decodeSeqs)*p.DecodePerSeqMs + float64(contextTokens)/1000*p.KVReadPerKTokenMs +
+		float64(prefillTokens)*p.PrefillPerTokenMs
+	if k := e.cfg.SpecTokens; k > 0 && decodeSeqs > 0 {
+		ms += float64(k)*p.SpecDraftPerTokenMs + float64(decodeSeqs*k)*p.SpecVerifyPerTokMs
+	}
+	if p.Jitter > 0 {
+		ms *= math.Exp(p.Jitter*e.rng.NormFloat64() - p.Jitter*p.Jitter/2)
+	}
+	return ms / 1000
+}
+
+// speculate runs one draft-and-verify round and returns how many draft tokens were accepted.
+func (e *engine) speculate() int {
+	k := len(e.specCond)
+	if k == 0 {
+		return 0
+	}
+	st := e.st
+	st.specDrafts++
+	st.specDraftTokens += float64(k)
+	a := 0
+	for a < k && e.rng.Float64() < e.specCond[a] {
+		st.specAcceptedPerPos[a]++
+		a++
+	}
+	st.specAccepted += float64(a)
+	st.specEmitted += float64(a + 1)
+	return a
+}
+
+// prefixHit is how many of the tokens to compute are already in the prefix cache, in whole
+// blocks and never all of them: vLLM always recomputes at least the last token.
+func (e *engine) prefixHit(r *request) int {
+	rate := e.cfg.PrefixHitRate
+	if rate == 0 {
+		return 0
+	}
+	f := 0.5 // a preempted request finds about half of its own blocks not yet evicted
+	if r.scheduled < 0 {
+		f = math.Min(math.Max(rate+0.12*e.rng.NormFloat64(), 0), 0.95)
+	}
+	bs := e.cfg.BlockSize
+	return int(f*float64(r.prefillTarget-1)) / bs * bs
+}
+
+// expireWaiting aborts queued requests whose client gave up before its first token. The queue
+// is in arrival order apart from preempted requests at its head, so the scan stops at the first
+// request still within its timeout.
+func (e *engine) expireWaiting(t float64) {
+	timeout := float64(e.cfg.ClientTimeout) / 1e9
+	if timeout <= 0 {
+		return
+	}
+	// Preempted requests that already streamed tokens stay; their clients are still reading.
+	var keep []*request
+	for e.waiting.len() > 0 {
+		r := e.waiting.front()
+		if r.firstToken >= 0 {
+			keep = append(keep, e.waiting.popFront())
+			continue
+		}
+		if t-r.arrival < timeout {
+			break
+		}
+		e.waiting.popFront()
+		if r.scheduled < 0 {
+			r.scheduled = t
+		}
+		r.endReason, r.firstToken, r.lastToken = "abort", t, t
+		e.finish(r, t)
+	}
+	for i := len(keep) - 1; i >= 0; i-- {
+		e.waiting.pushFront(keep[i])
+	}
+}
+
+func (e *engine) preempt(r *request) {
+	e.kv.release(r.blocks)
+	r.blocks, r.computed = 0, 0
+	r.prefillTarget = r.promptLen + r.generated
+	e.st.preemptions++
+	e.waiting.pushFront(r)
+}
+
+// emit hands n new tokens of r to the API server at time t and returns the inter-token latency
+// it recorded, or -1 for a first token.
+func (e *engine) emit(r *request, n int, t float64) float64 {
+	st := e.st
+	f := e.fleet
+	itl := -1.0
+	if r.firstToken < 0 {
+		r.firstToken = t
+		ttft := t - r.arrival + e.cfg.Perf.APIOverheadMs/1000
+		st.ttft.observe(ttft, 1)
+		st.firstTokens++
+		st.promptTokens += float64(r.promptLen)
+		st.promptCacheHit += float64(r.cachedFirst)
+		if e.asc != nil && f.profiling {
+			e.asc.fineTTFT.observe(ttft, 1)
+		}
+		if f.fe != nil {
+			f.fe.ttft.observe(ttft+0.002, 1)
+		}
+	} else {
+		itl = t - r.lastToken
+		st.itl.observe(itl, 1)
+		if f.fe != nil {
+			f.fe.itl.observe(itl, 1)
+		}
+	}
+	r.lastToken = t
+	r.generated += n
+	st.generationTokens += float64(n)
+	st.workerResponseBytes += float64(180 * n)
+	if f.fe != nil {
+		f.fe.outputTokens += float64(n)
+	}
+	if r.generated >= r.targetOut {
+		e.finish(r, t)
+	}
+	return itl
+}
+
+func (e *engine) finish(r *request, t float64) {
+	st := e.st
+	e.kv.release(r.blocks)
+	r.blocks = 0
+	r.done = true
+	e.finished = true
+
+	reason := r.endReason
+	if reason == "error" && !e.cfg.Flavor.hasErrorReason() {
+		reason = "abort" // older versions have no FinishReason.ERROR
+	}
+	ovh := e.cfg.Perf.APIOverheadMs / 1000
+	e2e := t - r.arrival + ovh
+	decode := r.lastToken - r.firstToken
+	tpot := 0.0
+	if r.generated > 1 {
+		tpot = decode / float64(r.generated-1)
+	}
+	st.success[reason]++
+	st.e2e.observe(e2e, 1)
+	st.queue.observe(r.scheduled-r.arrival, 1)
+	st.prefill.observe(r.firstToken-r.scheduled, 1)
+	st.decode.observe(decode, 1)
+	st.inference.observe(r.lastToken-r.scheduled, 1)
+	st.tpotRequest.observe(tpot, 1)
+	st.reqPromptTokens.observe(float64(r.promptLen), 1)
+	st.reqGenTokens.observe(float64(r.generated), 1)
+	st.reqMaxGen.observe(float64(r.generated), 1)
+	st.paramsMaxTokens.observe(float64(r.maxTokens), 1)
+	st.paramsN.observe(1, 1)
+	st.prefillKV.observe(float64(r.promptLen-r.cachedFirst), 1)
+	st.workerDuration.observe(e2e, 1)
+
+	f := e.fleet
+	if a := e.asc; a != nil && f.profiling {
+		a.fineTPOT.observe(tpot, 1)
+		a.chatCompletion.observe(e2e+0.0008, 1)
+	}
+	if fe := f.fe; fe != nil {
+		status := "success"
+		if reason == "error" {
+			status = "error"
+		}
+		kind := "unary"
+		if r.stream {
+			kind = "stream"
+		}
+		fe.requests[[2]string{kind, status}]++
+		fe.duration.observe(e2e+0.003, 1)
+		fe.isl.observe(float64(r.promptLen), 1)
+		fe.osl.observe(float64(r.generated), 1)
+	}
+}
+
+func (e *engine) compactRunning() {
+	kept := e.running[:0]
+	for _, r := range e.running {
+		if !r.done {
+			kept = append(kept, r)
+		}
+	}
+	for i := len(kept); i < len(e.running); i++ {
+		e.running[i] = nil
+	}
+	e.running = kept
+}

@@ -1,0 +1,146 @@
+package sim
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ParseArgs builds a Config from command-line arguments: defaults, then the -scenario file if
+// any, then every flag given explicitly. getenv supplies SERVICE_PROF_CONFIG_PATH; usage and
+// errors go to out. It returns flag.ErrHelp for -h.
+func ParseArgs(args []string, getenv func(string) string, out io.Writer) (Config, error) {
+	// The first pass only finds -scenario; the second binds flags over the scenario's values so
+	// that flags left out keep what the file says.
+	var scenario string
+	probe := Default()
+	fs := newFlagSet(&probe, &scenario, io.Discard)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fs.SetOutput(out)
+			fs.Usage()
+		}
+		return Config{}, err
+	}
+	if fs.NArg() > 0 {
+		return Config{}, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
+	}
+
+	cfg := Default()
+	cfg.ProfilerConfig = getenv("SERVICE_PROF_CONFIG_PATH")
+	if scenario != "" {
+		var err error
+		if cfg, err = LoadScenario(scenario, cfg); err != nil {
+			return Config{}, err
+		}
+	}
+	fs = newFlagSet(&cfg, &scenario, out)
+	if err := fs.Parse(args); err != nil {
+		return Config{}, err
+	}
+	cfg.Addr = cfg.listenAddr()
+	if err := cfg.Validate(); err != nil {
+		return Config{}, err
+	}
+	return cfg, nil
+}
+
+func newFlagSet(c *Config, scenario *string, out io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("vllm-sim", flag.ContinueOnError)
+	fs.SetOutput(out)
+	fs.Usage = func() {
+		out := fs.Output()
+		fmt.Fprintf(out, "Usage: vllm-sim [flags]\n\nServes a simulated vLLM /metrics and /health. Flags override -scenario.\n\n")
+		fs.PrintDefaults()
+	}
+	fs.StringVar(scenario, "scenario", *scenario, "JSON scenario file (flags given explicitly override it)")
+	fs.Func("flavor", fmt.Sprintf("metrics flavor: %s (default %q)", flavorList(), c.Flavor), func(s string) error {
+		f, err := ParseFlavor(s)
+		if err != nil {
+			return err
+		}
+		c.Flavor = f
+		return nil
+	})
+	fs.StringVar(&c.Model, "model", c.Model, "served model name")
+	fs.IntVar(&c.Engines, "engines", c.Engines, "data-parallel engines (engine=\"0\"..N-1; dp for Ascend)")
+	fs.IntVar(&c.APIServers, "api-servers", c.APIServers, "endpoints the engines are split across (external DP load balancing)")
+	fs.IntVar(&c.APIServerIndex, "api-server-index", c.APIServerIndex, "which endpoint this is; it exposes only its share of the engines")
+	fs.IntVar(&c.APIServerProcesses, "api-server-processes", c.APIServerProcesses, "vLLM --api-server-count behind this endpoint (>1: multiprocess exposition)")
+	fs.BoolVar(&c.PIDLabel, "pid-label", c.PIDLabel, "reproduce the pid label on kv_cache_usage_perc (vllm-project/vllm#28792)")
+	fs.Int64Var(&c.Seed, "seed", c.Seed, "random seed; the same seed and config give the same run")
+	fs.Float64Var(&c.QPS, "qps", c.QPS, "fleet-wide mean request arrival rate (Poisson)")
+	fs.Float64Var(&c.QPSWaveAmplitude, "qps-wave-amplitude", c.QPSWaveAmplitude, "0..1: sinusoidal load swing around -qps")
+	fs.Func("qps-wave-period", fmt.Sprintf("period of the load swing (default %s)", time.Duration(c.QPSWavePeriod)), durationSetter(&c.QPSWavePeriod))
+	fs.Float64Var(&c.PromptTokensMean, "prompt-tokens-mean", c.PromptTokensMean, "mean prompt length in tokens (log-normal)")
+	fs.Float64Var(&c.PromptTokensSigma, "prompt-tokens-sigma", c.PromptTokensSigma, "log-normal sigma of prompt length")
+	fs.Float64Var(&c.OutputTokensMean, "output-tokens-mean", c.OutputTokensMean, "mean natural output length in tokens (log-normal)")
+	fs.Float64Var(&c.OutputTokensSigma, "output-tokens-sigma", c.OutputTokensSigma, "log-normal sigma of output length")
+	fs.IntVar(&c.MaxTokens, "max-tokens", c.MaxTokens, "max_tokens of every request; 0 draws a typical client mix")
+	fs.Float64Var(&c.AbortRate, "abort-rate", c.AbortRate, "share of requests aborted by the client mid-stream")
+	fs.Float64Var(&c.ErrorRate, "error-rate", c.ErrorRate, "share of requests ending in an error (finished_reason=error, 5xx)")
+	fs.Func("client-timeout", fmt.Sprintf("clients abort after waiting this long for a first token; 0 = never (default %s)", time.Duration(c.ClientTimeout)), durationSetter(&c.ClientTimeout))
+	fs.Float64Var(&c.StreamRate, "stream-rate", c.StreamRate, "share of streaming requests (Dynamo request_type)")
+	fs.IntVar(&c.MaxModelLen, "max-model-len", c.MaxModelLen, "--max-model-len; token histogram buckets go up to it")
+	fs.IntVar(&c.BlockSize, "block-size", c.BlockSize, "KV cache block size in tokens")
+	fs.IntVar(&c.NumGPUBlocks, "num-gpu-blocks", c.NumGPUBlocks, "KV cache blocks per engine")
+	fs.IntVar(&c.MaxNumSeqs, "max-num-seqs", c.MaxNumSeqs, "maximum running requests per engine")
+	fs.IntVar(&c.MaxNumBatchedTokens, "max-num-batched-tokens", c.MaxNumBatchedTokens, "token budget per engine step (chunked prefill)")
+	fs.Float64Var(&c.PrefixHitRate, "prefix-hit-rate", c.PrefixHitRate, "target share of prompt tokens served from the prefix cache")
+	fs.IntVar(&c.SpecTokens, "spec-tokens", c.SpecTokens, "num_speculative_tokens; 0 disables speculative decoding")
+	fs.Func("spec-acceptance", "comma-separated per-position acceptance rates, non-increasing (default 0.8,0.6,0.45,...)", func(s string) error {
+		v, err := parseFloats(s)
+		if err != nil {
+			return err
+		}
+		c.SpecAcceptance = v
+		return nil
+	})
+	fs.StringVar(&c.Routing, "routing", c.Routing, "DP routing policy: balanced or skewed")
+	fs.Float64Var(&c.Skew, "skew", c.Skew, "share of requests engine 0 takes under -routing skewed")
+	fs.StringVar(&c.DynamoKVStats, "dynamo-kvstats", c.DynamoKVStats, "Dynamo KV gauge names: current or legacy (kvstats_*)")
+	fs.StringVar(&c.Addr, "addr", c.Addr, "listen address (default :8000; :8081 for dynamo-worker)")
+	fs.Float64Var(&c.Speed, "speed", c.Speed, "simulated seconds per real second (60 = a minute per second)")
+	fs.StringVar(&c.ProfilerConfig, "profiler-config", c.ProfilerConfig, "ms_service_profiler_config.json path (default $SERVICE_PROF_CONFIG_PATH)")
+	fs.Func("profiler-poll", fmt.Sprintf("how often the profiler config is re-read (default %s)", time.Duration(c.ProfilerPoll)), durationSetter(&c.ProfilerPoll))
+	return fs
+}
+
+func flavorList() string {
+	names := make([]string, len(Flavors))
+	for i, f := range Flavors {
+		names[i] = string(f)
+	}
+	return strings.Join(names, ", ")
+}
+
+func durationSetter(d *Duration) func(string) error {
+	return func(s string) error {
+		v, err := time.ParseDuration(s)
+		if err != nil {
+			return err
+		}
+		*d = Duration(v)
+		return nil
+	}
+}
+
+func parseFloats(s string) ([]float64, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	parts := strings.Split(s, ",")
+	out := make([]float64, 0, len(parts))
+	for _, p := range parts {
+		v, err := strconv.ParseFloat(strings.TrimSpace(p), 64)
+		if err != nil {
+			return nil, fmt.Errorf("not a number: %q", p)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}

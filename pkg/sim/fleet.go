@@ -1,0 +1,145 @@
+package sim
+
+import (
+	"io"
+	"time"
+)
+
+// Fleet is a pure, steppable model of one vLLM deployment: a Poisson client load routed across
+// data-parallel engines. It does no I/O and never sleeps; Advance moves simulated time and
+// WriteExposition renders /metrics for the current state. It is not safe for concurrent use.
+type Fleet struct {
+	cfg     Config
+	start   time.Time // wall-clock process start, for _created and process_start_time_seconds
+	now     float64   // simulated seconds since start
+	engines []*engine
+	load    *workload
+	route   *rng
+	fe      *frontendStats // nil unless the flavor is dynamo-frontend
+
+	// profiling mirrors msServiceProfiler's metric_enable: hooks record only while it is on.
+	profiling bool
+	pids      []int
+}
+
+// NewFleet validates cfg and builds a fleet whose clock starts at start.
+func NewFleet(cfg Config, start time.Time) (*Fleet, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	f := &Fleet{cfg: cfg, start: start}
+	f.load = newWorkload(&f.cfg)
+	f.route = newRNG(cfg.Seed, 2)
+	if cfg.Flavor == FlavorDynamoFrontend {
+		f.fe = newFrontendStats()
+	}
+	for i := 0; i < cfg.Engines; i++ {
+		f.engines = append(f.engines, newEngine(f, i))
+	}
+	pr := newRNG(cfg.Seed, 3)
+	for i := 0; i < cfg.APIServerProcesses; i++ {
+		f.pids = append(f.pids, 1000+pr.IntN(60000))
+	}
+	return f, nil
+}
+
+// Config returns the configuration the fleet runs with.
+func (f *Fleet) Config() Config { return f.cfg }
+
+// Elapsed is the simulated time since start.
+func (f *Fleet) Elapsed() time.Duration { return time.Duration(f.now * float64(time.Second)) }
+
+// SetProfilingEnabled switches msServiceProfiler's metric collection (vllm-ascend only).
+func (f *Fleet) SetProfilingEnabled(on bool) { f.profiling = on }
+
+// ProfilingEnabled reports the metric_enable state the fleet runs with.
+func (f *Fleet) ProfilingEnabled() bool { return f.profiling }
+
+// Advance moves simulated time forward by dt. Results do not depend on how a span is split
+// into calls: every event happens at its own simulated time.
+func (f *Fleet) Advance(dt time.Duration) {
+	if dt > 0 {
+		f.AdvanceTo(f.Elapsed() + dt)
+	}
+}
+
+// AdvanceTo moves simulated time forward to elapsed since start; earlier times are ignored.
+func (f *Fleet) AdvanceTo(elapsed time.Duration) {
+	target := elapsed.Seconds()
+	if target <= f.now {
+		return
+	}
+	for f.load.next <= target {
+		ta := f.load.next
+		for _, e := range f.engines {
+			e.advanceTo(ta)
+		}
+		r := f.load.pop()
+		f.pick().enqueue(r)
+	}
+	for _, e := range f.engines {
+		e.advanceTo(target)
+	}
+	f.now = target
+}
+
+// pick chooses an engine the way vLLM's DP coordinator does (least loaded, lowest index on a
+// tie), or sends most traffic to engine 0 under "skewed" routing.
+func (f *Fleet) pick() *engine {
+	if f.cfg.Routing == "skewed" && f.route.chance(f.cfg.Skew) {
+		return f.engines[0]
+	}
+	best := f.engines[0]
+	for _, e := range f.engines[1:] {
+		if e.load() < best.load() {
+			best = e
+		}
+	}
+	return best
+}
+
+// WriteExposition renders /metrics in the configured flavor for the current simulated state.
+func (f *Fleet) WriteExposition(w io.Writer) error {
+	x := &exposition{createdBase: float64(f.start.UnixNano()) / 1e9}
+	switch f.cfg.Flavor {
+	case FlavorV0:
+		x.noCreated = true
+		f.processFamilies(x, stylePython)
+		f.v0Families(x)
+		f.httpFamilies(x, stylePython)
+	case FlavorDynamoWorker:
+		f.dynamoWorkerFamilies(x)
+		f.v1Families(x, stylePython)
+	case FlavorDynamoFrontend:
+		f.dynamoFrontendFamilies(x)
+	default:
+		st := f.pyStyle()
+		if st == stylePython {
+			f.processFamilies(x, st)
+		}
+		f.v1Families(x, st)
+		if f.cfg.Flavor == FlavorAscend && f.profiling {
+			f.ascendFamilies(x)
+		}
+		f.httpFamilies(x, st)
+	}
+	return x.write(w)
+}
+
+// pyStyle is single-process prometheus_client unless the registry is multiprocess: with several
+// API-server processes, and always on Ascend, where msServiceProfiler requires
+// PROMETHEUS_MULTIPROC_DIR.
+func (f *Fleet) pyStyle() style {
+	if f.cfg.APIServerProcesses > 1 || f.cfg.Flavor == FlavorAscend {
+		return stylePythonMultiproc
+	}
+	return stylePython
+}
+
+// local returns the engines this endpoint exposes.
+func (f *Fleet) local() []*engine {
+	lo, hi := f.cfg.localEngines()
+	return f.engines[lo:hi]
+}
+
+func (f *Fleet) uptime() float64 { return f.now }

@@ -1,0 +1,166 @@
+package sim
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"errors"
+	"log"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Clock maps real time to simulated time since the fleet started.
+type Clock interface {
+	// Elapsed returns simulated time since start.
+	Elapsed() time.Duration
+}
+
+// ScaledClock runs Speed simulated seconds per real second from a start instant.
+type ScaledClock struct {
+	Start time.Time
+	Speed float64
+	// Now returns the real time; time.Now when nil.
+	Now func() time.Time
+}
+
+// Elapsed returns simulated time since Start.
+func (c ScaledClock) Elapsed() time.Duration {
+	now := time.Now
+	if c.Now != nil {
+		now = c.Now
+	}
+	return time.Duration(float64(now().Sub(c.Start)) * c.Speed)
+}
+
+// Server is the thin HTTP layer over a Fleet: it advances the model to the clock before each
+// scrape and serves /metrics and /health.
+type Server struct {
+	cfg   Config
+	clock Clock
+	prof  *ProfilerSwitch
+	log   *log.Logger
+
+	mu    sync.Mutex
+	fleet *Fleet
+}
+
+// NewServer builds the fleet for cfg on a real-time clock scaled by cfg.Speed.
+func NewServer(cfg Config, logger *log.Logger) (*Server, error) {
+	start := time.Now()
+	return NewServerWithClock(cfg, start, ScaledClock{Start: start, Speed: cfg.Speed}, logger)
+}
+
+// NewServerWithClock is NewServer with an explicit start instant and clock, for tests.
+func NewServerWithClock(cfg Config, start time.Time, clock Clock, logger *log.Logger) (*Server, error) {
+	if logger == nil {
+		logger = log.Default()
+	}
+	f, err := NewFleet(cfg, start)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, clock: clock, log: logger, fleet: f}
+	if cfg.Flavor == FlavorAscend {
+		s.prof = NewProfilerSwitch(cfg.ProfilerConfig, logger)
+	}
+	return s, nil
+}
+
+// Profiler returns the metric_enable watcher (vllm-ascend only, else nil).
+func (s *Server) Profiler() *ProfilerSwitch { return s.prof }
+
+// Handler serves /metrics and /health.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /metrics", s.serveMetrics)
+	mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
+	return mux
+}
+
+// Tick advances the model to the clock; the server calls it periodically so that simulated
+// work is spread out instead of landing on the next scrape.
+func (s *Server) Tick() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.tickLocked()
+}
+
+func (s *Server) tickLocked() {
+	if s.prof != nil {
+		s.fleet.SetProfilingEnabled(s.prof.Enabled())
+	}
+	s.fleet.AdvanceTo(s.clock.Elapsed())
+}
+
+func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
+	var buf bytes.Buffer
+	s.mu.Lock()
+	s.tickLocked()
+	err := s.fleet.WriteExposition(&buf)
+	s.mu.Unlock()
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	contentType := "text/plain; version=0.0.4; charset=utf-8"
+	if s.cfg.Flavor == FlavorDynamoWorker || s.cfg.Flavor == FlavorDynamoFrontend {
+		contentType = "text/plain; version=0.0.4"
+	}
+	w.Header().Set("Content-Type", contentType)
+	if acceptsGzip(r.Header.Get("Accept-Encoding")) {
+		w.Header().Set("Content-Encoding", "gzip")
+		w.Header().Add("Vary", "Accept-Encoding")
+		gz := gzip.NewWriter(w)
+		_, _ = gz.Write(buf.Bytes())
+		_ = gz.Close()
+		return
+	}
+	_, _ = w.Write(buf.Bytes())
+}
+
+func acceptsGzip(h string) bool {
+	for _, part := range strings.Split(h, ",") {
+		enc, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+		if strings.EqualFold(strings.TrimSpace(enc), "gzip") && strings.ReplaceAll(strings.TrimSpace(params), " ", "") != "q=0" {
+			return true
+		}
+	}
+	return false
+}
+
+// Run serves on ln until ctx ends, ticking the model and watching the profiler config.
+func (s *Server) Run(ctx context.Context, ln net.Listener) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if s.prof != nil {
+		s.prof.Check()
+		go s.prof.Run(ctx, time.Duration(s.cfg.ProfilerPoll))
+	}
+	go func() {
+		t := time.NewTicker(200 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				s.Tick()
+			}
+		}
+	}()
+	hs := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		<-ctx.Done()
+		shut, c := context.WithTimeout(context.Background(), 5*time.Second)
+		defer c()
+		_ = hs.Shutdown(shut)
+	}()
+	if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,90 @@
+package sim
+
+// engineStats is everything one engine has counted since start; the exposition reads it.
+type engineStats struct {
+	prefixQueries, prefixHits float64
+	preemptions               float64
+	promptTokens              float64 // counted when the first token is out, as vLLM does
+	promptCacheHit            float64 // the local_cache_hit share of promptTokens
+	generationTokens          float64
+	success                   map[string]float64 // by finished_reason
+	firstTokens               float64
+
+	specDrafts, specDraftTokens, specAccepted, specEmitted float64
+	specAcceptedPerPos                                     []float64
+
+	reqPromptTokens, reqGenTokens, iterTokens, reqMaxGen, paramsN, paramsMaxTokens *histogram
+	ttft, itl, tpotRequest, e2e, queue, inference, prefill, decode, prefillKV      *histogram
+
+	// The Dynamo worker's own view of the same requests.
+	workerRequests, workerRequestBytes, workerResponseBytes float64
+	workerDuration                                          *histogram
+}
+
+func newEngineStats(f Flavor, maxModelLen, specTokens int) *engineStats {
+	tok := buckets125(maxModelLen)
+	s := &engineStats{
+		success:            map[string]float64{},
+		specAcceptedPerPos: make([]float64, specTokens),
+		reqPromptTokens:    newHistogram(tok),
+		reqGenTokens:       newHistogram(tok),
+		reqMaxGen:          newHistogram(tok),
+		paramsMaxTokens:    newHistogram(tok),
+		prefillKV:          newHistogram(tok),
+		paramsN:            newHistogram(bucketsParamsN),
+		tpotRequest:        newHistogram(bucketsITLv1),
+		workerDuration:     newHistogram(bucketsRustDefault),
+	}
+	ttft, itl, lat, iter := bucketsTTFTv1, bucketsITLv1, bucketsRequestLatencyV1, bucketsIterationTokensV1
+	if f.isV0() {
+		ttft, itl, lat, iter = bucketsTTFTv0, bucketsTPOTv0, bucketsRequestLatencyV0, bucketsIterationTokensV0
+	}
+	s.ttft, s.itl, s.iterTokens = newHistogram(ttft), newHistogram(itl), newHistogram(iter)
+	s.e2e, s.queue, s.inference = newHistogram(lat), newHistogram(lat), newHistogram(lat)
+	s.prefill, s.decode = newHistogram(lat), newHistogram(lat)
+	return s
+}
+
+// ascendStats is what msServiceProfiler's hooks record for one DP rank. A family only shows up
+// once it has been recorded, as the tool registers metrics lazily.
+type ascendStats struct {
+	recorded                        bool
+	batchSize, waitingBatchSize     *histogram
+	totalTokens, secondTokenLatency *histogram
+	fineTTFT, fineTPOT              *histogram
+	input, output                   float64
+	inputSeen, outputSeen           bool
+	chatCompletion                  *histogram // server:create_chat_completion:duration, in the API server (dp=-1)
+}
+
+func newAscendStats() *ascendStats {
+	return &ascendStats{
+		batchSize:          newHistogram(bucketsAscendBatch),
+		waitingBatchSize:   newHistogram(bucketsAscendBatch),
+		totalTokens:        newHistogram(bucketsIterationTokensV1),
+		secondTokenLatency: newHistogram(bucketsITLv1),
+		fineTTFT:           newHistogram(bucketsAscendTimer),
+		fineTPOT:           newHistogram(bucketsAscendTimer),
+		chatCompletion:     newHistogram(bucketsAscendTimer),
+	}
+}
+
+// frontendStats is Dynamo's frontend view of the whole fleet.
+type frontendStats struct {
+	requests     map[[2]string]float64 // {request_type, status}
+	outputTokens float64
+	ttft, itl    *histogram
+	duration     *histogram
+	isl, osl     *histogram
+}
+
+func newFrontendStats() *frontendStats {
+	return &frontendStats{
+		requests: map[[2]string]float64{},
+		ttft:     newHistogram(bucketsDynamoTTFT),
+		itl:      newHistogram(bucketsDynamoITL),
+		duration: newHistogram(bucketsDynamoDuration),
+		isl:      newHistogram(bucketsDynamoISL),
+		osl:      newHistogram(bucketsDynamoOSL),
+	}
+}

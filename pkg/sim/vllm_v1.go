@@ -1,0 +1,255 @@
+package sim
+
+import "strconv"
+
+// familyBuilder adds per-engine families for the local engines in one exposition style.
+type familyBuilder struct {
+	x        *exposition
+	st       style
+	engines  []*engine
+	model    string
+	noEngine bool // V0 has no engine label
+}
+
+func (b *familyBuilder) labels(e *engine, extra ...label) []label {
+	ls := make([]label, 0, 2+len(extra))
+	if !b.noEngine {
+		ls = append(ls, label{"engine", strconv.Itoa(e.idx)})
+	}
+	ls = append(ls, label{"model_name", b.model})
+	return append(ls, extra...)
+}
+
+func (b *familyBuilder) gauge(name, help string, v func(*engine) float64) {
+	f := b.x.add(name, help, typeGauge, b.st)
+	for _, e := range b.engines {
+		f.set(v(e), b.labels(e)...)
+	}
+}
+
+// counter takes the name as vLLM declares it, without "_total".
+func (b *familyBuilder) counter(name, help string, v func(*engine) float64) {
+	f := b.x.add(name, help, typeCounter, b.st)
+	for _, e := range b.engines {
+		f.set(v(e), b.labels(e)...)
+	}
+}
+
+// counterBy adds one child per engine and per value of an extra label.
+func (b *familyBuilder) counterBy(name, help, key string, values []string, v func(*engine, int) float64) {
+	f := b.x.add(name, help, typeCounter, b.st)
+	for _, e := range b.engines {
+		for i, val := range values {
+			f.set(v(e, i), b.labels(e, label{key, val})...)
+		}
+	}
+}
+
+func (b *familyBuilder) gaugeBy(name, help, key string, values []string, v func(*engine, int) float64) {
+	f := b.x.add(name, help, typeGauge, b.st)
+	for _, e := range b.engines {
+		for i, val := range values {
+			f.set(v(e, i), b.labels(e, label{key, val})...)
+		}
+	}
+}
+
+func (b *familyBuilder) hist(name, help string, h func(*engine) *histogram) {
+	f := b.x.add(name, help, typeHistogram, b.st)
+	for _, e := range b.engines {
+		f.setHist(h(e), b.labels(e)...)
+	}
+}
+
+// v1Families renders the vllm:* families of the V1 PrometheusStatLogger in registration order.
+func (f *Fleet) v1Families(x *exposition, st style) {
+	ft := f.cfg.Flavor.v1()
+	b := &familyBuilder{x: x, st: st, engines: f.local(), model: f.cfg.Model}
+
+	// SpecDecodingProm is constructed before any other family.
+	if k := f.cfg.SpecTokens; k > 0 {
+		b.counter("vllm:spec_decode_num_drafts", "Number of spec decoding drafts.",
+			func(e *engine) float64 { return e.st.specDrafts })
+		b.counter("vllm:spec_decode_num_draft_tokens", "Number of draft tokens.",
+			func(e *engine) float64 { return e.st.specDraftTokens })
+		b.counter("vllm:spec_decode_num_accepted_tokens", "Number of accepted tokens.",
+			func(e *engine) float64 { return e.st.specAccepted })
+		positions := make([]string, k)
+		for i := range positions {
+			positions[i] = strconv.Itoa(i)
+		}
+		b.counterBy("vllm:spec_decode_num_accepted_tokens_per_pos", "Accepted tokens per draft position.",
+			"position", positions, func(e *engine, i int) float64 { return e.st.specAcceptedPerPos[i] })
+	}
+
+	b.gauge("vllm:num_requests_running", "Number of requests in model execution batches.",
+		func(e *engine) float64 { return float64(len(e.running)) })
+	b.gauge("vllm:num_requests_waiting", "Number of requests waiting to be processed.",
+		func(e *engine) float64 { return float64(e.waiting.len()) })
+	if ft.byReason {
+		b.gaugeBy("vllm:num_requests_waiting_by_reason",
+			"Number of waiting requests by reason. Reason labels: 'capacity' = waiting for scheduling capacity; "+
+				"'deferred' = deferred by transient constraints (LoRA budget, KV transfer, blocked status). "+
+				"Sum of all reasons equals vllm:num_requests_waiting.",
+			"reason", []string{"capacity", "deferred"}, func(e *engine, i int) float64 {
+				if i == 0 {
+					return float64(e.waiting.len())
+				}
+				return 0
+			})
+	}
+	if ft.sleepState {
+		b.gaugeBy("vllm:engine_sleep_state",
+			"Engine sleep state; awake = 0 means engine is sleeping; awake = 1 means engine is awake; "+
+				"weights_offloaded = 1 means sleep level 1; discard_all = 1 means sleep level 2.",
+			"sleep_state", []string{"awake", "weights_offloaded", "discard_all"}, func(e *engine, i int) float64 {
+				if i == 0 {
+					return 1
+				}
+				return 0
+			})
+	}
+	if ft.hidden010 {
+		// The missing spaces are in vLLM's own strings.
+		b.gauge("vllm:gpu_cache_usage_perc",
+			"GPU KV-cache usage. 1 means 100 percent usage.DEPRECATED: Use vllm:kv_cache_usage_perc instead.",
+			func(e *engine) float64 { return e.kv.usage() })
+		b.counter("vllm:gpu_prefix_cache_queries",
+			"GPU prefix cache queries, in terms of number of queriedtokens. DEPRECATED: Use vllm:prefix_cache_queries instead.",
+			func(e *engine) float64 { return e.st.prefixQueries })
+		b.counter("vllm:gpu_prefix_cache_hits",
+			"GPU prefix cache hits, in terms of number of cached tokens. DEPRECATED: Use vllm:prefix_cache_hits instead.",
+			func(e *engine) float64 { return e.st.prefixHits })
+	}
+	f.kvUsageFamily(b)
+	b.counter("vllm:prefix_cache_queries", "Prefix cache queries, in terms of number of queried tokens.",
+		func(e *engine) float64 { return e.st.prefixQueries })
+	b.counter("vllm:prefix_cache_hits", "Prefix cache hits, in terms of number of cached tokens.",
+		func(e *engine) float64 { return e.st.prefixHits })
+	zero := func(*engine) float64 { return 0 }
+	if ft.externalPrefix {
+		b.counter("vllm:external_prefix_cache_queries",
+			"External prefix cache queries from KV connector cross-instance cache sharing, in terms of number of queried tokens.", zero)
+		b.counter("vllm:external_prefix_cache_hits",
+			"External prefix cache hits from KV connector cross-instance cache sharing, in terms of number of cached tokens.", zero)
+	}
+	if ft.mmCache {
+		b.counter("vllm:mm_cache_queries", "Multi-modal cache queries, in terms of number of queried items.", zero)
+		b.counter("vllm:mm_cache_hits", "Multi-modal cache hits, in terms of number of cached items.", zero)
+	}
+	b.counter("vllm:num_preemptions", "Cumulative number of preemption from the engine.",
+		func(e *engine) float64 { return e.st.preemptions })
+	b.counter("vllm:prompt_tokens", "Number of prefill tokens processed.",
+		func(e *engine) float64 { return e.st.promptTokens })
+	if ft.bySource {
+		b.counterBy("vllm:prompt_tokens_by_source", "Number of prompt tokens by source.", "source",
+			[]string{"local_compute", "local_cache_hit", "external_kv_transfer"}, func(e *engine, i int) float64 {
+				switch i {
+				case 0:
+					return e.st.promptTokens - e.st.promptCacheHit
+				case 1:
+					return e.st.promptCacheHit
+				}
+				return 0
+			})
+		b.counter("vllm:prompt_tokens_cached", "Number of cached prompt tokens (local + external).",
+			func(e *engine) float64 { return e.st.promptCacheHit })
+		b.counter("vllm:prompt_tokens_recomputed", "Number of cached tokens recomputed for forward pass.", zero)
+	}
+	b.counter("vllm:generation_tokens", "Number of generation tokens processed.",
+		func(e *engine) float64 { return e.st.generationTokens })
+	reasons := f.cfg.Flavor.finishReasons()
+	b.counterBy("vllm:request_success", "Count of successfully processed requests.", "finished_reason", reasons,
+		func(e *engine, i int) float64 { return e.st.success[reasons[i]] })
+
+	b.hist("vllm:request_prompt_tokens", "Number of prefill tokens processed.",
+		func(e *engine) *histogram { return e.st.reqPromptTokens })
+	b.hist("vllm:request_generation_tokens", "Number of generation tokens processed.",
+		func(e *engine) *histogram { return e.st.reqGenTokens })
+	b.hist("vllm:iteration_tokens_total", "Histogram of number of tokens per engine_step.",
+		func(e *engine) *histogram { return e.st.iterTokens })
+	b.hist("vllm:request_max_num_generation_tokens", "Histogram of maximum number of requested generation tokens.",
+		func(e *engine) *histogram { return e.st.reqMaxGen })
+	b.hist("vllm:request_params_n", "Histogram of the n request parameter.",
+		func(e *engine) *histogram { return e.st.paramsN })
+	b.hist("vllm:request_params_max_tokens", "Histogram of the max_tokens request parameter.",
+		func(e *engine) *histogram { return e.st.paramsMaxTokens })
+	b.hist("vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.",
+		func(e *engine) *histogram { return e.st.ttft })
+	if ft.hidden010 {
+		// vLLM observes every inter-token latency into both names.
+		b.hist("vllm:time_per_output_token_seconds",
+			"Histogram of time per output token in seconds.DEPRECATED: Use vllm:inter_token_latency_seconds instead.",
+			func(e *engine) *histogram { return e.st.itl })
+	}
+	b.hist("vllm:inter_token_latency_seconds", "Histogram of inter-token latency in seconds.",
+		func(e *engine) *histogram { return e.st.itl })
+	if ft.tpotRequest {
+		b.hist("vllm:request_time_per_output_token_seconds", "Histogram of time_per_output_token_seconds per request.",
+			func(e *engine) *histogram { return e.st.tpotRequest })
+	}
+	b.hist("vllm:e2e_request_latency_seconds", "Histogram of e2e request latency in seconds.",
+		func(e *engine) *histogram { return e.st.e2e })
+	b.hist("vllm:request_queue_time_seconds", "Histogram of time spent in WAITING phase for request.",
+		func(e *engine) *histogram { return e.st.queue })
+	b.hist("vllm:request_inference_time_seconds", "Histogram of time spent in RUNNING phase for request.",
+		func(e *engine) *histogram { return e.st.inference })
+	b.hist("vllm:request_prefill_time_seconds", "Histogram of time spent in PREFILL phase for request.",
+		func(e *engine) *histogram { return e.st.prefill })
+	b.hist("vllm:request_decode_time_seconds", "Histogram of time spent in DECODE phase for request.",
+		func(e *engine) *histogram { return e.st.decode })
+	if ft.prefillKV {
+		b.hist("vllm:request_prefill_kv_computed_tokens",
+			"Histogram of new KV tokens computed during prefill (excluding cached tokens).",
+			func(e *engine) *histogram { return e.st.prefillKV })
+	}
+	f.cacheConfigFamily(b)
+}
+
+// kvUsageFamily renders vllm:kv_cache_usage_perc. With the pid artefact every API-server process
+// keeps its own copy of the gauge; only the one that receives the engine's stats is non-zero.
+func (f *Fleet) kvUsageFamily(b *familyBuilder) {
+	fam := b.x.add("vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.", typeGauge, b.st)
+	for _, e := range b.engines {
+		if !f.cfg.PIDLabel {
+			fam.set(e.kv.usage(), b.labels(e)...)
+			continue
+		}
+		for i, pid := range f.pids {
+			v := 0.0
+			if i == 0 {
+				v = e.kv.usage()
+			}
+			fam.set(v, b.labels(e, label{"pid", strconv.Itoa(pid)})...)
+		}
+	}
+}
+
+// cacheConfigFamily emulates prometheus Info with a gauge set to 1, labelled with CacheConfig.
+func (f *Fleet) cacheConfigFamily(b *familyBuilder) {
+	fam := b.x.add("vllm:cache_config_info", "Information of the LLMEngine CacheConfig", typeGauge, b.st)
+	c := f.cfg
+	prefix := "False"
+	if c.PrefixHitRate > 0 {
+		prefix = "True"
+	}
+	for _, e := range b.engines {
+		ls := []label{
+			{"block_size", strconv.Itoa(c.BlockSize)},
+			{"cache_dtype", "auto"},
+			{"calculate_kv_scales", "False"},
+			{"cpu_offload_gb", "0"},
+			{"enable_prefix_caching", prefix},
+			{"gpu_memory_utilization", "0.9"},
+			{"is_attention_free", "False"},
+			{"num_cpu_blocks", "None"},
+			{"num_gpu_blocks", strconv.Itoa(c.NumGPUBlocks)},
+			{"num_gpu_blocks_override", "None"},
+			{"prefix_caching_hash_algo", "sha256"},
+			{"sliding_window", "None"},
+			{"swap_space", "4"},
+			{"swap_space_bytes", "4294967296"},
+		}
+		fam.set(1, append(ls, label{"engine", strconv.Itoa(e.idx)})...)
+	}
+}
