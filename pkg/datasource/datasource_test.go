@@ -133,3 +133,43 @@ func TestPrometheusModeSaysSoPlainly(t *testing.T) {
 		t.Fatalf("health = %v %q", res.Status, res.Message)
 	}
 }
+
+type captureSender struct{ res *backend.CallResourceResponse }
+
+func (c *captureSender) Send(r *backend.CallResourceResponse) error { c.res = r; return nil }
+
+func TestProbeIsAdminOnly(t *testing.T) {
+	body := fixture(t, "dynamo_vllm_worker_8081_v1_single_engine.txt")
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write(body) }))
+	defer srv.Close()
+	js, _ := json.Marshal(map[string]any{"endpoints": []map[string]string{{"url": srv.URL + "/metrics"}}})
+	d := instance(t, backend.DataSourceInstanceSettings{UID: "u", JSONData: js})
+	call := func(role, payload string) (int, string) {
+		var user *backend.User
+		if role != "" {
+			user = &backend.User{Login: role, Role: role}
+		}
+		var s captureSender
+		err := d.CallResource(context.Background(), &backend.CallResourceRequest{
+			PluginContext: backend.PluginContext{User: user}, Method: http.MethodPost, Path: "probe", URL: "probe", Body: []byte(payload),
+		}, &s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s.res.Status, string(s.res.Body)
+	}
+	if code, body := call("Admin", `{"url":"`+srv.URL+`/metrics"}`); code != 200 || !strings.Contains(body, `"up":true`) || !strings.Contains(body, "dynamo-worker") {
+		t.Fatalf("admin probe = %d %s", code, body)
+	}
+	if code, body := call("Admin", `{"url":"http://127.0.0.1:1/metrics"}`); code != 200 || !strings.Contains(body, `"up":false`) || !strings.Contains(body, "refused") {
+		t.Fatalf("probe of a closed port = %d %s", code, body)
+	}
+	if code, _ := call("Admin", `{"url":"file:///etc/passwd"}`); code != 400 {
+		t.Fatalf("non-http URL accepted: %d", code)
+	}
+	for _, role := range []string{"Editor", "Viewer", ""} {
+		if code, _ := call(role, `{"url":"`+srv.URL+`/metrics"}`); code != http.StatusForbidden {
+			t.Fatalf("%q probe = %d, want 403", role, code)
+		}
+	}
+}

@@ -1,13 +1,22 @@
 package datasource
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
+	"time"
+
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
+
+	"github.com/inferscope/inferscope-vllm/pkg/exposition"
+	"github.com/inferscope/inferscope-vllm/pkg/scraper"
+	"github.com/inferscope/inferscope-vllm/pkg/vllm"
 )
 
 func (d *Datasource) routes() *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /endpoints", d.handleEndpoints)
+	mux.HandleFunc("POST /probe", d.handleProbe)
 	mux.HandleFunc("GET /models", d.withDirect(func(dr *direct, _ *http.Request) any { return nonNil(dr.labelValues("model_name", "model")) }))
 	mux.HandleFunc("GET /engines", d.withDirect(func(dr *direct, _ *http.Request) any { return nonNil(dr.labelValues("engine", "dp", "dp_rank")) }))
 	mux.HandleFunc("GET /metrics", d.withDirect(func(dr *direct, _ *http.Request) any { return nonNil(dr.metricNames()) }))
@@ -41,6 +50,50 @@ func (d *Datasource) handleEndpoints(w http.ResponseWriter, _ *http.Request) {
 		out = append(out, endpointInfo{Name: e.DisplayName(), URL: redactURL(e.URL)})
 	}
 	writeJSON(w, http.StatusOK, out)
+}
+
+// probeResult is one endpoint's answer to a test scrape from the config editor.
+type probeResult struct {
+	Up        bool            `json:"up"`
+	Error     string          `json:"error,omitempty"`
+	Samples   int             `json:"samples,omitempty"`
+	Detection *vllm.Detection `json:"detection,omitempty"`
+}
+
+// handleProbe scrapes one URL with this data source's client and reports what it found. Because it fetches any
+// URL from the Grafana server, only org admins — who may configure data sources anyway — may call it.
+func (d *Datasource) handleProbe(w http.ResponseWriter, r *http.Request) {
+	if u := backend.UserFromContext(r.Context()); u == nil || u.Role != "Admin" {
+		writeJSON(w, http.StatusForbidden, map[string]string{"error": "only organization admins may test endpoints"})
+		return
+	}
+	if d.direct == nil {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "endpoint tests need a saved direct-mode configuration"})
+		return
+	}
+	var body struct {
+		URL string `json:"url"`
+	}
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 64<<10)).Decode(&body); err != nil || body.URL == "" {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "body must be {\"url\": \"http://host:port/metrics\"}"})
+		return
+	}
+	if err := (Settings{Mode: ModeDirect, Endpoints: []Endpoint{{URL: body.URL}}, ScrapeInterval: Duration(time.Second),
+		ScrapeTimeout: Duration(time.Second), Retention: Duration(time.Hour), MaxMemoryMB: DefaultMaxMemoryMB}).validate(); err != nil {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), time.Duration(d.settings.ScrapeTimeout)+time.Second)
+	defer cancel()
+	res, err := exposition.Fetch(ctx, d.direct.client, body.URL, exposition.ScrapeOptions{
+		Timeout: time.Duration(d.settings.ScrapeTimeout), Parse: exposition.ParseOptions{Keep: scraper.KeepFamily},
+	})
+	if err != nil {
+		writeJSON(w, http.StatusOK, probeResult{Error: err.Error()})
+		return
+	}
+	det := vllm.Detect(vllm.ScrapeExposed{Scrape: res.Scrape})
+	writeJSON(w, http.StatusOK, probeResult{Up: true, Samples: res.Scrape.NumSamples(), Detection: &det})
 }
 
 // withDirect serves a resource computed from direct mode's history.

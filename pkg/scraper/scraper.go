@@ -145,9 +145,9 @@ func (s *Scraper) ScrapeAll(ctx context.Context) {
 	s.notify(time.Now().UnixMilli())
 }
 
-// keepFamily drops families no query reads (Python runtime, process, HTTP server metrics), which are most of a
+// KeepFamily drops families no query reads (Python runtime, process, HTTP server metrics), which are most of a
 // payload's lines and would otherwise fill history.
-func keepFamily(name string) bool {
+func KeepFamily(name string) bool {
 	return strings.HasPrefix(name, "vllm") || strings.HasPrefix(name, "dynamo_")
 }
 
@@ -156,7 +156,7 @@ func (s *Scraper) scrapeOne(ctx context.Context, t Target) {
 	res, err := exposition.Fetch(ctx, s.opts.Client, t.URL, exposition.ScrapeOptions{
 		MaxBodyBytes: s.opts.MaxBodyBytes,
 		Timeout:      s.opts.Timeout,
-		Parse:        exposition.ParseOptions{Keep: keepFamily, MaxSamples: s.opts.MaxSamples},
+		Parse:        exposition.ParseOptions{Keep: KeepFamily, MaxSamples: s.opts.MaxSamples},
 	})
 	st := Status{Name: t.Name, URL: redact(t.URL), LastTry: start}
 	if err != nil {
