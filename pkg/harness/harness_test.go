@@ -66,29 +66,45 @@ func TestDatasourceExecutable(t *testing.T) {
 		Secure: map[string]string{"bearerToken": "tok-never-shown"},
 	}, User("Viewer"))
 
-	t.Run("health", func(t *testing.T) {
+	t.Run("health names unreachable endpoints", func(t *testing.T) {
 		health, err := p.CheckHealth(ctx(t), pc)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if health.Status != backend.HealthStatusOk || !strings.Contains(health.Message, "2 endpoint(s)") {
+		if health.Status != backend.HealthStatusError || !strings.Contains(health.Message, "0 of 2 endpoint(s) reachable") ||
+			!strings.Contains(health.Message, "engine-a: scrape http://127.0.0.1:1/metrics") || !strings.Contains(health.Message, "connection refused") {
 			t.Fatalf("health = %v %q", health.Status, health.Message)
+		}
+		if strings.Contains(health.Message, "s3cret") {
+			t.Fatalf("password in health message: %q", health.Message)
 		}
 	})
 
-	t.Run("query types not in this build answer per query", func(t *testing.T) {
+	t.Run("queries answer per query", func(t *testing.T) {
 		resp, err := p.QueryData(ctx(t), t, pc,
 			Query{RefID: "A", JSON: map[string]any{"queryType": "kv_cache_usage"}},
 			Query{RefID: "B", JSON: []byte(`{"queryType": `)},
+			Query{RefID: "C", JSON: map[string]any{"queryType": "latency", "quantiles": []float64{7}}},
 		)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if r := resp.Responses["A"]; r.Status != backend.StatusNotImplemented || !strings.Contains(r.Error.Error(), `"kv_cache_usage"`) {
-			t.Fatalf("A = %v %v", r.Status, r.Error)
+		a := resp.Responses["A"]
+		if a.Error != nil || len(a.Frames) == 0 || a.Frames[0].Meta == nil {
+			t.Fatalf("A = %v %v", a.Status, a.Error)
+		}
+		var notices []string
+		for _, n := range a.Frames[0].Meta.Notices {
+			notices = append(notices, n.Text)
+		}
+		if all := strings.Join(notices, "\n"); !strings.Contains(all, "endpoint engine-a") || !strings.Contains(all, "endpoint 127.0.0.1:2") {
+			t.Fatalf("A's notices do not name the unreachable endpoints: %q", all)
 		}
 		if r := resp.Responses["B"]; r.Status != backend.StatusBadRequest || !strings.Contains(r.Error.Error(), "query JSON is invalid") {
 			t.Fatalf("B = %v %v", r.Status, r.Error)
+		}
+		if r := resp.Responses["C"]; r.Status != backend.StatusBadRequest || !strings.Contains(r.Error.Error(), "quantile 7 is outside") {
+			t.Fatalf("C = %v %v", r.Status, r.Error)
 		}
 	})
 
@@ -104,7 +120,7 @@ func TestDatasourceExecutable(t *testing.T) {
 		if err := json.Unmarshal(res.Body, &eps); err != nil {
 			t.Fatal(err)
 		}
-		if len(eps) != 2 || eps[0].Name != "engine-a" || eps[1].Name != "127.0.0.1:2" {
+		if len(eps) != 2 || eps[0].Name != "engine-a" || eps[1].Name != "127.0.0.1:2" || !strings.Contains(eps[1].URL, "[redacted]@127.0.0.1:2") {
 			t.Fatalf("endpoints = %+v", eps)
 		}
 		if strings.Contains(string(res.Body), "s3cret") || strings.Contains(string(res.Body), "tok-never-shown") {
