@@ -69,7 +69,6 @@ func BenchmarkQueryData(b *testing.B) {
 				{RefID: "A", JSON: ttft, TimeRange: backend.TimeRange{From: start, To: end}, Interval: 15 * time.Second, MaxDataPoints: 1000},
 				{RefID: "B", JSON: kv, TimeRange: backend.TimeRange{From: start, To: end}, Interval: 15 * time.Second, MaxDataPoints: 1000},
 			}}
-			b.ReportMetric(float64(store.Bytes())/(1<<20), "history-MiB")
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				resp, err := d.QueryData(context.Background(), req)
@@ -77,6 +76,7 @@ func BenchmarkQueryData(b *testing.B) {
 					b.Fatalf("bad answer: %v %v", err, resp.Responses["A"].Error)
 				}
 			}
+			b.ReportMetric(float64(store.Bytes())/(1<<20), "history-MiB")
 		})
 	}
 }
