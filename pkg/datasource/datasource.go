@@ -36,11 +36,9 @@ type Datasource struct {
 	// instance creation, which Grafana would only show as a generic plugin error.
 	settingsErr error
 	direct      *direct
+	prom        *prometheus
 	streams     *streamRegistry
 }
-
-// errPrometheusMode is returned until Prometheus mode is built.
-var errPrometheusMode = errors.New("Prometheus mode is not implemented in this build; use direct mode")
 
 // NewInstance builds a Datasource from the instance settings Grafana sends; in direct mode it starts scraping.
 func NewInstance(ctx context.Context, s backend.DataSourceInstanceSettings) (instancemgmt.Instance, error) {
@@ -48,6 +46,11 @@ func NewInstance(ctx context.Context, s backend.DataSourceInstanceSettings) (ins
 	d := &Datasource{uid: s.UID, settings: st, settingsErr: err, streams: newStreamRegistry()}
 	if err == nil && st.Mode == ModeDirect {
 		if d.direct, err = newDirect(ctx, s, st); err != nil {
+			d.settingsErr = err
+		}
+	}
+	if err == nil && st.Mode == ModePrometheus {
+		if d.prom, err = newPrometheus(ctx, s, st); err != nil {
 			d.settingsErr = err
 		}
 	}
@@ -59,6 +62,9 @@ func NewInstance(ctx context.Context, s backend.DataSourceInstanceSettings) (ins
 func (d *Datasource) Dispose() {
 	if d.direct != nil {
 		d.direct.close()
+	}
+	if d.prom != nil {
+		d.prom.close()
 	}
 }
 
@@ -79,8 +85,14 @@ func (d *Datasource) query(ctx context.Context, dq backend.DataQuery) backend.Da
 	if err != nil {
 		return backend.ErrDataResponse(backend.StatusBadRequest, err.Error())
 	}
-	if d.direct == nil {
-		return backend.ErrDataResponse(backend.StatusNotImplemented, errPrometheusMode.Error())
+	if q.QueryType == query.TypeDiagnosis {
+		return d.diagnose(ctx, q, dq)
+	}
+	if d.prom != nil {
+		return d.prom.query(ctx, q, dq)
+	}
+	if q.QueryType == query.TypePromQL {
+		return backend.ErrDataResponse(backend.StatusBadRequest, "promql queries need a data source in Prometheus mode")
 	}
 	res, err := d.direct.eval(ctx, q, query.Request{From: dq.TimeRange.From, To: dq.TimeRange.To, Interval: dq.Interval, MaxDataPoints: dq.MaxDataPoints})
 	if err != nil {
@@ -124,10 +136,12 @@ func (d *Datasource) CheckHealth(ctx context.Context, _ *backend.CheckHealthRequ
 			Message: "Configuration error: " + strings.ReplaceAll(d.settingsErr.Error(), "\n", "; "),
 		}, nil
 	}
-	if d.direct == nil {
-		return &backend.CheckHealthResult{Status: backend.HealthStatusError, Message: errPrometheusMode.Error()}, nil
+	var res *backend.CheckHealthResult
+	if d.prom != nil {
+		res = d.prom.health(ctx)
+	} else {
+		res = d.direct.health(ctx)
 	}
-	res := d.direct.health(ctx)
 	log.DefaultLogger.FromContext(ctx).Debug("health check", "status", res.Status.String())
 	return res, nil
 }

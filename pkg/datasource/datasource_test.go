@@ -3,6 +3,7 @@ package datasource
 import (
 	"context"
 	"encoding/json"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -126,10 +127,16 @@ func TestEndpointAuth(t *testing.T) {
 	}
 }
 
-func TestPrometheusModeSaysSoPlainly(t *testing.T) {
-	d := instance(t, backend.DataSourceInstanceSettings{JSONData: []byte(`{"mode":"prometheus"}`), URL: "http://127.0.0.1:9090"})
+func TestPrometheusModeUnreachableServer(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	d := instance(t, backend.DataSourceInstanceSettings{JSONData: []byte(`{"mode":"prometheus"}`), URL: "http://" + addr})
 	res, _ := d.CheckHealth(context.Background(), &backend.CheckHealthRequest{})
-	if res.Status != backend.HealthStatusError || !strings.Contains(res.Message, "not implemented") {
+	if res.Status != backend.HealthStatusError || !strings.Contains(res.Message, "unreachable") {
 		t.Fatalf("health = %v %q", res.Status, res.Message)
 	}
 }

@@ -17,12 +17,29 @@ func (d *Datasource) routes() *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /endpoints", d.handleEndpoints)
 	mux.HandleFunc("POST /probe", d.handleProbe)
-	mux.HandleFunc("GET /models", d.withDirect(func(dr *direct, _ *http.Request) any { return nonNil(dr.labelValues("model_name", "model")) }))
-	mux.HandleFunc("GET /engines", d.withDirect(func(dr *direct, _ *http.Request) any { return nonNil(dr.labelValues("engine", "dp", "dp_rank")) }))
-	mux.HandleFunc("GET /metrics", d.withDirect(func(dr *direct, _ *http.Request) any { return nonNil(dr.metricNames()) }))
-	mux.HandleFunc("GET /label-values", d.withDirect(func(dr *direct, r *http.Request) any {
-		return nonNil(dr.labelValues(r.URL.Query().Get("label")))
-	}))
+	mux.HandleFunc("GET /models", d.withSource(
+		func(dr *direct, _ *http.Request) []string { return dr.labelValues("model_name", "model") },
+		func(p *prometheus, r *http.Request) ([]string, error) {
+			return p.labelValues(r.Context(), "model_name", "model")
+		}))
+	mux.HandleFunc("GET /engines", d.withSource(
+		func(dr *direct, _ *http.Request) []string { return dr.labelValues("engine", "dp", "dp_rank") },
+		func(p *prometheus, r *http.Request) ([]string, error) {
+			return p.labelValues(r.Context(), "engine", "dp", "dp_rank")
+		}))
+	mux.HandleFunc("GET /metrics", d.withSource(
+		func(dr *direct, _ *http.Request) []string { return dr.metricNames() },
+		func(p *prometheus, r *http.Request) ([]string, error) { return p.metricNames(r.Context()) }))
+	mux.HandleFunc("GET /label-values", d.withSource(
+		func(dr *direct, r *http.Request) []string { return dr.labelValues(r.URL.Query().Get("label")) },
+		func(p *prometheus, r *http.Request) ([]string, error) {
+			// Endpoints are Prometheus's instance label in this mode.
+			l := r.URL.Query().Get("label")
+			if l == "endpoint" {
+				l = "instance"
+			}
+			return p.labelValues(r.Context(), l)
+		}))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, map[string]string{"error": "no such resource: " + r.URL.Path})
 	})
@@ -36,13 +53,27 @@ type endpointInfo struct {
 }
 
 // handleEndpoints lists the configured endpoints, with their latest scrape status in direct mode.
-func (d *Datasource) handleEndpoints(w http.ResponseWriter, _ *http.Request) {
+func (d *Datasource) handleEndpoints(w http.ResponseWriter, r *http.Request) {
 	if d.settingsErr != nil {
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": d.settingsErr.Error()})
 		return
 	}
 	if d.direct != nil {
 		writeJSON(w, http.StatusOK, d.direct.scraper.Statuses())
+		return
+	}
+	if d.prom != nil {
+		// In Prometheus mode the endpoints are the instances the server scrapes vLLM from.
+		insts, err := d.prom.labelValues(r.Context(), "instance")
+		if err != nil {
+			writeJSON(w, http.StatusBadGateway, map[string]string{"error": err.Error()})
+			return
+		}
+		out := make([]endpointInfo, 0, len(insts))
+		for _, i := range insts {
+			out = append(out, endpointInfo{Name: i})
+		}
+		writeJSON(w, http.StatusOK, out)
 		return
 	}
 	out := make([]endpointInfo, 0, len(d.settings.Endpoints))
@@ -96,16 +127,24 @@ func (d *Datasource) handleProbe(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, probeResult{Up: true, Samples: res.Scrape.NumSamples(), Detection: &det})
 }
 
-// withDirect serves a resource computed from direct mode's history.
-func (d *Datasource) withDirect(f func(*direct, *http.Request) any) http.HandlerFunc {
+// withSource serves a resource from direct mode's history or from the Prometheus server; lists are JSON
+// arrays of strings, never null.
+func (d *Datasource) withSource(fd func(*direct, *http.Request) []string, fp func(*prometheus, *http.Request) ([]string, error)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case d.settingsErr != nil:
 			writeJSON(w, http.StatusBadRequest, map[string]string{"error": d.settingsErr.Error()})
-		case d.direct == nil:
-			writeJSON(w, http.StatusNotImplemented, map[string]string{"error": errPrometheusMode.Error()})
+		case d.prom != nil:
+			v, err := fp(d.prom, r)
+			if err != nil {
+				writeJSON(w, http.StatusBadGateway, map[string]string{"error": err.Error()})
+				return
+			}
+			writeJSON(w, http.StatusOK, nonNil(v))
+		case d.direct != nil:
+			writeJSON(w, http.StatusOK, nonNil(fd(d.direct, r)))
 		default:
-			writeJSON(w, http.StatusOK, f(d.direct, r))
+			writeJSON(w, http.StatusBadRequest, map[string]string{"error": "the data source is not configured"})
 		}
 	}
 }

@@ -76,6 +76,11 @@ type Settings struct {
 	MaxBodyMB  int64 `json:"maxBodyMB,omitempty"`
 	MaxSamples int   `json:"maxSamples,omitempty"`
 
+	// HTTPMethod is how Prometheus mode sends queries: POST (default, fits long expressions) or GET.
+	HTTPMethod string `json:"httpMethod,omitempty"`
+	// OAuthPassThru forwards the signed-in user's OAuth identity to the Prometheus server.
+	OAuthPassThru bool `json:"oauthPassThru,omitempty"`
+
 	// BearerToken comes from secureJsonData and is sent as Authorization: Bearer; never logged or returned.
 	BearerToken string `json:"-"`
 }
@@ -137,6 +142,9 @@ func (st Settings) validate() error {
 			seen[e.URL] = true
 		}
 	case ModePrometheus:
+		if m := strings.ToUpper(st.HTTPMethod); m != "" && m != "GET" && m != "POST" {
+			errs = append(errs, fmt.Errorf("httpMethod %q is unknown: use GET or POST", st.HTTPMethod))
+		}
 	default:
 		errs = append(errs, fmt.Errorf("mode %q is unknown: use %q or %q", st.Mode, ModeDirect, ModePrometheus))
 	}

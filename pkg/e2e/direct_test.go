@@ -100,6 +100,7 @@ func TestDirectModeFleet(t *testing.T) {
 		{"cache", map[string]any{"queryType": "cache", "measure": "prefix_hit_rate"}, "prefix_hit_rate", []string{"v1-dp4", "v0"}},
 		{"capacity", map[string]any{"queryType": "capacity"}, "mean_tokens_per_request", []string{"v1-dp4"}},
 		{"raw", map[string]any{"queryType": "raw", "metric": "vllm:num_requests_waiting"}, "vllm:num_requests_waiting", []string{"v1-dp4"}},
+		{"up", map[string]any{"queryType": "raw", "metric": "up"}, "up", []string{"v1-dp4", "v0", "ascend-dp2", "dynamo", "stopped", "garbage", "hanging"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -126,6 +127,15 @@ func TestDirectModeFleet(t *testing.T) {
 			for _, ep := range tc.endpoints {
 				if !seen[ep] {
 					t.Errorf("no %s values for endpoint %s; have %v", tc.measure, ep, seen)
+				}
+			}
+			if tc.measure == "up" {
+				for _, f := range r.Frames {
+					v := f.Fields[1].At(f.Fields[1].Len() - 1).(float64)
+					ep := f.Fields[1].Labels["endpoint"]
+					if want := map[bool]float64{true: 0, false: 1}[ep == "stopped" || ep == "garbage" || ep == "hanging"]; v != want {
+						t.Errorf("up{endpoint=%s} = %v, want %v", ep, v, want)
+					}
 				}
 			}
 			notices := noticeText(r.Frames)

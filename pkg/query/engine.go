@@ -120,22 +120,13 @@ func (e *Engine) newEvalCtx(q Query, r Request) (*evalCtx, error) {
 	if scrape <= 0 {
 		scrape = 5000
 	}
-	from, to := r.From.UnixMilli(), r.To.UnixMilli()
-	if to < from {
-		return nil, fmt.Errorf("time range ends (%s) before it starts (%s)", r.To.Format(time.RFC3339), r.From.Format(time.RFC3339))
+	stepD, windowD, fromT, toT, err := Resolution(q, r, e.ScrapeInterval)
+	if err != nil {
+		return nil, err
 	}
-	step := max(r.Interval.Milliseconds(), scrape)
-	if r.MaxDataPoints > 0 {
-		step = max(step, (to-from)/r.MaxDataPoints)
-	}
-	step = (step + 999) / 1000 * 1000 // whole seconds, as Grafana's Prometheus data source asks
-	window := max(step+scrape, 4*scrape)
-	if q.Window != "" {
-		d, _ := q.WindowDuration()
-		window = d.Milliseconds()
-	}
-	// Align to multiples of step, as Grafana does for Prometheus, so both modes evaluate at the same instants.
-	start, end := from/step*step, to/step*step
+	from := r.From.UnixMilli()
+	step, window := stepD.Milliseconds(), windowD.Milliseconds()
+	start, end := fromT.UnixMilli(), toT.UnixMilli()
 	c := &evalCtx{
 		e: e, q: q, step: step, window: window, from: start, to: end, requestedFrom: from,
 		lookback: Lookback.Milliseconds(), steps: derive.Steps(start, end, step), scrapeIntervalMs: scrape,

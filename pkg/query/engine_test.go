@@ -114,3 +114,26 @@ func TestLegend(t *testing.T) {
 		t.Fatalf("Legend = %q", got)
 	}
 }
+
+func TestDPBalanceScoreOnly(t *testing.T) {
+	const t0 = 1_700_000_000_000
+	src := &memSource{}
+	src.add("a", "vllm:num_requests_running", map[string]string{"engine": "0"}, pts(t0, 9, 9))
+	src.add("a", "vllm:num_requests_running", map[string]string{"engine": "1"}, pts(t0, 0, 0))
+	src.add("a", "vllm:num_requests_waiting", map[string]string{"engine": "0"}, pts(t0, 4, 4))
+	src.add("a", "vllm:num_requests_waiting", map[string]string{"engine": "1"}, pts(t0, 0, 0))
+	res := evalOne(t, src, Query{QueryType: TypeDPBalance, Score: "idle_while_waiting", GroupBy: GroupEndpoint}, t0, t0+5000)
+	if len(res.Outputs) != 1 || res.Outputs[0].Measure != "idle_while_waiting" || res.Outputs[0].Labels["endpoint"] != "a" {
+		t.Fatalf("outputs = %+v", res.Outputs)
+	}
+	if v := res.Outputs[0].Points[0].V; v != 1 {
+		t.Fatalf("idle ranks while another queues = %v, want 1", v)
+	}
+	res = evalOne(t, src, Query{QueryType: TypeDPBalance, Score: "max_over_mean"}, t0, t0+5000)
+	if len(res.Outputs) != 1 || res.Outputs[0].Points[0].V != 2 {
+		t.Fatalf("max/mean = %+v, want 2", res.Outputs)
+	}
+	if _, err := Parse([]byte(`{"queryType":"queue","score":"cv"}`)); err == nil {
+		t.Fatal("score accepted on a queue query")
+	}
+}

@@ -334,7 +334,10 @@ func (c *evalCtx) dpBalance(m string) []Output {
 		}
 		scoreGroups[k] = append(scoreGroups[k], l)
 	}
-	outs := append([]Output(nil), loads...)
+	var outs []Output
+	if c.q.Score == "" {
+		outs = append(outs, loads...)
+	}
 	for _, k := range order {
 		members := scoreGroups[k]
 		labels := c.scoreLabels(members[0].Labels)
@@ -360,7 +363,7 @@ func (c *evalCtx) dpBalance(m string) []Output {
 			idle.Points = append(idle.Points, derive.Point{T: t, V: float64(b.IdleWhileWaiting)})
 		}
 		for _, o := range []Output{maxMean, cv, idle} {
-			if len(o.Points) > 0 {
+			if len(o.Points) > 0 && (c.q.Score == "" || c.q.Score == o.Measure) {
 				outs = append(outs, o)
 			}
 		}

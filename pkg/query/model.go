@@ -25,6 +25,10 @@ const (
 	TypeCache        Type = "cache"
 	TypeCapacity     Type = "capacity"
 	TypeRaw          Type = "raw"
+	// TypeDiagnosis evaluates the troubleshooting rules (diagnosis.go) and returns a table of findings.
+	TypeDiagnosis Type = "diagnosis"
+	// TypePromQL passes Expr to the Prometheus-compatible server as it is; Prometheus mode only.
+	TypePromQL Type = "promql"
 )
 
 // Measures each query type accepts.
@@ -38,6 +42,8 @@ var Measures = map[Type][]string{
 	TypeCapacity:     {"capacity"},
 	TypeLatency:      {"quantiles", "mean"},
 	TypeRaw:          {"series"},
+	TypeDiagnosis:    {"findings"},
+	TypePromQL:       {"series"},
 }
 
 // DefaultMeasures are what a query without a measure returns.
@@ -51,6 +57,8 @@ var DefaultMeasures = map[Type][]string{
 	TypeCapacity:     {"capacity"},
 	TypeLatency:      {"quantiles"},
 	TypeRaw:          {"series"},
+	TypeDiagnosis:    {"findings"},
+	TypePromQL:       {"series"},
 }
 
 // Group says how series are aggregated before they are returned.
@@ -63,6 +71,9 @@ const (
 	GroupModel    Group = "model"    // one series per model_name across endpoints
 	GroupFleet    Group = "fleet"    // one series for everything selected
 )
+
+// BalanceScores are the imbalance scores a dp_balance query returns beside the per-rank loads.
+var BalanceScores = []string{"max_over_mean", "cv", "idle_while_waiting"}
 
 // DefaultQuantiles are the latency quantiles a query without quantiles returns.
 var DefaultQuantiles = []float64{0.5, 0.9, 0.95, 0.99}
@@ -91,12 +102,18 @@ type Query struct {
 	Window string `json:"window,omitempty"`
 	// GroupBy aggregates series: engine (default), endpoint, model or fleet.
 	GroupBy Group `json:"groupBy,omitempty"`
+	// Score restricts a dp_balance query to one imbalance score (max_over_mean, cv or idle_while_waiting),
+	// without the per-rank loads, so an alert rule can compare it directly.
+	Score string `json:"score,omitempty"`
 	// Headroom is the capacity query's safety margin, 0–0.9 (default 0.30).
 	Headroom *float64 `json:"headroom,omitempty"`
 	// Labels are extra label matchers for raw queries: label name → regular expression.
 	Labels map[string]string `json:"labels,omitempty"`
 	// Histogram says how a raw histogram is returned: "buckets" (cumulative, per le) or "quantiles".
 	Histogram string `json:"histogram,omitempty"`
+	// Expr is the PromQL of a promql query; Grafana template variables, $__interval and $__rate_interval are
+	// expanded before it is sent.
+	Expr string `json:"expr,omitempty"`
 	// LegendFormat names series, e.g. "{{endpoint}} engine {{engine}}".
 	LegendFormat string `json:"legendFormat,omitempty"`
 }
@@ -153,6 +170,9 @@ func (q *Query) Validate() error {
 			}
 		}
 	}
+	if q.Score != "" && (q.QueryType != TypeDPBalance || !contains(BalanceScores, q.Score)) {
+		return fmt.Errorf("score %q is only for dp_balance and must be one of %s", q.Score, strings.Join(BalanceScores, ", "))
+	}
 	switch q.QueryType {
 	case TypeLatency:
 		if q.Metric == "" {
@@ -164,6 +184,10 @@ func (q *Query) Validate() error {
 		}
 		if q.Histogram != "" && q.Histogram != "buckets" && q.Histogram != "quantiles" {
 			return fmt.Errorf("histogram %q is unknown: use buckets or quantiles", q.Histogram)
+		}
+	case TypePromQL:
+		if strings.TrimSpace(q.Expr) == "" {
+			return fmt.Errorf("promql queries need an expression (expr)")
 		}
 	case TypeCapacity:
 		if q.Headroom == nil {

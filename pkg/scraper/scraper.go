@@ -23,7 +23,6 @@ type Target struct {
 // Recorder is where scrapes go; the history store implements it.
 type Recorder interface {
 	Append(endpoint string, t int64, sc *exposition.Scrape)
-	MarkDown(endpoint string, t int64)
 }
 
 // Options tunes a Scraper.
@@ -165,18 +164,33 @@ func (s *Scraper) scrapeOne(ctx context.Context, t Target) {
 		}
 		st.Error = err.Error()
 		st.Duration = time.Since(start)
-		s.rec.MarkDown(t.Name, start.UnixMilli())
+		// Like Prometheus: up drops to 0 and every other series of the endpoint gets a staleness marker.
+		s.rec.Append(t.Name, start.UnixMilli(), upScrape(0, nil))
 	} else {
 		st.Up = true
 		st.Duration, st.BodyBytes, st.Samples = res.Duration, res.BodyBytes, res.Scrape.NumSamples()
 		d := vllm.Detect(vllm.ScrapeExposed{Scrape: res.Scrape})
 		st.Detection = &d
 		// Samples are stamped with the time the request was sent, as Prometheus does.
-		s.rec.Append(t.Name, res.Start.UnixMilli(), res.Scrape)
+		s.rec.Append(t.Name, res.Start.UnixMilli(), upScrape(1, res.Scrape))
 	}
 	s.mu.Lock()
 	s.status[t.Name] = st
 	s.mu.Unlock()
+}
+
+// UpMetric is the series the scraper records per endpoint: 1 after a successful scrape, 0 after a failed one, as
+// Prometheus's own up, so "endpoint down" alerts read the same in both modes.
+const UpMetric = "up"
+
+// upScrape adds the up sample to a scrape (or makes a scrape of only up for a failure).
+func upScrape(v float64, sc *exposition.Scrape) *exposition.Scrape {
+	if sc == nil {
+		sc = &exposition.Scrape{}
+	}
+	sc.Families = append(sc.Families, exposition.Family{Name: UpMetric, Type: exposition.TypeGauge,
+		Samples: []exposition.Sample{{Name: UpMetric, Value: v}}})
+	return sc
 }
 
 // Statuses returns every target's latest status, in target order.

@@ -15,7 +15,17 @@ func (f *Fleet) v0Families(x *exposition) {
 	b.gauge("vllm:num_requests_waiting", "Number of requests waiting to be processed.",
 		func(e *engine) float64 { return float64(e.waiting.len()) })
 	x.add("vllm:lora_requests_info", "Running stats on lora requests.", typeGauge, stylePython)
-	b.gauge("vllm:num_requests_swapped", "Number of requests swapped to CPU.", zero)
+	// V0 swaps a preempted request's KV blocks out to CPU (its swap preemption mode) until it is resumed, so the
+	// preempted requests still waiting are the swapped ones.
+	b.gauge("vllm:num_requests_swapped", "Number of requests swapped to CPU.", func(e *engine) float64 {
+		n := 0
+		for i := 0; i < e.waiting.len(); i++ {
+			if e.waiting.at(i).generated > 0 {
+				n++
+			}
+		}
+		return float64(n)
+	})
 	b.gauge("vllm:gpu_cache_usage_perc", "GPU KV-cache usage. 1 means 100 percent usage.",
 		func(e *engine) float64 { return e.kv.usage() })
 	b.gauge("vllm:cpu_cache_usage_perc", "CPU KV-cache usage. 1 means 100 percent usage.", zero)

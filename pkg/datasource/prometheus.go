@@ -1,0 +1,228 @@
+package datasource
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
+	"github.com/grafana/grafana-plugin-sdk-go/backend/httpclient"
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+	"github.com/prometheus/common/model"
+
+	"github.com/inferscope/inferscope-vllm/pkg/promapi"
+	"github.com/inferscope/inferscope-vllm/pkg/query"
+	"github.com/inferscope/inferscope-vllm/pkg/vllm"
+)
+
+// prometheus is Prometheus mode's per-instance runtime: the API client and the names cache.
+type prometheus struct {
+	client *promapi.Client
+	eval   *promapi.Evaluator
+}
+
+// newPrometheus builds the client from the data source's HTTP settings: basic auth, TLS, custom headers
+// (e.g. X-Scope-OrgID), timeout, a bearer token, and the user's OAuth identity when oauthPassThru is on.
+func newPrometheus(ctx context.Context, s backend.DataSourceInstanceSettings, st Settings) (*prometheus, error) {
+	u, err := url.Parse(s.URL)
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return nil, fmt.Errorf("Prometheus mode needs the server's http(s) URL in the data source URL; %q is not one", redactURL(s.URL))
+	}
+	opts, err := s.HTTPClientOptions(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("HTTP client settings: %w", err)
+	}
+	if st.BearerToken != "" {
+		if opts.Header == nil {
+			opts.Header = http.Header{}
+		}
+		opts.Header.Set("Authorization", "Bearer "+st.BearerToken)
+	}
+	// Grafana passes the signed-in user's Authorization / X-Id-Token with each request; the SDK's header
+	// middleware adds them to requests of clients that opt in.
+	opts.ForwardHTTPHeaders = st.OAuthPassThru
+	hc, err := httpclient.New(opts)
+	if err != nil {
+		return nil, fmt.Errorf("HTTP client: %w", err)
+	}
+	c := &promapi.Client{BaseURL: s.URL, HTTP: hc, Method: st.HTTPMethod}
+	return &prometheus{client: c, eval: &promapi.Evaluator{
+		Client: c, Discovery: &promapi.Discovery{Client: c}, ScrapeInterval: time.Duration(st.ScrapeInterval),
+	}}, nil
+}
+
+func (p *prometheus) close() { p.client.HTTP.CloseIdleConnections() }
+
+// query answers one query; the generated PromQL goes into the frames' executed query string.
+func (p *prometheus) query(ctx context.Context, q query.Query, dq backend.DataQuery) backend.DataResponse {
+	ans, err := p.eval.Eval(ctx, q, query.Request{From: dq.TimeRange.From, To: dq.TimeRange.To, Interval: dq.Interval, MaxDataPoints: dq.MaxDataPoints})
+	if err != nil {
+		status := backend.StatusBadRequest
+		if ctx.Err() != nil {
+			status = backend.StatusTimeout
+		} else if pe, ok := err.(*promapi.Error); ok {
+			status = statusOf(pe)
+		}
+		resp := backend.ErrDataResponse(status, err.Error())
+		if ans != nil && len(ans.Exprs) > 0 {
+			f := data.NewFrame(string(q.QueryType))
+			f.SetMeta(&data.FrameMeta{ExecutedQueryString: ans.PromQL()})
+			resp.Frames = data.Frames{f}
+		}
+		return resp
+	}
+	frames := query.Frames(q, ans.Result)
+	executed := fmt.Sprintf("Prometheus mode, step %s, rate window %s:\n%s", ans.Result.Step, ans.Result.Window, ans.PromQL())
+	for _, f := range frames {
+		f.Meta.ExecutedQueryString = executed
+	}
+	return backend.DataResponse{Frames: frames}
+}
+
+func statusOf(e *promapi.Error) backend.Status {
+	switch {
+	case e.Status == 0:
+		return backend.StatusBadGateway
+	case e.Status == http.StatusUnauthorized:
+		return backend.StatusUnauthorized
+	case e.Status == http.StatusForbidden:
+		return backend.StatusForbidden
+	case e.Status == http.StatusServiceUnavailable || e.Status == http.StatusGatewayTimeout || e.ErrorType == "timeout":
+		return backend.StatusTimeout
+	case e.Status >= 500:
+		return backend.StatusBadGateway
+	}
+	return backend.StatusBadRequest
+}
+
+// health checks the server answers and reports which vLLM flavors, endpoints and engines it has seen.
+func (p *prometheus) health(ctx context.Context) *backend.CheckHealthResult {
+	version, hasBuildInfo, err := p.client.BuildInfo(ctx)
+	if err != nil {
+		return &backend.CheckHealthResult{Status: backend.HealthStatusError, Message: "Prometheus: " + err.Error()}
+	}
+	p.eval.Discovery.Forget()
+	v, warns, err := p.client.Query(ctx, `group by (instance, __name__, engine, dp, dp_rank) (`+promapi.FamilySelector+`)`, time.Now())
+	if err != nil {
+		return &backend.CheckHealthResult{Status: backend.HealthStatusError, Message: "Prometheus answered but the metric query failed: " + err.Error()}
+	}
+	server := "Prometheus-compatible server"
+	if hasBuildInfo && version != "" {
+		server = "Prometheus " + version
+	}
+	per := map[string]*exposed{}
+	for _, s := range v {
+		inst := string(s.Metric[model.InstanceLabel])
+		e := per[inst]
+		if e == nil {
+			e = &exposed{names: map[string]bool{}, labels: map[string]map[string]bool{}}
+			per[inst] = e
+		}
+		name := string(s.Metric[model.MetricNameLabel])
+		e.names[name] = true
+		for _, l := range []string{"engine", "dp", "dp_rank"} {
+			if val, ok := s.Metric[model.LabelName(l)]; ok {
+				k := name + "\x00" + l
+				if e.labels[k] == nil {
+					e.labels[k] = map[string]bool{}
+				}
+				e.labels[k][string(val)] = true
+			}
+		}
+	}
+	if len(per) == 0 {
+		return &backend.CheckHealthResult{Status: backend.HealthStatusError,
+			Message: server + " answered, but it holds no current vLLM, vLLM-Ascend or Dynamo series: check its scrape configuration"}
+	}
+	flavors := map[vllm.Flavor]int{}
+	engines := 0
+	var lines []string
+	insts := make([]string, 0, len(per))
+	for i := range per {
+		insts = append(insts, i)
+	}
+	sort.Strings(insts)
+	for _, inst := range insts {
+		det := vllm.Detect(per[inst])
+		flavors[det.Flavor]++
+		n := max(len(det.Ranks), 1)
+		engines += n
+		line := fmt.Sprintf("%s: %s", inst, det.Flavor)
+		if len(det.Ranks) > 0 {
+			line += fmt.Sprintf(", %d %s rank(s)", len(det.Ranks), det.RankLabel)
+		}
+		lines = append(lines, line)
+	}
+	var fl []string
+	for f, n := range flavors {
+		fl = append(fl, fmt.Sprintf("%s ×%d", f, n))
+	}
+	sort.Strings(fl)
+	msg := fmt.Sprintf("%s: %d endpoint(s), %d engine(s) / DP rank(s) seen; flavors %s. %s", server, len(per), engines,
+		strings.Join(fl, ", "), strings.Join(lines, "; "))
+	if len(warns) > 0 {
+		msg += ". Warnings: " + strings.Join(warns, "; ")
+	}
+	details, _ := jsonMarshal(map[string]any{"server": server, "endpoints": len(per), "engines": engines, "flavors": flavors})
+	return &backend.CheckHealthResult{Status: backend.HealthStatusOk, Message: msg, JSONDetails: details}
+}
+
+// exposed adapts one instance's series names and rank labels to vllm.Detect.
+type exposed struct {
+	names  map[string]bool
+	labels map[string]map[string]bool // name \x00 label -> values
+}
+
+func (e *exposed) Names() []string { return sortedKeys(e.names) }
+
+func (e *exposed) LabelValues(prefix, label string) []string {
+	set := map[string]bool{}
+	for k, vals := range e.labels {
+		name, l, _ := strings.Cut(k, "\x00")
+		if l == label && strings.HasPrefix(name, prefix) {
+			for v := range vals {
+				set[v] = true
+			}
+		}
+	}
+	return sortedKeys(set)
+}
+
+// labelValues lists a label's values over vLLM / Ascend / Dynamo series of the last hours.
+func (p *prometheus) labelValues(ctx context.Context, labels ...string) ([]string, error) {
+	set := map[string]bool{}
+	now := time.Now()
+	for _, l := range labels {
+		vals, _, err := p.client.LabelValues(ctx, l, []string{promapi.FamilySelector}, now.Add(-6*time.Hour), now)
+		if err != nil {
+			return nil, err
+		}
+		for _, v := range vals {
+			set[v] = true
+		}
+	}
+	return sortedKeys(set), nil
+}
+
+// metricNames lists family names, histograms once.
+func (p *prometheus) metricNames(ctx context.Context) ([]string, error) {
+	names, err := p.eval.Discovery.Names(ctx)
+	if err != nil {
+		return nil, err
+	}
+	set := map[string]bool{}
+	for n := range names {
+		for _, sfx := range []string{"_bucket", "_sum", "_count"} {
+			if base, ok := strings.CutSuffix(n, sfx); ok && names[base+"_bucket"] {
+				n = base
+				break
+			}
+		}
+		set[n] = true
+	}
+	return sortedKeys(set), nil
+}

@@ -1,0 +1,368 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
+	"github.com/grafana/grafana-plugin-sdk-go/genproto/pluginv2"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/inferscope/inferscope-vllm/pkg/harness"
+)
+
+// contentFleet is a data source over simulated deployments, driven through the built executable.
+type contentFleet struct {
+	p   *harness.Plugin
+	pc  *pluginv2.PluginContext
+	ctx context.Context
+}
+
+// startFleet configures one direct-mode data source over the given endpoints and lets accelerated traffic
+// accumulate for a while.
+func startFleet(t *testing.T, p *harness.Plugin, uid string, eps []map[string]string) *contentFleet {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	t.Cleanup(cancel)
+	pc := harness.DataSourceContext(t, harness.DataSource{UID: uid,
+		JSONData: map[string]any{"mode": "direct", "endpoints": eps, "scrapeInterval": "1s", "scrapeTimeout": "800ms"}}, nil)
+	if _, err := p.CheckHealth(ctx, pc); err != nil { // creates the instance, which starts scraping
+		t.Fatal(err)
+	}
+	return &contentFleet{p: p, pc: pc, ctx: ctx}
+}
+
+// query sends one query model as Grafana would (time range ending now) and returns the answer. The fleets run 30×
+// faster than real time, so queries use a 1 s step (the scrape interval) where Grafana would use 15 s: the same
+// number of points per simulated minute.
+func (f *contentFleet) query(t *testing.T, model map[string]any, rng time.Duration) backend.DataResponse {
+	t.Helper()
+	now := time.Now()
+	resp, err := f.p.QueryData(f.ctx, t, f.pc, harness.Query{RefID: "A", JSON: model, From: now.Add(-rng), To: now, Interval: time.Second, MaxDataPoints: 43200})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.Responses["A"]
+}
+
+// resource lists a variable's values from the data source, as the dashboard's variable query does.
+func (f *contentFleet) resource(t *testing.T, path string) []string {
+	t.Helper()
+	res, err := f.p.CallResource(f.ctx, f.pc, http.MethodGet, path, nil)
+	if err != nil || res.Status != http.StatusOK {
+		t.Fatalf("GET %s: %v %v", path, res, err)
+	}
+	var out []string
+	if err := json.Unmarshal(res.Body, &out); err != nil {
+		var objs []struct{ Name string }
+		if err := json.Unmarshal(res.Body, &objs); err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range objs {
+			out = append(out, o.Name)
+		}
+	}
+	return out
+}
+
+func tripFleet(t *testing.T) []map[string]string {
+	ln := stoppedEndpoint(t)
+	return []map[string]string{
+		// One hot engine takes everything while load ramps up (a quarter of a 40-minute wave in the 10 simulated
+		// minutes the test watches): it queues, fills its small KV pool, preempts more and more, and TTFT climbs
+		// while the other three ranks idle.
+		{"name": "v1-hot", "url": startSim(t, "-flavor=vllm-v1", "-engines=4", "-routing=skewed", "-skew=1", "-qps=15", "-qps-wave-amplitude=0.95", "-qps-wave-period=40m", "-max-model-len=4096", "-num-gpu-blocks=4000",
+			"-max-num-seqs=128", "-prompt-tokens-mean=512", "-output-tokens-mean=512", "-spec-tokens=3", "-speed=30", "-seed=31")},
+		{"name": "v0-hot", "url": startSim(t, "-flavor=vllm-v0", "-qps=40", "-output-tokens-mean=800", "-max-model-len=4096", "-num-gpu-blocks=300", "-max-num-seqs=64", "-speed=30", "-seed=32")},
+		{"name": "ascend", "url": startSim(t, "-flavor=vllm-ascend", "-engines=2", "-qps=12", "-spec-tokens=2", "-speed=30", "-seed=33", "-profiler-config="+profilerConfig(t, 1))},
+		{"name": "dynamo", "url": startSim(t, "-flavor=dynamo-worker", "-qps=6", "-speed=30", "-seed=34")},
+		{"name": "gone", "url": ln},
+	}
+}
+
+func healthyFleet(t *testing.T) []map[string]string {
+	return []map[string]string{
+		{"name": "v1", "url": startSim(t, "-flavor=vllm-v1", "-engines=4", "-qps=2", "-spec-tokens=3", "-speed=30", "-seed=41")},
+		{"name": "v0", "url": startSim(t, "-flavor=vllm-v0", "-qps=1", "-speed=30", "-seed=42")},
+		{"name": "ascend", "url": startSim(t, "-flavor=vllm-ascend", "-engines=2", "-qps=1", "-speed=30", "-seed=43", "-profiler-config="+profilerConfig(t, 1))},
+	}
+}
+
+func stoppedEndpoint(t *testing.T) string {
+	eps := brokenEndpoints(t)
+	return eps[0]["url"]
+}
+
+var varRef = regexp.MustCompile(`\$\{?([a-zA-Z_]+)\}?`)
+
+// interpolate replaces dashboard variables in a target the way Grafana does with "All" selected (allValue .*),
+// and a repeated panel's variable with one concrete value.
+func interpolate(v any, vars map[string]string) any {
+	switch x := v.(type) {
+	case string:
+		return varRef.ReplaceAllStringFunc(x, func(m string) string {
+			name := varRef.FindStringSubmatch(m)[1]
+			if val, ok := vars[name]; ok {
+				return val
+			}
+			return m
+		})
+	case map[string]any:
+		out := map[string]any{}
+		for k, c := range x {
+			out[k] = interpolate(c, vars)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, c := range x {
+			out[i] = interpolate(c, vars)
+		}
+		return out
+	}
+	return v
+}
+
+type panel struct {
+	Title   string           `json:"title"`
+	Type    string           `json:"type"`
+	Repeat  string           `json:"repeat"`
+	Targets []map[string]any `json:"targets"`
+	Panels  []panel          `json:"panels"`
+}
+
+// TestDashboardPanelsAndAlertRules sends every dashboard panel's queries and every alert rule's queries through
+// the data source executable: each panel gets data, each rule fires in the fleet built to trip it (one hot engine
+// behind a skewed router, an overloaded V0 server, a dead endpoint) and stays quiet in a healthy one.
+func TestDashboardPanelsAndAlertRules(t *testing.T) {
+	p := harness.Start(t, harness.Executable(t, harness.DatasourceExecutable))
+	trip := startFleet(t, p, "trip", tripFleet(t))
+	healthy := startFleet(t, p, "healthy", healthyFleet(t))
+	time.Sleep(20 * time.Second) // 10 simulated minutes at 30×
+
+	t.Run("dashboards", func(t *testing.T) {
+		files, _ := filepath.Glob(filepath.Join(harness.RepoRoot(t), "dashboards", "*.json"))
+		if len(files) < 3 {
+			t.Fatalf("want the minimal, Ascend and fleet dashboards, have %v", files)
+		}
+		timers := trip.resource(t, "metrics")
+		timer := ""
+		for _, m := range timers {
+			if strings.HasPrefix(m, "vllm_profiling_") && strings.HasSuffix(m, ":duration") {
+				timer = m
+				break
+			}
+		}
+		if timer == "" {
+			t.Fatalf("no profiler timer among metric names %v", timers)
+		}
+		vars := map[string]string{"endpoint": ".*", "model": ".*", "engine": ".*", "dp": ".*", "timer": timer, "datasource": "trip"}
+		for _, file := range files {
+			b, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var d struct{ Panels []panel }
+			if err := json.Unmarshal(b, &d); err != nil {
+				t.Fatal(err)
+			}
+			var flat []panel
+			for _, pn := range d.Panels {
+				flat = append(flat, pn)
+				flat = append(flat, pn.Panels...)
+			}
+			for _, pn := range flat {
+				if len(pn.Targets) == 0 {
+					continue
+				}
+				t.Run(filepath.Base(file)+"/"+pn.Title, func(t *testing.T) {
+					rows := 0
+					for _, target := range pn.Targets {
+						model := interpolate(target, vars).(map[string]any)
+						r := trip.query(t, model, 10*time.Minute)
+						if r.Error != nil {
+							t.Fatalf("target %s: %v", model["refId"], r.Error)
+						}
+						for _, f := range r.Frames {
+							rows += f.Rows()
+						}
+					}
+					if rows == 0 {
+						t.Fatal("panel got no data")
+					}
+				})
+			}
+		}
+	})
+
+	t.Run("alert rules", func(t *testing.T) {
+		b, err := os.ReadFile(filepath.Join(harness.RepoRoot(t), "provisioning", "alerting", "inferscope-rules.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc struct {
+			Groups []struct{ Rules []alertRule }
+		}
+		if err := yaml.Unmarshal(b, &doc); err != nil {
+			t.Fatal(err)
+		}
+		rules := doc.Groups[0].Rules
+		if len(rules) != 7 {
+			t.Fatalf("want 7 rules, have %d", len(rules))
+		}
+		for _, r := range rules {
+			t.Run(r.UID, func(t *testing.T) {
+				for _, k := range []string{"summary", "description", "knob"} {
+					if r.Annotations[k] == "" {
+						t.Errorf("annotation %s is empty", k)
+					}
+				}
+				if r.Labels["severity"] == "" || r.Labels["team"] == "" {
+					t.Errorf("routing labels missing: %v", r.Labels)
+				}
+				if firing := r.evaluate(t, trip); len(firing) == 0 {
+					t.Error("did not fire in the fleet built to trip it")
+				} else {
+					t.Logf("fires for %v", firing)
+				}
+				if firing := r.evaluate(t, healthy); len(firing) > 0 {
+					t.Errorf("fires in the healthy fleet for %v", firing)
+				}
+			})
+		}
+	})
+}
+
+type alertRule struct {
+	UID       string `yaml:"uid"`
+	Condition string `yaml:"condition"`
+	Data      []struct {
+		RefID             string         `yaml:"refId"`
+		DatasourceUID     string         `yaml:"datasourceUid"`
+		RelativeTimeRange struct{ From int } `yaml:"relativeTimeRange"`
+		Model             map[string]any `yaml:"model"`
+	} `yaml:"data"`
+	Labels      map[string]string `yaml:"labels"`
+	Annotations map[string]string `yaml:"annotations"`
+}
+
+// evaluate runs the rule's queries through the data source and applies its server-side expressions the way
+// Grafana's expression engine does for the subset these rules use (reduce last/mean, threshold gt/lt, and the two
+// math expressions), per series label set; it returns the label sets for which the condition holds.
+func (r alertRule) evaluate(t *testing.T, f *contentFleet) []string {
+	t.Helper()
+	values := map[string]map[string]float64{} // refId -> series key -> value
+	series := map[string]map[string][]float64{}
+	for _, d := range r.Data {
+		switch {
+		case d.DatasourceUID == "inferscope-direct":
+			resp := f.query(t, d.Model, time.Duration(d.RelativeTimeRange.From)*time.Second)
+			if resp.Error != nil {
+				t.Fatalf("query %s: %v", d.RefID, resp.Error)
+			}
+			series[d.RefID] = map[string][]float64{}
+			for _, fr := range resp.Frames {
+				if len(fr.Fields) < 2 {
+					continue
+				}
+				v := fr.Fields[1]
+				k := seriesKey(v.Labels)
+				for i := 0; i < v.Len(); i++ {
+					series[d.RefID][k] = append(series[d.RefID][k], v.At(i).(float64))
+				}
+			}
+		case d.Model["type"] == "reduce":
+			src := series[d.Model["expression"].(string)]
+			values[d.RefID] = map[string]float64{}
+			for k, vs := range src {
+				if len(vs) == 0 {
+					continue
+				}
+				switch d.Model["reducer"] {
+				case "last":
+					values[d.RefID][k] = vs[len(vs)-1]
+				case "mean":
+					s := 0.0
+					for _, v := range vs {
+						s += v
+					}
+					values[d.RefID][k] = s / float64(len(vs))
+				default:
+					t.Fatalf("reducer %v not emulated", d.Model["reducer"])
+				}
+			}
+		case d.Model["type"] == "threshold":
+			src := values[d.Model["expression"].(string)]
+			cond := d.Model["conditions"].([]any)[0].(map[string]any)["evaluator"].(map[string]any)
+			limit := toFloat(cond["params"].([]any)[0])
+			values[d.RefID] = map[string]float64{}
+			for k, v := range src {
+				hit := (cond["type"] == "gt" && v > limit) || (cond["type"] == "lt" && v < limit)
+				values[d.RefID][k] = map[bool]float64{true: 1}[hit]
+			}
+		case d.Model["type"] == "math":
+			values[d.RefID] = mathExpr(t, d.Model["expression"].(string), values)
+		default:
+			t.Fatalf("expression %v not emulated", d.Model)
+		}
+	}
+	if os.Getenv("INFERSCOPE_DEBUG_ALERTS") != "" {
+		t.Logf("%s values: %v", r.UID, values)
+	}
+	var firing []string
+	for k, v := range values[r.Condition] {
+		if v != 0 && !math.IsNaN(v) {
+			firing = append(firing, k)
+		}
+	}
+	sort.Strings(firing)
+	return firing
+}
+
+// mathExpr evaluates the math expressions the rules use, joining series on equal label sets as Grafana does.
+func mathExpr(t *testing.T, e string, v map[string]map[string]float64) map[string]float64 {
+	out := map[string]float64{}
+	switch e {
+	case "$B > 0.05 && $B > 1.5 * $C":
+		for k, b := range v["B"] {
+			c, ok := v["C"][k]
+			out[k] = map[bool]float64{true: 1}[ok && b > 0.05 && b > 1.5*c]
+		}
+	case "$C > 2 && $D > 0":
+		for k, c := range v["C"] {
+			d, ok := v["D"][k]
+			out[k] = map[bool]float64{true: 1}[ok && c > 2 && d > 0]
+		}
+	default:
+		t.Fatalf("math expression %q not emulated: add it here with its meaning", e)
+	}
+	return out
+}
+
+// toFloat reads a YAML number, which decodes as int or float64.
+func toFloat(v any) float64 {
+	switch x := v.(type) {
+	case int:
+		return float64(x)
+	case float64:
+		return x
+	}
+	return math.NaN()
+}
+
+func seriesKey(l map[string]string) string {
+	keys := make([]string, 0, len(l))
+	for k := range l {
+		keys = append(keys, k+"="+l[k])
+	}
+	sort.Strings(keys)
+	return "{" + strings.Join(keys, ",") + "}"
+}

@@ -1,0 +1,78 @@
+package promapi
+
+import (
+	"context"
+	"sort"
+	"sync"
+	"time"
+)
+
+// FamilySelector matches every series of the families InferScope reads: vLLM, vLLM-Ascend and Dynamo.
+const FamilySelector = `{__name__=~"vllm[:_].+|dynamo_.+"}`
+
+// DefaultNamesTTL is how long discovered names are reused: short, so a rolling upgrade that renames metrics
+// shows up within a refresh or two, long enough that a dashboard's panels share one lookup.
+const DefaultNamesTTL = 30 * time.Second
+
+// Names is the set of sample names a server holds.
+type Names map[string]bool
+
+// Has reports whether the server holds a sample name.
+func (n Names) Has(name string) bool { return n[name] }
+
+// Sorted lists the names in order.
+func (n Names) Sorted() []string {
+	out := make([]string, 0, len(n))
+	for k := range n {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Discovery caches which vLLM / Ascend / Dynamo names a server holds, per data-source instance.
+type Discovery struct {
+	Client *Client
+	TTL    time.Duration
+	// Lookback is how far back names count as held, so a renamed metric's old series still answer old ranges.
+	Lookback time.Duration
+
+	mu      sync.Mutex
+	names   Names
+	fetched time.Time
+}
+
+// Names returns the held names, asking the server at most once per TTL.
+func (d *Discovery) Names(ctx context.Context) (Names, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	ttl := d.TTL
+	if ttl == 0 {
+		ttl = DefaultNamesTTL
+	}
+	if d.names != nil && time.Since(d.fetched) < ttl {
+		return d.names, nil
+	}
+	lookback := d.Lookback
+	if lookback == 0 {
+		lookback = 6 * time.Hour
+	}
+	now := time.Now()
+	vals, _, err := d.Client.LabelValues(ctx, "__name__", []string{FamilySelector}, now.Add(-lookback), now)
+	if err != nil {
+		return nil, err
+	}
+	n := make(Names, len(vals))
+	for _, v := range vals {
+		n[v] = true
+	}
+	d.names, d.fetched = n, now
+	return n, nil
+}
+
+// Forget drops the cache, e.g. after a health check found new endpoints.
+func (d *Discovery) Forget() {
+	d.mu.Lock()
+	d.names = nil
+	d.mu.Unlock()
+}

@@ -1,0 +1,246 @@
+package promapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/common/model"
+
+	"github.com/inferscope/inferscope-vllm/pkg/derive"
+	"github.com/inferscope/inferscope-vllm/pkg/query"
+	"github.com/inferscope/inferscope-vllm/pkg/vllm"
+)
+
+// Evaluator answers InferScope queries from a Prometheus-compatible server.
+type Evaluator struct {
+	Client    *Client
+	Discovery *Discovery
+	// ScrapeInterval is how often the server scrapes vLLM; it sets the minimum step and rate window.
+	ScrapeInterval time.Duration
+}
+
+// Answer is a query's result with the PromQL that produced it.
+type Answer struct {
+	Result *query.Result
+	Exprs  []Expr
+}
+
+// PromQL is the generated expressions, one per line with the measure they answer, for the query inspector.
+func (a *Answer) PromQL() string {
+	var b strings.Builder
+	for i, e := range a.Exprs {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		fmt.Fprintf(&b, "# %s", e.Measure)
+		if q := e.Labels["quantile"]; q != "" {
+			fmt.Fprintf(&b, " quantile=%s", q)
+		}
+		b.WriteString("\n" + e.PromQL)
+	}
+	return b.String()
+}
+
+// Eval generates the PromQL of a query for the names the server holds, runs every expression as a range
+// query at direct mode's step and alignment, and returns outputs shaped as direct mode's.
+func (ev *Evaluator) Eval(ctx context.Context, q query.Query, r query.Request) (*Answer, error) {
+	if err := q.Validate(); err != nil {
+		return nil, err
+	}
+	step, window, from, to, err := query.Resolution(q, r, ev.ScrapeInterval)
+	if err != nil {
+		return nil, err
+	}
+	res := &query.Result{Step: step, Window: window}
+	var exprs []Expr
+	if q.QueryType == query.TypePromQL {
+		exprs = []Expr{{PromQL: ExpandMacros(q.Expr, r.Interval, step, window, r.To.Sub(r.From))}}
+	} else {
+		names, err := ev.Discovery.Names(ctx)
+		if err != nil {
+			return nil, err
+		}
+		var configs []CacheConfig
+		if needsCacheConfig(q) && names.Has(vllm.CacheConfig.Names[0]) {
+			if configs, err = ev.cacheConfigs(ctx, q, from.Add(-window-query.Lookback), to); err != nil {
+				return nil, err
+			}
+		}
+		if exprs, err = Generate(q, names, configs, window); err != nil {
+			return nil, err
+		}
+		if len(exprs) == 0 {
+			res.Notices = append(res.Notices, fmt.Sprintf("the Prometheus server holds none of the metrics %s/%s needs", q.QueryType, strings.Join(q.MeasureList(), ",")))
+		}
+	}
+	ans := &Answer{Result: res, Exprs: exprs}
+	results := make([]model.Matrix, len(exprs))
+	warnings := make([][]string, len(exprs))
+	errs := make([]error, len(exprs))
+	var wg sync.WaitGroup
+	for i, e := range exprs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i], warnings[i], errs[i] = ev.Client.QueryRange(ctx, e.PromQL, from, to, step)
+		}()
+	}
+	wg.Wait()
+	seen := map[string]bool{}
+	for i, e := range exprs {
+		if errs[i] != nil {
+			return ans, queryError(q, e, errs[i])
+		}
+		for _, w := range warnings[i] {
+			if !seen[w] {
+				seen[w] = true
+				res.Notices = append(res.Notices, "Prometheus warning: "+w)
+			}
+		}
+		res.Outputs = append(res.Outputs, Outputs(q, e, results[i])...)
+	}
+	if len(res.Outputs) == 0 && len(exprs) > 0 && q.QueryType != query.TypePromQL {
+		res.Notices = append(res.Notices, fmt.Sprintf("no selected endpoint has data for %s/%s in this range", q.QueryType, strings.Join(q.MeasureList(), ",")))
+	}
+	return ans, nil
+}
+
+// queryError names what failed; a rejected expression is reported as such, with the server's message.
+func queryError(q query.Query, e Expr, err error) error {
+	var pe *Error
+	if errors.As(err, &pe) && pe.BadQuery() {
+		if q.QueryType == query.TypePromQL {
+			return fmt.Errorf("invalid PromQL: %s", pe.Message)
+		}
+		return fmt.Errorf("the server rejected the generated PromQL for %s (%s): %s", q.QueryType, e.Measure, pe.Message)
+	}
+	return err
+}
+
+func needsCacheConfig(q query.Query) bool {
+	return q.QueryType == query.TypeCapacity || (q.QueryType == query.TypeKVCacheUsage && q.Measure == "blocks")
+}
+
+// cacheConfigs lists the distinct num_gpu_blocks / block_size pairs of the selected endpoints.
+func (ev *Evaluator) cacheConfigs(ctx context.Context, q query.Query, start, end time.Time) ([]CacheConfig, error) {
+	sel := vllm.CacheConfig.Names[0]
+	if q.Endpoint != "" {
+		sel += "{instance=~" + strconv.Quote(q.Endpoint) + "}"
+	}
+	series, _, err := ev.Client.Series(ctx, []string{sel}, start, end)
+	if err != nil {
+		return nil, err
+	}
+	set := map[CacheConfig]bool{}
+	var out []CacheConfig
+	for _, s := range series {
+		c := CacheConfig{NumGPUBlocks: string(s["num_gpu_blocks"]), BlockSize: string(s["block_size"])}
+		if !set[c] {
+			set[c] = true
+			out = append(out, c)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		return out[i].NumGPUBlocks+"/"+out[i].BlockSize < out[j].NumGPUBlocks+"/"+out[j].BlockSize
+	})
+	return out, nil
+}
+
+// Outputs turns a range-query answer into direct mode's outputs: instance reported as endpoint, the
+// expression's own labels added, NaN steps (no data, as direct mode leaves them out) dropped.
+func Outputs(q query.Query, e Expr, m model.Matrix) []query.Output {
+	var outs []query.Output
+	for _, s := range m {
+		labels := make(map[string]string, len(s.Metric)+len(e.Labels))
+		measure := e.Measure
+		for k, v := range s.Metric {
+			switch {
+			case k == model.MetricNameLabel:
+				if measure == "" {
+					measure = string(v)
+				}
+				continue
+			case k == model.InstanceLabel && q.QueryType != query.TypePromQL:
+				labels["endpoint"] = string(v)
+				continue
+			}
+			labels[string(k)] = string(v)
+		}
+		for k, v := range e.Labels {
+			labels[k] = v
+		}
+		if measure == "" {
+			measure = "value"
+		}
+		o := query.Output{Measure: measure, Labels: labels, Unit: e.Unit, Points: make([]derive.Point, 0, len(s.Values))}
+		for _, p := range s.Values {
+			if math.IsNaN(float64(p.Value)) {
+				continue
+			}
+			o.Points = append(o.Points, derive.Point{T: int64(p.Timestamp), V: float64(p.Value)})
+		}
+		if len(o.Points) > 0 {
+			outs = append(outs, o)
+		}
+	}
+	// Stable order by label set, as direct mode sorts its groups, so panels keep their colours between refreshes.
+	keys := make([]string, len(outs))
+	for i, o := range outs {
+		keys[i] = labelKey(o.Labels)
+	}
+	sort.Sort(byKey{outs, keys})
+	return outs
+}
+
+// ExpandMacros replaces Grafana's interval and range macros in a user's PromQL, as Grafana's Prometheus data
+// source does: $__rate_interval follows the same rule as InferScope's default rate window.
+func ExpandMacros(expr string, interval, step, window, rng time.Duration) string {
+	if interval <= 0 {
+		interval = step
+	}
+	d := func(x time.Duration) string { return model.Duration(x.Round(time.Millisecond)).String() }
+	r := strings.NewReplacer(
+		"${__rate_interval}", d(window), "$__rate_interval", d(window),
+		"${__interval_ms}", strconv.FormatInt(interval.Milliseconds(), 10), "$__interval_ms", strconv.FormatInt(interval.Milliseconds(), 10),
+		"${__interval}", d(interval), "$__interval", d(interval),
+		"${__range_ms}", strconv.FormatInt(rng.Milliseconds(), 10), "$__range_ms", strconv.FormatInt(rng.Milliseconds(), 10),
+		"${__range_s}", strconv.FormatInt(int64(rng.Seconds()), 10), "$__range_s", strconv.FormatInt(int64(rng.Seconds()), 10),
+		"${__range}", d(rng), "$__range", d(rng),
+	)
+	return r.Replace(expr)
+}
+
+type byKey struct {
+	outs []query.Output
+	keys []string
+}
+
+func (b byKey) Len() int           { return len(b.outs) }
+func (b byKey) Less(i, j int) bool { return b.keys[i] < b.keys[j] }
+func (b byKey) Swap(i, j int) {
+	b.outs[i], b.outs[j] = b.outs[j], b.outs[i]
+	b.keys[i], b.keys[j] = b.keys[j], b.keys[i]
+}
+
+func labelKey(l map[string]string) string {
+	names := make([]string, 0, len(l))
+	for k := range l {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	for _, k := range names {
+		b.WriteString(k)
+		b.WriteByte(0)
+		b.WriteString(l[k])
+		b.WriteByte(0)
+	}
+	return b.String()
+}

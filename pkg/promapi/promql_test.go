@@ -1,0 +1,131 @@
+package promapi
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/inferscope/inferscope-vllm/pkg/query"
+)
+
+// mixedFleet holds V1, deprecated, V0, Ascend and Dynamo names, as a server scraping a mixed fleet does.
+var mixedFleet = Names{
+	"vllm:kv_cache_usage_perc": true, "vllm:gpu_cache_usage_perc": true,
+	"vllm_profiling_free_kvcache_blocks": true, "vllm_profiling_total_kvcache_blocks": true,
+	"dynamo_component_gpu_cache_usage_percent": true,
+	"vllm:num_requests_running":                true, "vllm:num_requests_waiting": true,
+	"vllm:generation_tokens_total": true, "dynamo_frontend_output_tokens_total": true,
+	"vllm:prefix_cache_hits_total": true, "vllm:prefix_cache_queries_total": true, "vllm:gpu_prefix_cache_hit_rate": true,
+	"vllm:time_to_first_token_seconds_bucket": true, "dynamo_frontend_time_to_first_token_seconds_bucket": true,
+	"vllm:spec_decode_num_accepted_tokens_per_pos_total": true, "vllm:spec_decode_num_drafts_total": true,
+	"vllm:cache_config_info": true, "vllm:request_prompt_tokens_bucket": true, "vllm:request_generation_tokens_bucket": true,
+}
+
+// TestGeneratedPromQL pins the PromQL of each form: the V1/deprecated/Ascend/Dynamo `or` per endpoint, guards
+// against division by zero, rate windows and by clauses. TestPrometheusModeMatchesDirectOnSameSamples (pkg/e2e)
+// checks every query type's numbers against direct mode on a real Prometheus.
+func TestGeneratedPromQL(t *testing.T) {
+	cc := []CacheConfig{{NumGPUBlocks: "2048", BlockSize: "16"}}
+	cases := []struct {
+		name string
+		q    query.Query
+		want []string // one expression per output measure
+	}{
+		{"kv usage: Ascend blocks, else V1 then deprecated gauge, else Dynamo", query.Query{QueryType: query.TypeKVCacheUsage, Endpoint: "gpu-.*"}, []string{
+			`((1 - sum by (instance, model_name, dp) (max without (pid) (vllm_profiling_free_kvcache_blocks{instance=~"gpu-.*"})) / (sum by (instance, model_name, dp) (max without (pid) (vllm_profiling_total_kvcache_blocks{instance=~"gpu-.*"})) > 0)) * 100)` +
+				` or ((avg by (instance, model_name, engine) (max without (pid) (vllm:kv_cache_usage_perc{instance=~"gpu-.*"} unless on (instance) {__name__=~"vllm_profiling_free_kvcache_blocks", instance=~"gpu-.*"} or vllm:gpu_cache_usage_perc{instance=~"gpu-.*"} unless on (instance) {__name__=~"vllm:kv_cache_usage_perc|vllm_profiling_free_kvcache_blocks", instance=~"gpu-.*"}))) * 100)` +
+				` or ((avg by (instance, model_name, engine) (max without (pid) (label_replace(label_replace(dynamo_component_gpu_cache_usage_percent{instance=~"gpu-.*"}, "engine", "$1", "dp_rank", "(.+)"), "model_name", "$1", "model", "(.+)") unless on (instance) {__name__=~"vllm_profiling_free_kvcache_blocks|vllm:kv_cache_usage_perc|vllm:gpu_cache_usage_perc", instance=~"gpu-.*"}))) * 100)`,
+		}},
+		{"generation tokens/s per model, vLLM or Dynamo frontend", query.Query{QueryType: query.TypeThroughput, Measure: "generation_tokens", GroupBy: query.GroupModel}, []string{
+			`sum by (model_name) (rate(vllm:generation_tokens_total[20s]) or label_replace(rate(dynamo_frontend_output_tokens_total[20s]), "model_name", "$1", "model", "(.+)") unless on (instance) {__name__=~"vllm:generation_tokens_total"})`,
+		}},
+		{"prefix hit rate: V1 counters guarded, V0 gauge where no counters", query.Query{QueryType: query.TypeCache, Measure: "prefix_hit_rate", Model: "llama"}, []string{
+			`(sum by (instance, model_name, engine) (rate(vllm:prefix_cache_hits_total{model_name=~"llama"}[20s])) / (sum by (instance, model_name, engine) (rate(vllm:prefix_cache_queries_total{model_name=~"llama"}[20s])) != 0))` +
+				` or (avg by (instance, model_name, engine) (max without (pid) (vllm:gpu_prefix_cache_hit_rate{model_name=~"llama"} unless on (instance) {__name__=~"vllm:prefix_cache_queries_total"})))`,
+		}},
+		{"TTFT p95 per endpoint", query.Query{QueryType: query.TypeLatency, Metric: "ttft", Quantiles: []float64{0.95}, GroupBy: query.GroupEndpoint, Engine: "0"}, []string{
+			`histogram_quantile(0.95, sum by (instance, model_name, le) (rate(vllm:time_to_first_token_seconds_bucket{engine=~"0"}[20s])))`,
+		}},
+		{"per-position acceptance", query.Query{QueryType: query.TypeSpecDecode, Measure: "per_position"}, []string{
+			`sum by (instance, model_name, engine, position) (rate(vllm:spec_decode_num_accepted_tokens_per_pos_total[20s])) / ignoring (position) group_left () (sum by (instance, model_name, engine) (rate(vllm:spec_decode_num_drafts_total[20s])) != 0)`,
+		}},
+		{"DP balance of running across the fleet", query.Query{QueryType: query.TypeDPBalance, Measure: "running"}, []string{
+			`sum by (instance, model_name, engine) (max without (pid) (vllm:num_requests_running))`,
+			`max by () (L) / (avg by () (L) != 0) or (avg by () (L) == 0) * 0 + 1`,
+			`stddev by () (L) / (avg by () (L) != 0) or (avg by () (L) == 0)`,
+			`count by () ((L) == 0 and on (instance, engine) (sum by () (W) - on () group_right () (W)) > 0) or count by () (L) * 0`,
+		}},
+		{"capacity with the pool written from cache_config_info", query.Query{QueryType: query.TypeCapacity}, []string{
+			`sum by (instance, model_name, engine) (max without (pid) (vllm:cache_config_info{num_gpu_blocks="2048", block_size="16"} * 0 + 32768))`,
+			`(POOL) / (MEAN > 0) * 0.7`,
+			`(sum by (instance, model_name, engine) (rate(vllm:request_prompt_tokens_sum[20s])) + sum by (instance, model_name, engine) (rate(vllm:request_generation_tokens_sum[20s]))) / (sum by (instance, model_name, engine) (rate(vllm:request_prompt_tokens_count[20s])) != 0)`,
+		}},
+		{"raw gauge keeps its labels", query.Query{QueryType: query.TypeRaw, Metric: "vllm:num_requests_waiting", Labels: map[string]string{"engine": "1"}}, []string{
+			`sum without (job) (vllm:num_requests_waiting{engine=~"1"})`,
+		}},
+		{"Ascend custom timer", query.Query{QueryType: query.TypeLatency, Metric: "timer:vllm_profiling_server:create:duration", Quantiles: []float64{0.99}}, nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			exprs, err := Generate(tc.q, mixedFleet, cc, 20*time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(exprs) != len(tc.want) {
+				t.Fatalf("%d expressions, want %d: %+v", len(exprs), len(tc.want), exprs)
+			}
+			// Long sub-expressions are abbreviated in the table: L is the load, W the waiting, POOL and MEAN the
+			// first and last capacity expressions.
+			subst := map[string]string{}
+			if tc.q.QueryType == query.TypeDPBalance {
+				subst["(L)"] = "(" + exprs[0].PromQL + ")"
+				subst["(W)"] = "(sum by (instance, model_name, engine) (max without (pid) (vllm:num_requests_waiting)) and on (instance, engine) (" + exprs[0].PromQL + "))"
+			}
+			if tc.q.QueryType == query.TypeCapacity {
+				subst["POOL"] = exprs[0].PromQL
+				subst["MEAN"] = exprs[2].PromQL
+			}
+			for i, w := range tc.want {
+				for k, v := range subst {
+					w = strings.ReplaceAll(w, k, v)
+				}
+				if exprs[i].PromQL != w {
+					t.Errorf("%s:\n got %s\nwant %s", exprs[i].Measure, exprs[i].PromQL, w)
+				}
+			}
+		})
+	}
+}
+
+// generated are the query types with generated PromQL: every type of direct mode.
+var generated = map[query.Type]bool{query.TypeKVCacheUsage: true, query.TypeSpecDecode: true, query.TypeDPBalance: true,
+	query.TypeLatency: true, query.TypeThroughput: true, query.TypeQueue: true, query.TypeCache: true,
+	query.TypeCapacity: true, query.TypeRaw: true}
+
+func TestGenerateFollowsHeldNames(t *testing.T) {
+	q := query.Query{QueryType: query.TypeKVCacheUsage}
+	exprs, err := Generate(q, Names{"vllm:gpu_cache_usage_perc": true}, nil, 20*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(exprs) != 1 || exprs[0].PromQL != `(avg by (instance, model_name, engine) (max without (pid) (vllm:gpu_cache_usage_perc))) * 100` {
+		t.Errorf("V0-only server: %+v", exprs)
+	}
+	if exprs, _ := Generate(q, Names{}, nil, 20*time.Second); len(exprs) != 0 {
+		t.Errorf("server without vLLM names: %+v", exprs)
+	}
+	for typ, measures := range query.Measures {
+		if typ == query.TypePromQL || !generated[typ] {
+			continue
+		}
+		for _, m := range measures {
+			q := query.Query{QueryType: typ, Measure: m, Metric: "vllm:num_requests_running"}
+			if typ == query.TypeLatency {
+				q.Metric = "ttft"
+			}
+			if _, err := Generate(q, mixedFleet, nil, time.Minute); err != nil {
+				t.Errorf("%s/%s: %v", typ, m, err)
+			}
+		}
+	}
+}

@@ -1,0 +1,196 @@
+package query
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+	"time"
+
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+)
+
+// DiagnosisWindow is how much recent data each diagnosis rule looks at; "sustained" means over all of it.
+const DiagnosisWindow = 5 * time.Minute
+
+// Finding is one diagnosed problem on one endpoint (and engine, where the symptom is per engine).
+type Finding struct {
+	Severity string
+	Symptom  string
+	Cause    string
+	Knob     string
+	Endpoint string
+	Engine   string
+	Value    float64
+}
+
+// Evaluator answers one query over the diagnosis window; the data source passes its direct or Prometheus path, so
+// the diagnosis reads the same in both modes.
+type Evaluator func(ctx context.Context, q Query) ([]Output, error)
+
+// rule maps what a query shows to a symptom, its likely cause and the knob to turn, after the seed's
+// troubleshooting table.
+type rule struct {
+	query    Query
+	measure  string
+	reduce   func([]float64) float64
+	trips    func(v float64) bool
+	severity string
+	symptom  string
+	cause    string
+	knob     string
+	// also, when set, must trip on the same endpoint (and engine) too, e.g. preemptions alongside high KV usage.
+	also *rule
+}
+
+func minOf(v []float64) float64 {
+	m := math.Inf(1)
+	for _, x := range v {
+		m = math.Min(m, x)
+	}
+	return m
+}
+
+func meanOf(v []float64) float64 {
+	s := 0.0
+	for _, x := range v {
+		s += x
+	}
+	return s / float64(len(v))
+}
+
+func lastOf(v []float64) float64 { return v[len(v)-1] }
+
+// diagnosisRules are evaluated in order; each names the knob an operator would turn.
+func diagnosisRules() []rule {
+	preempting := &rule{query: Query{QueryType: TypeCache, Measure: "preemptions"}, measure: "preemptions_per_second", reduce: meanOf,
+		trips: func(v float64) bool { return v > 0 }}
+	return []rule{
+		{query: Query{QueryType: TypeQueue, Measure: "waiting"}, measure: "waiting", reduce: minOf,
+			trips: func(v float64) bool { return v > 10 }, severity: "critical",
+			symptom: "more than 10 requests waiting for 5 minutes",
+			cause:   "prefill cannot keep up: long prompts block the scheduler or the deployment is out of capacity",
+			knob:    "enable --enable-chunked-prefill; lower --max-model-len if prompts allow; add replicas"},
+		{query: Query{QueryType: TypeKVCacheUsage}, measure: "kv_usage", reduce: minOf,
+			trips: func(v float64) bool { return v > 90 }, severity: "critical", also: preempting,
+			symptom: "KV-cache usage above 90 % with preemptions",
+			cause:   "the KV pool is too small for the running batch, so requests are evicted and recomputed",
+			knob:    "lower --max-num-seqs, or use --kv-cache-dtype fp8 (quantize weights first if memory is tight)"},
+		{query: Query{QueryType: TypeQueue, Measure: "swapped"}, measure: "swapped", reduce: minOf,
+			trips: func(v float64) bool { return v > 0 }, severity: "warning",
+			symptom: "requests swapped to CPU for 5 minutes (V0)",
+			cause:   "the GPU KV pool is too small; swap only buys time and costs recomputation",
+			knob:    "add GPU memory or lower concurrency (--max-num-seqs); --swap-space only absorbs short peaks"},
+		{query: Query{QueryType: TypeLatency, Metric: "ttft", Quantiles: []float64{0.95}, Window: "5m"}, measure: "ttft", reduce: lastOf,
+			trips: func(v float64) bool { return v > 0.5 }, severity: "warning",
+			symptom: "TTFT p95 above 500 ms",
+			cause:   "prefills wait behind other work or run unchunked",
+			knob:    "enable --enable-chunked-prefill and raise --max-num-batched-tokens; check the queue"},
+		{query: Query{QueryType: TypeCache, Measure: "prefix_hit_rate", Window: "5m"}, measure: "prefix_hit_rate", reduce: meanOf,
+			trips: func(v float64) bool { return v < 0.4 }, severity: "info",
+			symptom: "prefix-cache hit rate below 40 %",
+			cause:   "prefix caching is off, or traffic does not reuse prompts (multi-turn chat should)",
+			knob:    "enable --enable-prefix-caching; route a conversation's turns to the same replica"},
+		{query: Query{QueryType: TypeDPBalance, Measure: "running_waiting", Score: "idle_while_waiting", GroupBy: GroupEndpoint},
+			measure: "idle_while_waiting", reduce: lastOf, trips: func(v float64) bool { return v > 0 }, severity: "warning",
+			symptom: "DP ranks idle while others queue",
+			cause:   "the data-parallel router sends most requests to a few ranks (vllm-project/vllm#48808)",
+			knob:    "check the DP load-balancing policy of the router / API servers; spread traffic across ranks"},
+		{query: Query{QueryType: TypeSpecDecode, Measure: "acceptance_rate", Window: "5m"}, measure: "acceptance_rate", reduce: meanOf,
+			trips: func(v float64) bool { return v < 0.5 }, severity: "info",
+			symptom: "speculative-decoding acceptance below 50 %",
+			cause:   "the draft model or n-gram proposer predicts the target poorly, wasting compute",
+			knob:    "lower num_speculative_tokens or use a better-matched draft model"},
+	}
+}
+
+// Diagnose evaluates every rule with the base query's endpoint, model and engine filters.
+func Diagnose(ctx context.Context, base Query, eval Evaluator) ([]Finding, error) {
+	var out []Finding
+	for _, r := range diagnosisRules() {
+		hits, err := r.evaluate(ctx, base, eval)
+		if err != nil {
+			return nil, err
+		}
+		if r.also != nil && len(hits) > 0 {
+			also, err := r.also.evaluate(ctx, base, eval)
+			if err != nil {
+				return nil, err
+			}
+			kept := map[findingKey]float64{}
+			for k, v := range hits {
+				if _, ok := also[k]; ok {
+					kept[k] = v
+				}
+			}
+			hits = kept
+		}
+		keys := make([]findingKey, 0, len(hits))
+		for k := range hits {
+			keys = append(keys, k)
+		}
+		sort.Slice(keys, func(i, j int) bool {
+			if keys[i].endpoint != keys[j].endpoint {
+				return keys[i].endpoint < keys[j].endpoint
+			}
+			return keys[i].engine < keys[j].engine
+		})
+		for _, k := range keys {
+			out = append(out, Finding{Severity: r.severity, Symptom: r.symptom, Cause: r.cause, Knob: r.knob,
+				Endpoint: k.endpoint, Engine: k.engine, Value: hits[k]})
+		}
+	}
+	return out, nil
+}
+
+type findingKey struct{ endpoint, engine string }
+
+// evaluate returns, per endpoint and engine, the reduced value of every series where the rule trips.
+func (r *rule) evaluate(ctx context.Context, base Query, eval Evaluator) (map[findingKey]float64, error) {
+	q := r.query
+	q.Endpoint, q.Model = base.Endpoint, base.Model
+	if q.QueryType != TypeDPBalance {
+		q.Engine = base.Engine
+	}
+	if err := q.Validate(); err != nil {
+		return nil, fmt.Errorf("diagnosis rule %q: %w", r.symptom, err)
+	}
+	outs, err := eval(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	hits := map[findingKey]float64{}
+	for _, o := range outs {
+		if o.Measure != r.measure || len(o.Points) == 0 {
+			continue
+		}
+		vals := make([]float64, len(o.Points))
+		for i, p := range o.Points {
+			vals[i] = p.V
+		}
+		v := r.reduce(vals)
+		if !r.trips(v) {
+			continue
+		}
+		engine := o.Labels["engine"]
+		if engine == "" {
+			engine = o.Labels["dp"]
+		}
+		hits[findingKey{o.Labels["endpoint"], engine}] = v
+	}
+	return hits, nil
+}
+
+// DiagnosisFrame is the findings as one table frame.
+func DiagnosisFrame(findings []Finding) *data.Frame {
+	f := data.NewFrame("diagnosis",
+		data.NewField("severity", nil, []string{}), data.NewField("symptom", nil, []string{}),
+		data.NewField("endpoint", nil, []string{}), data.NewField("engine", nil, []string{}),
+		data.NewField("value", nil, []float64{}), data.NewField("likely cause", nil, []string{}),
+		data.NewField("knob", nil, []string{}))
+	for _, x := range findings {
+		f.AppendRow(x.Severity, x.Symptom, x.Endpoint, x.Engine, x.Value, x.Cause, x.Knob)
+	}
+	f.SetMeta(&data.FrameMeta{PreferredVisualization: data.VisTypeTable})
+	return f
+}

@@ -1,0 +1,84 @@
+package query
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+)
+
+func diagnose(t *testing.T, src *memSource, now int64) []Finding {
+	t.Helper()
+	eng := &Engine{Source: src, ScrapeInterval: 5 * time.Second}
+	eval := func(ctx context.Context, q Query) ([]Output, error) {
+		res, err := eng.Eval(ctx, q, Request{From: time.UnixMilli(now).Add(-DiagnosisWindow), To: time.UnixMilli(now), Interval: 5 * time.Second})
+		if err != nil {
+			return nil, err
+		}
+		return res.Outputs, nil
+	}
+	f, err := Diagnose(context.Background(), Query{QueryType: TypeDiagnosis}, eval)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+func series(n int, f func(i int) float64) []float64 {
+	out := make([]float64, n)
+	for i := range out {
+		out[i] = f(i)
+	}
+	return out
+}
+
+func TestDiagnosis(t *testing.T) {
+	const t0 = 1_700_000_000_000
+	const n = 90 // 7.5 minutes at 5 s
+	now := int64(t0 + (n-1)*5000)
+	l := func(engine string) map[string]string { return map[string]string{"engine": engine, "model_name": "m"} }
+
+	sick := &memSource{}
+	sick.add("hot", "vllm:num_requests_waiting", l("0"), pts(t0, series(n, func(int) float64 { return 25 })...))
+	sick.add("hot", "vllm:num_requests_waiting", l("1"), pts(t0, series(n, func(int) float64 { return 0 })...))
+	sick.add("hot", "vllm:num_requests_running", l("0"), pts(t0, series(n, func(int) float64 { return 256 })...))
+	sick.add("hot", "vllm:num_requests_running", l("1"), pts(t0, series(n, func(int) float64 { return 0 })...))
+	sick.add("hot", "vllm:kv_cache_usage_perc", l("0"), pts(t0, series(n, func(int) float64 { return 0.97 })...))
+	sick.add("hot", "vllm:kv_cache_usage_perc", l("1"), pts(t0, series(n, func(int) float64 { return 0.95 })...))
+	sick.add("hot", "vllm:num_preemptions_total", l("0"), pts(t0, series(n, func(i int) float64 { return float64(i) })...))
+	sick.add("hot", "vllm:num_preemptions_total", l("1"), pts(t0, series(n, func(int) float64 { return 3 })...))
+	sick.add("old", "vllm:num_requests_swapped", map[string]string{"model_name": "m"}, pts(t0, series(n, func(int) float64 { return 2 })...))
+
+	got := diagnose(t, sick, now)
+	var lines []string
+	for _, f := range got {
+		lines = append(lines, f.Symptom+" @ "+f.Endpoint+"/"+f.Engine)
+	}
+	all := strings.Join(lines, "\n")
+	for _, want := range []string{
+		"more than 10 requests waiting for 5 minutes @ hot/0",
+		"KV-cache usage above 90 % with preemptions @ hot/0",
+		"requests swapped to CPU for 5 minutes (V0) @ old/",
+		"DP ranks idle while others queue @ hot/",
+	} {
+		if !strings.Contains(all, want) {
+			t.Errorf("missing finding %q in:\n%s", want, all)
+		}
+	}
+	// Engine 1 is nearly full too but does not preempt: the KV rule needs both.
+	if strings.Contains(all, "KV-cache usage above 90 % with preemptions @ hot/1") || strings.Contains(all, "waiting for 5 minutes @ hot/1") {
+		t.Errorf("rule fired on a healthy engine:\n%s", all)
+	}
+	frame := DiagnosisFrame(got)
+	if frame.Rows() != len(got) || frame.Fields[6].Name != "knob" || !strings.Contains(frame.Fields[6].At(0).(string), "chunked-prefill") {
+		t.Fatalf("diagnosis frame = %v", frame)
+	}
+
+	healthy := &memSource{}
+	healthy.add("ok", "vllm:num_requests_waiting", l("0"), pts(t0, series(n, func(i int) float64 { return float64(i % 3) })...))
+	healthy.add("ok", "vllm:kv_cache_usage_perc", l("0"), pts(t0, series(n, func(int) float64 { return 0.5 })...))
+	healthy.add("ok", "vllm:num_preemptions_total", l("0"), pts(t0, series(n, func(int) float64 { return 7 })...))
+	if got := diagnose(t, healthy, now); len(got) != 0 {
+		t.Fatalf("healthy fleet diagnosed: %+v", got)
+	}
+}
