@@ -245,10 +245,10 @@ type alertRule struct {
 	UID       string `yaml:"uid"`
 	Condition string `yaml:"condition"`
 	Data      []struct {
-		RefID             string         `yaml:"refId"`
-		DatasourceUID     string         `yaml:"datasourceUid"`
+		RefID             string             `yaml:"refId"`
+		DatasourceUID     string             `yaml:"datasourceUid"`
 		RelativeTimeRange struct{ From int } `yaml:"relativeTimeRange"`
-		Model             map[string]any `yaml:"model"`
+		Model             map[string]any     `yaml:"model"`
 	} `yaml:"data"`
 	Labels      map[string]string `yaml:"labels"`
 	Annotations map[string]string `yaml:"annotations"`
