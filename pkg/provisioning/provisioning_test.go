@@ -179,6 +179,40 @@ func TestProvisioningReferences(t *testing.T) {
 		}
 	}
 
+	// Alert rules query provisioned data sources (or Grafana's expressions) only.
+	var alerts struct {
+		Groups []struct {
+			Rules []struct {
+				UID       string `yaml:"uid"`
+				Condition string `yaml:"condition"`
+				Data      []struct {
+					RefID         string `yaml:"refId"`
+					DatasourceUID string `yaml:"datasourceUid"`
+				} `yaml:"data"`
+			} `yaml:"rules"`
+		} `yaml:"groups"`
+	}
+	readYAML(t, filepath.Join(root, "provisioning/alerting/inferscope-rules.yaml"), &alerts)
+	rules := 0
+	for _, g := range alerts.Groups {
+		for _, r := range g.Rules {
+			rules++
+			refs := map[string]bool{}
+			for _, d := range r.Data {
+				refs[d.RefID] = true
+				if d.DatasourceUID != "__expr__" && !uids[d.DatasourceUID] {
+					t.Errorf("alert rule %s queries data source uid %q, which is not provisioned", r.UID, d.DatasourceUID)
+				}
+			}
+			if !refs[r.Condition] {
+				t.Errorf("alert rule %s: condition %q is not one of its queries", r.UID, r.Condition)
+			}
+		}
+	}
+	if rules == 0 {
+		t.Error("no alert rules provisioned")
+	}
+
 	// Every data source a dashboard names is either its data-source variable or a provisioned uid.
 	dashboards, _ := filepath.Glob(filepath.Join(root, "dashboards", "*.json"))
 	if len(dashboards) == 0 {
