@@ -28,15 +28,9 @@ type direct struct {
 
 // newDirect builds the runtime and starts scraping.
 func newDirect(ctx context.Context, s backend.DataSourceInstanceSettings, st Settings) (*direct, error) {
-	opts, err := s.HTTPClientOptions(ctx)
+	opts, err := httpClientOptions(ctx, s, st)
 	if err != nil {
-		return nil, fmt.Errorf("HTTP client settings: %w", err)
-	}
-	if st.BearerToken != "" {
-		if opts.Header == nil {
-			opts.Header = http.Header{}
-		}
-		opts.Header.Set("Authorization", "Bearer "+st.BearerToken)
+		return nil, err
 	}
 	client, err := httpclient.New(opts)
 	if err != nil {
@@ -182,4 +176,20 @@ func sortedKeys(set map[string]bool) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// httpClientOptions reads Grafana's standard HTTP settings (basic auth, TLS, custom headers) from the instance and
+// adds the bearer token from secureJsonData; both modes build their client from it.
+func httpClientOptions(ctx context.Context, s backend.DataSourceInstanceSettings, st Settings) (httpclient.Options, error) {
+	opts, err := s.HTTPClientOptions(ctx)
+	if err != nil {
+		return opts, fmt.Errorf("HTTP client settings: %w", err)
+	}
+	if st.BearerToken != "" {
+		if opts.Header == nil {
+			opts.Header = http.Header{}
+		}
+		opts.Header.Set("Authorization", "Bearer "+st.BearerToken)
+	}
+	return opts, nil
 }

@@ -32,15 +32,9 @@ func newPrometheus(ctx context.Context, s backend.DataSourceInstanceSettings, st
 	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
 		return nil, fmt.Errorf("Prometheus mode needs the server's http(s) URL in the data source URL; %q is not one", redactURL(s.URL))
 	}
-	opts, err := s.HTTPClientOptions(ctx)
+	opts, err := httpClientOptions(ctx, s, st)
 	if err != nil {
-		return nil, fmt.Errorf("HTTP client settings: %w", err)
-	}
-	if st.BearerToken != "" {
-		if opts.Header == nil {
-			opts.Header = http.Header{}
-		}
-		opts.Header.Set("Authorization", "Bearer "+st.BearerToken)
+		return nil, err
 	}
 	// Grafana passes the signed-in user's Authorization / X-Id-Token with each request; the SDK's header
 	// middleware adds them to requests of clients that opt in.

@@ -193,7 +193,7 @@ func Outputs(q query.Query, e Expr, m model.Matrix) []query.Output {
 	// Stable order by label set, as direct mode sorts its groups, so panels keep their colours between refreshes.
 	keys := make([]string, len(outs))
 	for i, o := range outs {
-		keys[i] = labelKey(o.Labels)
+		keys[i] = query.LabelKey(o.Labels)
 	}
 	sort.Sort(byKey{outs, keys})
 	return outs
@@ -227,20 +227,4 @@ func (b byKey) Less(i, j int) bool { return b.keys[i] < b.keys[j] }
 func (b byKey) Swap(i, j int) {
 	b.outs[i], b.outs[j] = b.outs[j], b.outs[i]
 	b.keys[i], b.keys[j] = b.keys[j], b.keys[i]
-}
-
-func labelKey(l map[string]string) string {
-	names := make([]string, 0, len(l))
-	for k := range l {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	var b strings.Builder
-	for _, k := range names {
-		b.WriteString(k)
-		b.WriteByte(0)
-		b.WriteString(l[k])
-		b.WriteByte(0)
-	}
-	return b.String()
 }

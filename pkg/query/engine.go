@@ -276,7 +276,7 @@ func (c *evalCtx) groupInputs(ins []input) []*group {
 	var out []*group
 	for _, in := range ins {
 		l := c.groupLabels(in.labels)
-		k := labelKey(l)
+		k := LabelKey(l)
 		g, ok := byKey[k]
 		if !ok {
 			g = &group{key: k, labels: l}
@@ -289,7 +289,8 @@ func (c *evalCtx) groupInputs(ins []input) []*group {
 	return out
 }
 
-func labelKey(l map[string]string) string {
+// LabelKey is a label set's identity: names sorted, names and values NUL-separated.
+func LabelKey(l map[string]string) string {
 	keys := make([]string, 0, len(l))
 	for k := range l {
 		keys = append(keys, k)

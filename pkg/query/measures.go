@@ -149,11 +149,11 @@ func (c *evalCtx) gaugeRatio(num, den []input, measure, unit string, f func(n, d
 		for _, p := range d.Points {
 			m[p.T] = p.V
 		}
-		dIndex[labelKey(d.Labels)] = m
+		dIndex[LabelKey(d.Labels)] = m
 	}
 	var outs []Output
 	for _, n := range ns {
-		dm, ok := dIndex[labelKey(n.Labels)]
+		dm, ok := dIndex[LabelKey(n.Labels)]
 		if !ok {
 			continue
 		}
@@ -328,7 +328,7 @@ func (c *evalCtx) dpBalance(m string) []Output {
 	scoreGroups := map[string][]Output{}
 	var order []string
 	for _, l := range loads {
-		k := labelKey(c.scoreLabels(l.Labels))
+		k := LabelKey(c.scoreLabels(l.Labels))
 		if _, ok := scoreGroups[k]; !ok {
 			order = append(order, k)
 		}
@@ -431,7 +431,7 @@ func (c *evalCtx) capacity() []Output {
 	var outs []Output
 	poolByKey := map[string]Output{}
 	for _, p := range pool {
-		poolByKey[labelKey(p.Labels)] = p
+		poolByKey[LabelKey(p.Labels)] = p
 		outs = append(outs, p)
 	}
 	for i, g := range pg {
