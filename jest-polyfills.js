@@ -1,6 +1,32 @@
-// React 19's scheduler uses MessageChannel, which jsdom under Jest 29 does not provide.
-const { MessageChannel, MessagePort } = require('worker_threads');
+// React 19's scheduler posts its work through MessageChannel, which Jest 29's jsdom environment lacks. Node's own
+// MessageChannel would do, but an open port keeps the process alive and Jest never exits; this one delivers each
+// message with setImmediate and so holds the event loop only while a message is pending.
+const { setImmediate } = require('timers');
+
+class MessagePortShim {
+  constructor() {
+    this.onmessage = null;
+    this.other = null;
+  }
+  postMessage(data) {
+    const target = this.other;
+    setImmediate(() => target.onmessage && target.onmessage({ data }));
+  }
+  start() {}
+  close() {}
+  addEventListener() {}
+  removeEventListener() {}
+}
+
+class MessageChannelShim {
+  constructor() {
+    this.port1 = new MessagePortShim();
+    this.port2 = new MessagePortShim();
+    this.port1.other = this.port2;
+    this.port2.other = this.port1;
+  }
+}
 
 if (typeof global.MessageChannel === 'undefined') {
-  Object.assign(global, { MessageChannel, MessagePort });
+  global.MessageChannel = MessageChannelShim;
 }

@@ -1,35 +1,200 @@
 import React from 'react';
-import { fireEvent, render, screen } from '@testing-library/react';
+import { act, fireEvent, render, screen, waitFor } from '@testing-library/react';
 import { DataSourceSettings } from '@grafana/data';
 import { ConfigEditor } from './ConfigEditor';
 import { testIds } from '../../components/testIds';
-import { VllmOptions } from '../types';
+import { VllmOptions, VllmSecureOptions } from '../types';
 
-function settings(jsonData: VllmOptions): DataSourceSettings<VllmOptions> {
-  return { id: 1, uid: 'x', name: 'vLLM', type: 'inferscope-vllm-datasource', jsonData, secureJsonFields: {} } as unknown as DataSourceSettings<VllmOptions>;
+const post = jest.fn();
+const get = jest.fn();
+jest.mock('@grafana/runtime', () => ({
+  ...jest.requireActual('@grafana/runtime'),
+  getBackendSrv: () => ({ post, get }),
+}));
+
+type Settings = DataSourceSettings<VllmOptions, VllmSecureOptions>;
+
+function settings(jsonData: VllmOptions, extra: Partial<Settings> = {}): Settings {
+  return {
+    id: 1,
+    uid: 'x',
+    name: 'vLLM',
+    type: 'inferscope-vllm-datasource',
+    jsonData,
+    secureJsonFields: {},
+    ...extra,
+  } as unknown as Settings;
 }
+
+beforeEach(() => {
+  post.mockReset();
+  get.mockReset().mockResolvedValue([]);
+});
 
 describe('ConfigEditor', () => {
   it('adds, edits and removes endpoints in jsonData', () => {
     const onChange = jest.fn();
-    const { rerender } = render(<ConfigEditor options={settings({ mode: 'direct', endpoints: [] })} onOptionsChange={onChange} />);
+    const { rerender } = render(
+      <ConfigEditor options={settings({ mode: 'direct', endpoints: [] })} onOptionsChange={onChange} />
+    );
+    expect(screen.getByText('Direct mode needs at least one /metrics endpoint URL.')).toBeInTheDocument();
     fireEvent.click(screen.getByTestId(testIds.configEditor.addEndpoint));
-    expect(onChange).toHaveBeenLastCalledWith(expect.objectContaining({ jsonData: { mode: 'direct', endpoints: [{ url: '' }] } }));
+    expect(onChange).toHaveBeenLastCalledWith(
+      expect.objectContaining({ jsonData: { mode: 'direct', endpoints: [{ url: '' }] } })
+    );
 
-    rerender(<ConfigEditor options={settings({ mode: 'direct', endpoints: [{ url: '' }] })} onOptionsChange={onChange} />);
+    rerender(
+      <ConfigEditor options={settings({ mode: 'direct', endpoints: [{ url: '' }] })} onOptionsChange={onChange} />
+    );
     fireEvent.change(screen.getByLabelText('Endpoint 1 URL'), { target: { value: 'http://127.0.0.1:8000/metrics' } });
     expect(onChange).toHaveBeenLastCalledWith(
       expect.objectContaining({ jsonData: { mode: 'direct', endpoints: [{ url: 'http://127.0.0.1:8000/metrics' }] } })
+    );
+    fireEvent.change(screen.getByLabelText('Endpoint 1 name'), { target: { value: 'gpu-0' } });
+    expect(onChange).toHaveBeenLastCalledWith(
+      expect.objectContaining({ jsonData: { mode: 'direct', endpoints: [{ url: '', name: 'gpu-0' }] } })
     );
 
     fireEvent.click(screen.getByTestId(testIds.configEditor.removeEndpoint(0)));
     expect(onChange).toHaveBeenLastCalledWith(expect.objectContaining({ jsonData: { mode: 'direct', endpoints: [] } }));
   });
 
-  it('hides the endpoint list in Prometheus mode', () => {
-    render(<ConfigEditor options={settings({ mode: 'prometheus' })} onOptionsChange={jest.fn()} />);
+  it('shows validation messages mirroring the backend', () => {
+    render(
+      <ConfigEditor
+        options={settings({
+          mode: 'direct',
+          endpoints: [{ url: 'vllm-0:8000' }, { url: 'http://a/metrics' }, { url: 'http://a/metrics' }],
+          scrapeInterval: '500ms',
+          scrapeTimeout: '2s',
+        })}
+        onOptionsChange={jest.fn()}
+      />
+    );
+    expect(screen.getByText(/Endpoint 1 is not an http\(s\) URL/)).toBeInTheDocument();
+    expect(screen.getByText('Endpoint 3 is listed twice.')).toBeInTheDocument();
+    expect(screen.getByText('The scrape interval must be at least 1s.')).toBeInTheDocument();
+    expect(screen.getByText('The scrape timeout must not be longer than the scrape interval.')).toBeInTheDocument();
+  });
+
+  it('tests one endpoint through the probe resource and shows what it found', async () => {
+    post.mockResolvedValueOnce({
+      up: true,
+      samples: 42,
+      detection: { flavor: 'vLLM V1', ranks: ['0', '1'], rankLabel: 'engine', specDecode: true },
+    });
+    render(
+      <ConfigEditor
+        options={settings({ mode: 'direct', endpoints: [{ url: 'http://a:8000/metrics' }] })}
+        onOptionsChange={jest.fn()}
+      />
+    );
+    await act(async () => {
+      fireEvent.click(screen.getByTestId(testIds.configEditor.testEndpoint(0)));
+    });
+    expect(post).toHaveBeenCalledWith(
+      '/api/datasources/uid/x/resources/probe',
+      { url: 'http://a:8000/metrics' },
+      { showErrorAlert: false }
+    );
+    expect(screen.getByTestId(testIds.configEditor.endpointMessage(0))).toHaveTextContent(
+      'Up: vLLM V1, 2 engine rank(s), speculative decoding on; 42 samples'
+    );
+  });
+
+  it('explains why an endpoint test failed', async () => {
+    post.mockRejectedValueOnce({ status: 403, data: { error: 'only organization admins may test endpoints' } });
+    render(
+      <ConfigEditor
+        options={settings({ mode: 'direct', endpoints: [{ url: 'http://a:8000/metrics' }] })}
+        onOptionsChange={jest.fn()}
+      />
+    );
+    await act(async () => {
+      fireEvent.click(screen.getByTestId(testIds.configEditor.testEndpoint(0)));
+    });
+    expect(screen.getByTestId(testIds.configEditor.endpointMessage(0))).toHaveTextContent(
+      /only organization admins may test endpoints — testing one endpoint needs the data source saved/
+    );
+  });
+
+  it('shows per-endpoint health of the saved settings', async () => {
+    get.mockResolvedValue([
+      {
+        name: 'v1',
+        url: 'http://v1/metrics',
+        up: true,
+        detection: { flavor: 'vLLM V1', ranks: ['0'], rankLabel: 'engine' },
+      },
+      { name: 'v0', url: 'http://v0/metrics', up: false, error: 'connection refused' },
+    ]);
+    render(
+      <ConfigEditor
+        options={settings({ mode: 'direct', endpoints: [{ url: 'http://v1/metrics' }] })}
+        onOptionsChange={jest.fn()}
+      />
+    );
+    const status = screen.getByTestId(testIds.configEditor.endpointStatus);
+    await waitFor(() => expect(status).toHaveTextContent('v1: up — vLLM V1, 1 engine rank(s)'));
+    expect(status).toHaveTextContent('v0: down — connection refused');
+    expect(get).toHaveBeenCalledWith('/api/datasources/uid/x/resources/endpoints', undefined, undefined, {
+      showErrorAlert: false,
+    });
+  });
+
+  it('keeps the bearer token in secureJsonData and shows it as configured once saved', () => {
+    const onChange = jest.fn();
+    const { rerender } = render(<ConfigEditor options={settings({ mode: 'direct' })} onOptionsChange={onChange} />);
+    fireEvent.change(screen.getByLabelText('Bearer token'), { target: { value: 's3cret' } });
+    const sent = onChange.mock.lastCall[0] as Settings;
+    expect(sent.secureJsonData).toEqual({ bearerToken: 's3cret' });
+    expect(JSON.stringify(sent.jsonData)).not.toContain('s3cret');
+
+    rerender(
+      <ConfigEditor
+        options={settings({ mode: 'direct' }, { secureJsonFields: { bearerToken: true } })}
+        onOptionsChange={onChange}
+      />
+    );
+    expect(screen.getByLabelText('Bearer token')).toHaveValue('configured');
+    fireEvent.click(screen.getAllByRole('button', { name: 'Reset' })[0]);
+    expect(onChange).toHaveBeenLastCalledWith(
+      expect.objectContaining({ secureJsonFields: { bearerToken: false }, secureJsonData: { bearerToken: '' } })
+    );
+  });
+
+  it("shows Grafana's HTTP settings and the server scrape interval in Prometheus mode", () => {
+    render(
+      <ConfigEditor
+        options={settings({ mode: 'prometheus' }, { url: 'http://prometheus:9090', access: 'proxy' })}
+        onOptionsChange={jest.fn()}
+      />
+    );
     expect(screen.queryByTestId(testIds.configEditor.addEndpoint)).not.toBeInTheDocument();
     expect(screen.getByText(/Query a Prometheus-compatible server/)).toBeInTheDocument();
+    expect(screen.getByText('HTTP')).toBeInTheDocument();
+    expect(screen.getByText('Auth')).toBeInTheDocument();
+    expect(screen.getByText('Forward OAuth Identity')).toBeInTheDocument();
+    expect(screen.getByText('Skip TLS Verify')).toBeInTheDocument();
+    expect(screen.getByText('Custom HTTP Headers')).toBeInTheDocument();
+    expect(screen.getByTestId(testIds.configEditor.scrapeInterval)).toBeInTheDocument();
+    expect(screen.queryByTestId(testIds.configEditor.endpointStatus)).not.toBeInTheDocument();
+  });
+
+  it('keeps the direct-mode basic auth password in secureJsonData', () => {
+    const onChange = jest.fn();
+    render(
+      <ConfigEditor
+        options={settings(
+          { mode: 'direct' },
+          { basicAuth: true, basicAuthUser: 'u', secureJsonFields: { basicAuthPassword: true } }
+        )}
+        onOptionsChange={onChange}
+      />
+    );
+    expect(screen.getByLabelText('Basic auth password')).toHaveValue('configured');
+    fireEvent.change(screen.getByLabelText('Basic auth user'), { target: { value: 'admin' } });
+    expect(onChange).toHaveBeenLastCalledWith(expect.objectContaining({ basicAuthUser: 'admin' }));
   });
 
   it('switches mode through the radio group', () => {

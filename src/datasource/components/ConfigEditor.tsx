@@ -1,89 +1,181 @@
 import React from 'react';
 import { DataSourcePluginOptionsEditorProps } from '@grafana/data';
-import { Button, Field, FieldSet, Input, RadioButtonGroup, Stack } from '@grafana/ui';
+import { DataSourceHttpSettings, Field, FieldSet, Input, RadioButtonGroup, Stack } from '@grafana/ui';
 import { testIds } from '../../components/testIds';
-import { Endpoint, Mode, VllmOptions } from '../types';
+import { Mode, VllmOptions, VllmSecureOptions } from '../types';
+import { validateSettings } from '../validation';
+import { BearerToken } from './config/BearerToken';
+import { DirectAuth } from './config/DirectAuth';
+import { DurationInput } from './config/DurationInput';
+import { EndpointList } from './config/EndpointList';
+import { EndpointStatus } from './config/EndpointStatus';
 
-type Props = DataSourcePluginOptionsEditorProps<VllmOptions>;
+type Props = DataSourcePluginOptionsEditorProps<VllmOptions, VllmSecureOptions>;
 
 const MODES: Array<{ label: string; value: Mode; description: string }> = [
   { label: 'Direct', value: 'direct', description: 'Scrape vLLM /metrics endpoints and keep history in memory.' },
   { label: 'Prometheus', value: 'prometheus', description: 'Query a Prometheus-compatible server that scrapes vLLM.' },
 ];
 
-/** ConfigEditor edits the mode, the endpoints and the scrape interval of a data source. */
+function NumberInput(props: {
+  label: string;
+  description: string;
+  placeholder: string;
+  value?: number;
+  testId: string;
+  error?: string;
+  onChange: (v?: number) => void;
+}) {
+  return (
+    <Field label={props.label} description={props.description} invalid={Boolean(props.error)} error={props.error}>
+      <Input
+        aria-label={props.label}
+        data-testid={props.testId}
+        type="number"
+        placeholder={props.placeholder}
+        value={props.value ?? ''}
+        width={16}
+        onChange={(ev) => props.onChange(ev.currentTarget.value === '' ? undefined : Number(ev.currentTarget.value))}
+      />
+    </Field>
+  );
+}
+
+/**
+ * ConfigEditor configures the data source: direct mode (endpoint list with per-endpoint tests, scrape interval,
+ * timeout, retention, limits, credentials and TLS) or Prometheus mode (Grafana's standard HTTP settings plus the
+ * server's scrape interval). Secrets go to secureJsonData and show as "configured" once saved.
+ */
 export function ConfigEditor({ options, onOptionsChange }: Props) {
   const jsonData = options.jsonData;
   const mode = jsonData.mode ?? 'direct';
-  const endpoints = jsonData.endpoints ?? [];
-
-  const update = (patch: Partial<VllmOptions>) =>
-    onOptionsChange({ ...options, jsonData: { ...jsonData, ...patch } });
-  const setEndpoint = (i: number, patch: Partial<Endpoint>) =>
-    update({ endpoints: endpoints.map((e, j) => (j === i ? { ...e, ...patch } : e)) });
+  const errors = validateSettings(jsonData);
+  const update = (patch: Partial<VllmOptions>) => onOptionsChange({ ...options, jsonData: { ...jsonData, ...patch } });
 
   return (
-    <FieldSet label="vLLM metrics">
-      <Field label="Mode" description={MODES.find((m) => m.value === mode)?.description}>
-        <div data-testid={testIds.configEditor.mode}>
-          <RadioButtonGroup options={MODES} value={mode} onChange={(v) => update({ mode: v })} />
-        </div>
-      </Field>
-      {mode === 'direct' && (
-        <>
-          <Field label="Endpoints" description="Each vLLM, vLLM-Ascend or Dynamo /metrics URL, with an optional name.">
-            <Stack direction="column" gap={1}>
-              {endpoints.map((e, i) => (
-                <Stack key={i} direction="row" gap={1}>
-                  <Input
-                    aria-label={`Endpoint ${i + 1} URL`}
-                    data-testid={testIds.configEditor.endpointUrl(i)}
-                    placeholder="http://vllm-0:8000/metrics"
-                    value={e.url}
-                    width={48}
-                    onChange={(ev) => setEndpoint(i, { url: ev.currentTarget.value })}
-                  />
-                  <Input
-                    aria-label={`Endpoint ${i + 1} name`}
-                    data-testid={testIds.configEditor.endpointName(i)}
-                    placeholder="name (optional)"
-                    value={e.name ?? ''}
-                    width={24}
-                    onChange={(ev) => setEndpoint(i, { name: ev.currentTarget.value })}
-                  />
-                  <Button
-                    aria-label={`Remove endpoint ${i + 1}`}
-                    data-testid={testIds.configEditor.removeEndpoint(i)}
-                    icon="trash-alt"
-                    variant="secondary"
-                    onClick={() => update({ endpoints: endpoints.filter((_, j) => j !== i) })}
-                  />
-                </Stack>
-              ))}
-              <div>
-                <Button
-                  data-testid={testIds.configEditor.addEndpoint}
-                  icon="plus"
-                  variant="secondary"
-                  onClick={() => update({ endpoints: [...endpoints, { url: '' }] })}
-                >
-                  Add endpoint
-                </Button>
-              </div>
-            </Stack>
-          </Field>
-          <Field label="Scrape interval" description="How often each endpoint is scraped, e.g. 5s.">
-            <Input
-              aria-label="Scrape interval"
-              data-testid={testIds.configEditor.scrapeInterval}
-              placeholder="5s"
-              value={jsonData.scrapeInterval ?? ''}
-              width={12}
-              onChange={(ev) => update({ scrapeInterval: ev.currentTarget.value })}
+    <>
+      <FieldSet label="vLLM metrics">
+        <Field label="Mode" description={MODES.find((m) => m.value === mode)?.description}>
+          <div data-testid={testIds.configEditor.mode}>
+            <RadioButtonGroup options={MODES} value={mode} onChange={(v) => update({ mode: v })} />
+          </div>
+        </Field>
+        {mode === 'direct' && (
+          <>
+            <EndpointList
+              uid={options.uid}
+              endpoints={jsonData.endpoints ?? []}
+              errors={errors.endpoints}
+              missing={errors.endpointsMissing}
+              onChange={(endpoints) => update({ endpoints })}
             />
+            <Stack direction="row" gap={2} wrap="wrap">
+              <DurationInput
+                label="Scrape interval"
+                description="How often each endpoint is scraped (min 1s)."
+                placeholder="5s"
+                value={jsonData.scrapeInterval}
+                error={errors.scrapeInterval}
+                testId={testIds.configEditor.scrapeInterval}
+                onChange={(scrapeInterval) => update({ scrapeInterval })}
+              />
+              <DurationInput
+                label="Scrape timeout"
+                description="Per scrape, at most the interval. Default 80 % of it."
+                placeholder="4s"
+                value={jsonData.scrapeTimeout}
+                error={errors.scrapeTimeout}
+                testId={testIds.configEditor.scrapeTimeout}
+                onChange={(scrapeTimeout) => update({ scrapeTimeout })}
+              />
+              <DurationInput
+                label="Retention"
+                description="History kept in memory."
+                placeholder="1h"
+                value={jsonData.retention}
+                error={errors.retention}
+                testId={testIds.configEditor.retention}
+                onChange={(retention) => update({ retention })}
+              />
+            </Stack>
+            <Stack direction="row" gap={2} wrap="wrap">
+              <NumberInput
+                label="Memory cap (MB)"
+                description="For the history; oldest data goes first."
+                placeholder="512"
+                value={jsonData.maxMemoryMB}
+                error={errors.maxMemoryMB}
+                testId={testIds.configEditor.maxMemoryMB}
+                onChange={(maxMemoryMB) => update({ maxMemoryMB })}
+              />
+              <NumberInput
+                label="Max body (MB)"
+                description="Per scrape of one endpoint."
+                placeholder="16"
+                value={jsonData.maxBodyMB}
+                error={errors.limits}
+                testId={testIds.configEditor.maxBodyMB}
+                onChange={(maxBodyMB) => update({ maxBodyMB })}
+              />
+              <NumberInput
+                label="Max samples"
+                description="Per scrape of one endpoint."
+                placeholder="200000"
+                value={jsonData.maxSamples}
+                testId={testIds.configEditor.maxSamples}
+                onChange={(maxSamples) => update({ maxSamples })}
+              />
+            </Stack>
+          </>
+        )}
+        {mode === 'prometheus' && (
+          <Field label="HTTP method" description="POST allows long queries; some proxies only allow GET.">
+            <div data-testid={testIds.configEditor.httpMethod}>
+              <RadioButtonGroup
+                options={[
+                  { label: 'POST', value: 'POST' },
+                  { label: 'GET', value: 'GET' },
+                ]}
+                value={jsonData.httpMethod ?? 'POST'}
+                onChange={(httpMethod) => update({ httpMethod })}
+              />
+            </div>
           </Field>
-        </>
+        )}
+        {mode === 'prometheus' && (
+          <DurationInput
+            label="Scrape interval"
+            description="The Prometheus server's scrape interval for vLLM targets; sets the minimum step and rate windows."
+            placeholder="15s"
+            value={jsonData.scrapeInterval}
+            error={errors.scrapeInterval}
+            testId={testIds.configEditor.scrapeInterval}
+            onChange={(scrapeInterval) => update({ scrapeInterval })}
+          />
+        )}
+      </FieldSet>
+      {mode === 'prometheus' ? (
+        <DataSourceHttpSettings
+          defaultUrl="http://prometheus:9090"
+          dataSourceConfig={options}
+          onChange={onOptionsChange}
+          showAccessOptions={false}
+          showForwardOAuthIdentityOption
+          secureSocksDSProxyEnabled={false}
+        />
+      ) : (
+        <FieldSet label="Authentication and TLS">
+          <DirectAuth options={options} onOptionsChange={onOptionsChange} />
+        </FieldSet>
       )}
-    </FieldSet>
+      <FieldSet label="Bearer token">
+        <BearerToken options={options} onOptionsChange={onOptionsChange} />
+      </FieldSet>
+      {mode === 'direct' && options.uid && (
+        <FieldSet label="Health">
+          <EndpointStatus uid={options.uid} version={options.version} />
+        </FieldSet>
+      )}
+    </>
   );
 }

@@ -1,0 +1,39 @@
+import React from 'react';
+import { DataSourceSettings } from '@grafana/data';
+import { Field, SecretInput } from '@grafana/ui';
+import { testIds } from '../../../components/testIds';
+import { VllmOptions, VllmSecureOptions } from '../../types';
+
+type Options = DataSourceSettings<VllmOptions, VllmSecureOptions>;
+
+/** BearerToken edits the secure bearer token; once saved it only shows as "configured" and can be reset. */
+export function BearerToken({ options, onOptionsChange }: { options: Options; onOptionsChange: (o: Options) => void }) {
+  return (
+    <Field
+      label="Bearer token"
+      description="Sent as Authorization: Bearer <token>. Stored encrypted; never shown again."
+    >
+      <SecretInput
+        aria-label="Bearer token"
+        data-testid={testIds.configEditor.bearerToken}
+        isConfigured={Boolean(options.secureJsonFields?.bearerToken)}
+        value={options.secureJsonData?.bearerToken ?? ''}
+        placeholder="token"
+        width={48}
+        onChange={(ev) =>
+          onOptionsChange({
+            ...options,
+            secureJsonData: { ...options.secureJsonData, bearerToken: ev.currentTarget.value },
+          })
+        }
+        onReset={() =>
+          onOptionsChange({
+            ...options,
+            secureJsonFields: { ...options.secureJsonFields, bearerToken: false },
+            secureJsonData: { ...options.secureJsonData, bearerToken: '' },
+          })
+        }
+      />
+    </Field>
+  );
+}

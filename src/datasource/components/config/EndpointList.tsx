@@ -1,0 +1,148 @@
+import React, { useState } from 'react';
+import { getBackendSrv } from '@grafana/runtime';
+import { Button, Field, FieldValidationMessage, Input, Stack, Text } from '@grafana/ui';
+import { testIds } from '../../../components/testIds';
+import { errorMessage } from '../../hooks/useResource';
+import { Detection, Endpoint, ProbeResult } from '../../types';
+
+interface Props {
+  /** uid of the saved data source; tests of one endpoint go to its probe resource. */
+  uid: string;
+  endpoints: Endpoint[];
+  errors: Record<number, string>;
+  missing?: string;
+  onChange: (endpoints: Endpoint[]) => void;
+}
+
+type TestState = { loading: true } | { loading: false; result?: ProbeResult; error?: string };
+
+/** describeDetection turns a detection into one line: flavor, ranks, speculative decoding, Ascend profiler. */
+export function describeDetection(d?: Detection): string {
+  if (!d) {
+    return '';
+  }
+  const parts = [d.flavor];
+  if (d.ranks?.length) {
+    parts.push(`${d.ranks.length} ${d.rankLabel || 'engine'} rank(s)`);
+  }
+  if (d.specDecode) {
+    parts.push('speculative decoding on');
+  }
+  if (d.ascendProfiler) {
+    parts.push('Ascend profiler metrics on');
+  }
+  if (d.deprecatedNames) {
+    parts.push('deprecated metric names exposed');
+  }
+  return parts.join(', ');
+}
+
+/** probeEndpoint asks the saved data source to scrape one URL; only org admins may, and only for saved settings. */
+export async function probeEndpoint(uid: string, url: string): Promise<ProbeResult> {
+  return getBackendSrv().post<ProbeResult>(
+    `/api/datasources/uid/${uid}/resources/probe`,
+    { url },
+    { showErrorAlert: false }
+  );
+}
+
+/** EndpointList edits direct mode's /metrics endpoints: add, remove, name, and test one endpoint. */
+export function EndpointList({ uid, endpoints, errors, missing, onChange }: Props) {
+  const [tests, setTests] = useState<Record<number, TestState>>({});
+  const setEndpoint = (i: number, patch: Partial<Endpoint>) =>
+    onChange(endpoints.map((e, j) => (j === i ? { ...e, ...patch } : e)));
+  const runTest = async (i: number) => {
+    setTests((t) => ({ ...t, [i]: { loading: true } }));
+    try {
+      const result = await probeEndpoint(uid, endpoints[i].url);
+      setTests((t) => ({ ...t, [i]: { loading: false, result } }));
+    } catch (err) {
+      setTests((t) => ({
+        ...t,
+        [i]: {
+          loading: false,
+          error: `${errorMessage(err)} — testing one endpoint needs the data source saved in direct mode and the organization admin role.`,
+        },
+      }));
+    }
+  };
+
+  return (
+    <Field
+      label="Endpoints"
+      description="Each vLLM, vLLM-Ascend or Dynamo /metrics URL, with an optional display name."
+    >
+      <Stack direction="column" gap={1}>
+        {missing && <FieldValidationMessage>{missing}</FieldValidationMessage>}
+        {endpoints.map((e, i) => {
+          const t = tests[i];
+          return (
+            <Stack key={i} direction="column" gap={0}>
+              <Stack direction="row" gap={1}>
+                <Input
+                  aria-label={`Endpoint ${i + 1} URL`}
+                  data-testid={testIds.configEditor.endpointUrl(i)}
+                  placeholder="http://vllm-0:8000/metrics"
+                  value={e.url}
+                  invalid={Boolean(errors[i])}
+                  width={48}
+                  onChange={(ev) => setEndpoint(i, { url: ev.currentTarget.value })}
+                />
+                <Input
+                  aria-label={`Endpoint ${i + 1} name`}
+                  data-testid={testIds.configEditor.endpointName(i)}
+                  placeholder="name (optional)"
+                  value={e.name ?? ''}
+                  width={24}
+                  onChange={(ev) => setEndpoint(i, { name: ev.currentTarget.value || undefined })}
+                />
+                <Button
+                  aria-label={`Test endpoint ${i + 1}`}
+                  data-testid={testIds.configEditor.testEndpoint(i)}
+                  icon={t?.loading ? 'spinner' : 'heart-rate'}
+                  variant="secondary"
+                  disabled={Boolean(errors[i]) || !e.url || t?.loading}
+                  tooltip="Scrape this URL once with the saved settings"
+                  onClick={() => runTest(i)}
+                >
+                  Test
+                </Button>
+                <Button
+                  aria-label={`Remove endpoint ${i + 1}`}
+                  data-testid={testIds.configEditor.removeEndpoint(i)}
+                  icon="trash-alt"
+                  variant="secondary"
+                  onClick={() => {
+                    setTests({});
+                    onChange(endpoints.filter((_, j) => j !== i));
+                  }}
+                />
+              </Stack>
+              <div data-testid={testIds.configEditor.endpointMessage(i)} aria-live="polite">
+                {errors[i] && <Text color="error">{errors[i]}</Text>}
+                {t && !t.loading && t.error && <Text color="error">{t.error}</Text>}
+                {t && !t.loading && t.result && (
+                  <Text color={t.result.up ? 'success' : 'error'}>
+                    {t.result.up
+                      ? `Up: ${describeDetection(t.result.detection)}; ${t.result.samples ?? 0} samples`
+                      : `Down: ${t.result.error ?? 'no answer'}`}
+                  </Text>
+                )}
+              </div>
+            </Stack>
+          );
+        })}
+        <div>
+          <Button
+            data-testid={testIds.configEditor.addEndpoint}
+            icon="plus"
+            variant="secondary"
+            onClick={() => onChange([...endpoints, { url: '' }])}
+          >
+            Add endpoint
+          </Button>
+        </div>
+      </Stack>
+    </Field>
+  );
+}

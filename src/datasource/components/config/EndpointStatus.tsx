@@ -1,0 +1,63 @@
+import React, { useEffect, useState } from 'react';
+import { getBackendSrv } from '@grafana/runtime';
+import { Button, Field, Stack, Text } from '@grafana/ui';
+import { testIds } from '../../../components/testIds';
+import { errorMessage } from '../../hooks/useResource';
+import { EndpointStatus as Status } from '../../types';
+import { describeDetection } from './EndpointList';
+
+/**
+ * EndpointStatus shows the saved data source's per-endpoint health (up or the exact error, flavor, ranks) from the
+ * endpoints resource; it reloads after every "Save & test" (the settings version changes).
+ */
+export function EndpointStatus({ uid, version }: { uid: string; version?: number }) {
+  const [statuses, setStatuses] = useState<Status[]>();
+  const [error, setError] = useState<string>();
+  const [refresh, setRefresh] = useState(0);
+  useEffect(() => {
+    let cancelled = false;
+    getBackendSrv()
+      .get<Status[]>(`/api/datasources/uid/${uid}/resources/endpoints`, undefined, undefined, { showErrorAlert: false })
+      .then((res) => {
+        if (!cancelled) {
+          setStatuses(res);
+          setError(undefined);
+        }
+      })
+      .catch((err: unknown) => !cancelled && setError(errorMessage(err)));
+    return () => {
+      cancelled = true;
+    };
+  }, [uid, version, refresh]);
+
+  return (
+    <Field
+      label="Endpoint health"
+      description="Last scrape of each saved endpoint. Save & test scrapes them all again."
+    >
+      <Stack direction="column" gap={0.5}>
+        <div data-testid={testIds.configEditor.endpointStatus} aria-live="polite">
+          {error && <Text color="secondary">Health is shown once the settings are saved ({error}).</Text>}
+          {statuses?.length === 0 && <Text color="secondary">No endpoints saved yet.</Text>}
+          {statuses?.map((s) => (
+            <div key={s.url}>
+              <Text color={s.up === false ? 'error' : s.up ? 'success' : 'secondary'}>
+                {s.name}:{' '}
+                {s.up === undefined
+                  ? s.url
+                  : s.up
+                    ? `up — ${describeDetection(s.detection)}`
+                    : `down — ${s.error ?? 'not scraped yet'}`}
+              </Text>
+            </div>
+          ))}
+        </div>
+        <div>
+          <Button size="sm" variant="secondary" icon="sync" onClick={() => setRefresh((n) => n + 1)}>
+            Refresh
+          </Button>
+        </div>
+      </Stack>
+    </Field>
+  );
+}

@@ -1,0 +1,66 @@
+import React from 'react';
+import { Field, RadioButtonGroup, Stack } from '@grafana/ui';
+import { testIds } from '../../../components/testIds';
+import type { DataSource } from '../../datasource';
+import { GROUP_BY, GroupBy, VllmQuery } from '../../types';
+import { QueryErrors } from '../../validation';
+import { MatcherPicker } from './MatcherPicker';
+
+interface Props {
+  datasource: DataSource;
+  query: VllmQuery;
+  errors: QueryErrors;
+  showGroupBy: boolean;
+  onChange: (patch: Partial<VllmQuery>) => void;
+}
+
+/** FiltersSection picks which endpoints, models and engines / DP ranks a query reads, and how series are grouped. */
+export function FiltersSection({ datasource, query, errors, showGroupBy, onChange }: Props) {
+  const groupBy = query.groupBy ?? 'engine';
+  return (
+    <Stack direction="row" gap={2} wrap="wrap" alignItems="flex-start">
+      <MatcherPicker
+        datasource={datasource}
+        resource="endpoints"
+        label="Endpoint"
+        description="Endpoint names; regex, empty = all."
+        value={query.endpoint}
+        invalid={errors.endpoint}
+        testId={testIds.queryEditor.endpoint}
+        onChange={(endpoint) => onChange({ endpoint })}
+      />
+      <MatcherPicker
+        datasource={datasource}
+        resource="models"
+        label="Model"
+        description="model_name values; regex, empty = all."
+        value={query.model}
+        invalid={errors.model}
+        testId={testIds.queryEditor.model}
+        onChange={(model) => onChange({ model })}
+      />
+      <MatcherPicker
+        datasource={datasource}
+        resource="engines"
+        label="Engine / DP rank"
+        description="engine, dp or dp_rank values; regex, empty = all."
+        value={query.engine}
+        invalid={errors.engine}
+        testId={testIds.queryEditor.engine}
+        width={20}
+        onChange={(engine) => onChange({ engine })}
+      />
+      {showGroupBy && (
+        <Field label="Group by" description={GROUP_BY.find((g) => g.value === groupBy)?.description}>
+          <div data-testid={testIds.queryEditor.groupBy}>
+            <RadioButtonGroup<GroupBy>
+              options={GROUP_BY}
+              value={groupBy}
+              onChange={(v) => onChange({ groupBy: v === 'engine' ? undefined : v })}
+            />
+          </div>
+        </Field>
+      )}
+    </Stack>
+  );
+}

@@ -1,0 +1,80 @@
+import React, { useState } from 'react';
+import { Button, Field, FieldValidationMessage, Input, Stack } from '@grafana/ui';
+import { testIds } from '../../../components/testIds';
+import type { DataSource } from '../../datasource';
+import { MatcherPicker } from './MatcherPicker';
+
+interface Props {
+  datasource: DataSource;
+  value?: Record<string, string>;
+  invalid?: string;
+  onChange: (labels: Record<string, string> | undefined) => void;
+}
+
+type Row = { name: string; value: string };
+
+function toLabels(rows: Row[]): Record<string, string> | undefined {
+  const named = rows.filter((r) => r.name.trim());
+  return named.length ? Object.fromEntries(named.map((r) => [r.name.trim(), r.value])) : undefined;
+}
+
+/** LabelFilters edits a raw query's label matchers: label name =~ regex, values listed from the label-values resource. */
+export function LabelFilters({ datasource, value, invalid, onChange }: Props) {
+  const [rows, setRows] = useState<Row[]>(() => Object.entries(value ?? {}).map(([name, v]) => ({ name, value: v })));
+  const commit = (next: Row[]) => {
+    setRows(next);
+    onChange(toLabels(next));
+  };
+  const setRow = (i: number, patch: Partial<Row>) => rows.map((r, j) => (j === i ? { ...r, ...patch } : r));
+  return (
+    <Field label="Label filters" description="Extra matchers: label =~ regular expression.">
+      <Stack direction="column" gap={1}>
+        {invalid && <FieldValidationMessage>{invalid}</FieldValidationMessage>}
+        {rows.map((row, i) => (
+          <Stack key={i} direction="row" gap={1} alignItems="flex-end">
+            <Field label={`Label ${i + 1} name`}>
+              <Input
+                aria-label={`Label ${i + 1} name`}
+                data-testid={testIds.queryEditor.labelName(i)}
+                placeholder="finished_reason"
+                value={row.name}
+                width={24}
+                onChange={(ev) => setRows(setRow(i, { name: ev.currentTarget.value }))}
+                onBlur={() => onChange(toLabels(rows))}
+              />
+            </Field>
+            <MatcherPicker
+              datasource={datasource}
+              resource="label-values"
+              resourceLabel={row.name.trim() || undefined}
+              label={`Label ${i + 1} value`}
+              description="=~ regex"
+              value={row.value}
+              testId={testIds.queryEditor.labelValue(i)}
+              width={28}
+              onChange={(v) => commit(setRow(i, { value: v ?? '' }))}
+            />
+            <Button
+              aria-label={`Remove label filter ${i + 1}`}
+              data-testid={testIds.queryEditor.removeLabel(i)}
+              icon="trash-alt"
+              variant="secondary"
+              onClick={() => commit(rows.filter((_, j) => j !== i))}
+            />
+          </Stack>
+        ))}
+        <div>
+          <Button
+            data-testid={testIds.queryEditor.addLabel}
+            icon="plus"
+            variant="secondary"
+            size="sm"
+            onClick={() => setRows([...rows, { name: '', value: '' }])}
+          >
+            Add label filter
+          </Button>
+        </div>
+      </Stack>
+    </Field>
+  );
+}

@@ -1,0 +1,57 @@
+import React, { useMemo } from 'react';
+import { Combobox, Field, Stack } from '@grafana/ui';
+import { testIds } from '../../../components/testIds';
+import type { DataSource } from '../../datasource';
+import { useResource } from '../../hooks/useResource';
+import { LATENCY_METRICS, TIMER_PREFIX, VllmQuery } from '../../types';
+import { QueryErrors } from '../../validation';
+import { QuantilesField } from './QuantilesField';
+
+interface Props {
+  datasource: DataSource;
+  query: VllmQuery;
+  errors: QueryErrors;
+  onChange: (patch: Partial<VllmQuery>, run?: boolean) => void;
+}
+
+/** LatencySection picks the latency family (or an Ascend profiler timer) and the quantiles. */
+export function LatencySection({ datasource, query, errors, onChange }: Props) {
+  const metrics = useResource(datasource, 'metrics');
+  const options = useMemo(
+    () => [
+      ...LATENCY_METRICS,
+      ...metrics.values
+        .filter((m) => m.startsWith('vllm_profiling_'))
+        .map((m) => ({ value: TIMER_PREFIX + m, label: m, description: 'vLLM-Ascend profiler timer' })),
+    ],
+    [metrics.values]
+  );
+  const metric = query.metric ?? 'ttft';
+  const selected = options.find((o) => o.value === metric);
+  return (
+    <Stack direction="row" gap={2} wrap="wrap" alignItems="flex-start">
+      <Field
+        label="Latency metric"
+        description={selected?.description ?? 'Histogram family whose quantiles are computed.'}
+      >
+        <Combobox<string>
+          aria-label="Latency metric"
+          data-testid={testIds.queryEditor.latencyMetric}
+          options={options}
+          value={selected ?? { value: metric, label: metric }}
+          loading={metrics.loading}
+          createCustomValue
+          width={32}
+          onChange={(opt) => onChange({ metric: opt.value }, true)}
+        />
+      </Field>
+      {(query.measure ?? 'quantiles') === 'quantiles' && (
+        <QuantilesField
+          value={query.quantiles}
+          invalid={errors.quantiles}
+          onChange={(quantiles) => onChange({ quantiles }, true)}
+        />
+      )}
+    </Stack>
+  );
+}

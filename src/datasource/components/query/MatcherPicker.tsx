@@ -1,0 +1,72 @@
+import React, { useMemo } from 'react';
+import { getTemplateSrv } from '@grafana/runtime';
+import { Combobox, ComboboxOption, Field } from '@grafana/ui';
+import type { DataSource } from '../../datasource';
+import { useResource } from '../../hooks/useResource';
+import { VariableResource } from '../../types';
+
+interface Props {
+  datasource: DataSource;
+  resource: VariableResource;
+  label: string;
+  description: string;
+  value?: string;
+  invalid?: string;
+  testId: string;
+  onChange: (value: string | undefined) => void;
+  /** resourceLabel is the label name of a label-values resource. */
+  resourceLabel?: string;
+  width?: number;
+}
+
+/** variableOptions offers the dashboard's template variables as $name options. */
+export function variableOptions(): Array<ComboboxOption<string>> {
+  return getTemplateSrv()
+    .getVariables()
+    .map((v) => ({ value: `$${v.name}`, label: `$${v.name}`, description: 'Template variable' }));
+}
+
+/**
+ * MatcherPicker picks a value listed by a backend resource, a template variable, or any typed regular expression;
+ * an empty value matches everything.
+ */
+export function MatcherPicker({
+  datasource,
+  resource,
+  label,
+  description,
+  value,
+  invalid,
+  testId,
+  onChange,
+  resourceLabel,
+  width = 32,
+}: Props) {
+  const state = useResource(datasource, resource, resourceLabel, resource === 'label-values' && !resourceLabel);
+  const options = useMemo(
+    () => [...state.values.map((v) => ({ value: v, label: v })), ...variableOptions()],
+    [state.values]
+  );
+  return (
+    <Field
+      label={label}
+      description={state.error ? `${description} Could not list values: ${state.error}` : description}
+      invalid={Boolean(invalid)}
+      error={invalid}
+    >
+      <Combobox<string>
+        aria-label={label}
+        data-testid={testId}
+        options={options}
+        value={value ? { value, label: value } : null}
+        loading={state.loading}
+        placeholder="all (regex allowed)"
+        createCustomValue
+        customValueDescription="Use as regular expression"
+        isClearable
+        width={width}
+        onChange={(opt) => onChange(opt?.value || undefined)}
+      />
+    </Field>
+  );
+}

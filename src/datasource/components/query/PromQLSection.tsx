@@ -1,0 +1,35 @@
+import React from 'react';
+import { CodeEditor, Field, FieldValidationMessage } from '@grafana/ui';
+import { testIds } from '../../../components/testIds';
+
+interface Props {
+  value?: string;
+  invalid?: string;
+  onChange: (expr: string, run: boolean) => void;
+}
+
+/** PromQLSection edits a `promql` query's expression in Grafana's code editor; Shift+Enter / blur runs it. */
+export function PromQLSection({ value, invalid, onChange }: Props) {
+  return (
+    <Field
+      label="PromQL expression"
+      description="Sent as is to the Prometheus server (Prometheus mode only). Template variables are expanded."
+    >
+      <div>
+        <div data-testid={testIds.queryEditor.expr} aria-label="PromQL expression">
+          <CodeEditor
+            language="promql"
+            value={value ?? ''}
+            height={80}
+            showLineNumbers={false}
+            showMiniMap={false}
+            monacoOptions={{ wordWrap: 'on', lineNumbers: 'off', scrollBeyondLastLine: false }}
+            onBlur={(expr) => onChange(expr, true)}
+            onSave={(expr) => onChange(expr, true)}
+          />
+        </div>
+        {invalid && <FieldValidationMessage>{invalid}</FieldValidationMessage>}
+      </div>
+    </Field>
+  );
+}

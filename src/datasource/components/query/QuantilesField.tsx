@@ -1,0 +1,53 @@
+import React, { useState } from 'react';
+import { Field, Input } from '@grafana/ui';
+import { testIds } from '../../../components/testIds';
+import { useDraft } from '../../hooks/useDraft';
+import { DEFAULT_QUANTILES } from '../../types';
+
+interface Props {
+  value?: number[];
+  invalid?: string;
+  onChange: (quantiles: number[] | undefined) => void;
+}
+
+/** parseQuantiles reads "0.5, 0.99" into numbers; undefined for empty text, NaN entries for bad ones. */
+export function parseQuantiles(text: string): number[] | undefined {
+  const parts = text
+    .split(/[\s,]+/)
+    .map((s) => s.trim())
+    .filter(Boolean);
+  return parts.length ? parts.map(Number) : undefined;
+}
+
+/** QuantilesField edits the latency quantiles as a comma-separated list; empty uses the defaults. */
+export function QuantilesField({ value, invalid, onChange }: Props) {
+  const [text, setText] = useDraft((value ?? []).join(', '));
+  const [parseError, setParseError] = useState<string>();
+  const error = parseError ?? invalid;
+  return (
+    <Field
+      label="Quantiles"
+      description={`Comma-separated, between 0 and 1. Empty = ${DEFAULT_QUANTILES.join(', ')}.`}
+      invalid={Boolean(error)}
+      error={error}
+    >
+      <Input
+        aria-label="Quantiles"
+        data-testid={testIds.queryEditor.quantiles}
+        placeholder={DEFAULT_QUANTILES.join(', ')}
+        value={text}
+        width={32}
+        onChange={(ev) => setText(ev.currentTarget.value)}
+        onBlur={() => {
+          const parsed = parseQuantiles(text);
+          if (parsed?.some((n) => Number.isNaN(n))) {
+            setParseError('Quantiles must be numbers such as 0.5, 0.9, 0.99.');
+            return;
+          }
+          setParseError(undefined);
+          onChange(parsed);
+        }}
+      />
+    </Field>
+  );
+}

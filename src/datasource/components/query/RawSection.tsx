@@ -1,0 +1,81 @@
+import React from 'react';
+import { Combobox, Field, RadioButtonGroup, Stack } from '@grafana/ui';
+import { testIds } from '../../../components/testIds';
+import type { DataSource } from '../../datasource';
+import { useResource } from '../../hooks/useResource';
+import { VllmQuery } from '../../types';
+import { QueryErrors } from '../../validation';
+import { LabelFilters } from './LabelFilters';
+import { variableOptions } from './MatcherPicker';
+import { QuantilesField } from './QuantilesField';
+
+interface Props {
+  datasource: DataSource;
+  query: VllmQuery;
+  errors: QueryErrors;
+  onChange: (patch: Partial<VllmQuery>, run?: boolean) => void;
+}
+
+type HistogramMode = 'buckets' | 'quantiles' | '';
+
+const HISTOGRAM: Array<{ value: HistogramMode; label: string; description: string }> = [
+  { value: '', label: 'As exposed', description: 'Series as scraped.' },
+  { value: 'buckets', label: 'Buckets', description: 'Histogram buckets per le, cumulative.' },
+  { value: 'quantiles', label: 'Quantiles', description: 'Histogram quantiles over the window.' },
+];
+
+/** RawSection picks a metric by name from the metrics resource, its label filters and, for histograms, the output. */
+export function RawSection({ datasource, query, errors, onChange }: Props) {
+  const metrics = useResource(datasource, 'metrics');
+  const options = [...metrics.values.map((m) => ({ value: m, label: m })), ...variableOptions()];
+  return (
+    <Stack direction="column" gap={0}>
+      <Stack direction="row" gap={2} wrap="wrap" alignItems="flex-start">
+        <Field
+          label="Metric"
+          description={
+            metrics.error
+              ? `Metric family name as the endpoints expose it. Could not list metrics: ${metrics.error}`
+              : 'Metric family name as the endpoints expose it.'
+          }
+          invalid={Boolean(errors.metric)}
+          error={errors.metric}
+        >
+          <Combobox<string>
+            aria-label="Metric"
+            data-testid={testIds.queryEditor.rawMetric}
+            options={options}
+            value={query.metric ? { value: query.metric, label: query.metric } : null}
+            loading={metrics.loading}
+            placeholder="vllm:num_requests_running"
+            createCustomValue
+            width={48}
+            onChange={(opt) => onChange({ metric: opt.value }, true)}
+          />
+        </Field>
+        <Field label="Histogram" description={HISTOGRAM.find((h) => h.value === (query.histogram ?? ''))?.description}>
+          <div data-testid={testIds.queryEditor.histogram}>
+            <RadioButtonGroup<HistogramMode>
+              options={HISTOGRAM}
+              value={query.histogram ?? ''}
+              onChange={(v) => onChange({ histogram: v || undefined }, true)}
+            />
+          </div>
+        </Field>
+        {query.histogram === 'quantiles' && (
+          <QuantilesField
+            value={query.quantiles}
+            invalid={errors.quantiles}
+            onChange={(quantiles) => onChange({ quantiles }, true)}
+          />
+        )}
+      </Stack>
+      <LabelFilters
+        datasource={datasource}
+        value={query.labels}
+        invalid={errors.labels}
+        onChange={(labels) => onChange({ labels }, true)}
+      />
+    </Stack>
+  );
+}
