@@ -3,14 +3,16 @@ package app
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/backend/instancemgmt"
+	"github.com/grafana/grafana-plugin-sdk-go/backend/log"
 	"github.com/grafana/grafana-plugin-sdk-go/backend/resource/httpadapter"
 	"github.com/grafana/grafana-plugin-sdk-go/build/buildinfo"
+
+	"github.com/inferscope/inferscope-vllm/pkg/profilerconfig"
 )
 
 // PluginID is the app's id in plugin.json.
@@ -22,35 +24,44 @@ var (
 	_ instancemgmt.InstanceDisposer = (*App)(nil)
 )
 
-// Settings is the app's jsonData.
-type Settings struct{}
-
 // App is one instance of the app backend, built per settings version.
 type App struct {
 	backend.CallResourceHandler
 	settings Settings
+	// settingsErr is set for invalid settings: the instance still starts, and every profiler call and the
+	// health check say what is wrong, instead of Grafana showing a failed plugin.
+	settingsErr error
+	files       *profilerconfig.AllowList
+	logger      log.Logger
+	client      *http.Client
 }
 
-// NewInstance builds an App from the app's instance settings.
+// NewInstance builds an App from the app's instance settings. Invalid settings do not fail it (see App).
 func NewInstance(_ context.Context, s backend.AppInstanceSettings) (instancemgmt.Instance, error) {
-	var settings Settings
-	if len(s.JSONData) > 0 {
-		if err := json.Unmarshal(s.JSONData, &settings); err != nil {
-			return nil, fmt.Errorf("app settings (jsonData) are not valid JSON: %w", err)
-		}
+	return newApp(s.JSONData, backend.Logger), nil
+}
+
+// newApp takes the logger as a parameter so tests can check what is logged.
+func newApp(jsonData []byte, logger log.Logger) *App {
+	a := &App{logger: logger, client: &http.Client{Timeout: exposureTimeout}}
+	a.settings, a.files, a.settingsErr = parseSettings(jsonData)
+	if a.settingsErr != nil {
+		logger.Error("Invalid app settings", "error", a.settingsErr)
 	}
-	a := &App{settings: settings}
 	mux := http.NewServeMux()
 	a.registerRoutes(mux)
-	a.CallResourceHandler = httpadapter.New(mux)
-	return a, nil
+	a.CallResourceHandler = httpadapter.New(cleanPaths(mux))
+	return a
 }
 
 // Dispose releases the instance when Grafana changes the settings or shuts down.
 func (a *App) Dispose() {}
 
-// CheckHealth reports that the app backend is running and which build it is.
+// CheckHealth reports that the app backend is running and which build it is, or what is wrong with its settings.
 func (a *App) CheckHealth(_ context.Context, _ *backend.CheckHealthRequest) (*backend.CheckHealthResult, error) {
+	if a.settingsErr != nil {
+		return &backend.CheckHealthResult{Status: backend.HealthStatusError, Message: a.settingsErr.Error()}, nil
+	}
 	return &backend.CheckHealthResult{
 		Status:  backend.HealthStatusOk,
 		Message: fmt.Sprintf("InferScope app backend %s is running", version()),

@@ -2,14 +2,43 @@ package app
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"path"
 )
 
 func (a *App) registerRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /status", a.handleStatus)
+	mux.HandleFunc("/profiler-configs", only(http.MethodGet, a.handleList))
+	mux.HandleFunc("/profiler-configs/{name}", only(http.MethodGet, a.handleOne))
+	mux.HandleFunc("/profiler-configs/{name}/metric-enable", only(http.MethodPut, a.handleSetMetricEnable))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, map[string]string{"error": "no such resource: " + r.URL.Path})
 	})
+}
+
+// cleanPaths answers paths with "..", "." or "//" with a JSON 404 instead of ServeMux's bodiless redirect: such
+// a path never names a resource, and the frontend expects JSON always.
+func cleanPaths(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if p := r.URL.Path; p == "" || path.Clean(p) != p {
+			writeError(w, http.StatusNotFound, "no such resource: %s", p)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// only answers other methods with a JSON 405, which ServeMux's catch-all "/" route would otherwise turn into 404.
+func only(method string, h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != method {
+			w.Header().Set("Allow", method)
+			writeError(w, http.StatusMethodNotAllowed, "%s %s is not supported; use %s", r.Method, r.URL.Path, method)
+			return
+		}
+		h(w, r)
+	}
 }
 
 // handleStatus tells the frontend which backend build answers, so a stale binary is visible in the UI.
@@ -21,4 +50,9 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(v)
+}
+
+// writeError answers {"error": "..."}; every error the frontend sees has this shape.
+func writeError(w http.ResponseWriter, status int, format string, args ...any) {
+	writeJSON(w, status, map[string]string{"error": fmt.Sprintf(format, args...)})
 }

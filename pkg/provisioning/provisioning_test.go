@@ -25,9 +25,28 @@ type composeFile struct {
 		Environment map[string]string `yaml:"environment"`
 		Volumes     []string          `yaml:"volumes"`
 		Command     []string          `yaml:"command"`
-		DependsOn   []string          `yaml:"depends_on"`
+		DependsOn   dependsOn         `yaml:"depends_on"`
 	} `yaml:"services"`
 	Volumes map[string]any `yaml:"volumes"`
+}
+
+// dependsOn reads both compose forms: a list of service names, or a map of names to conditions.
+type dependsOn []string
+
+func (d *dependsOn) UnmarshalYAML(n *yaml.Node) error {
+	switch n.Kind {
+	case yaml.SequenceNode:
+		var l []string
+		if err := n.Decode(&l); err != nil {
+			return err
+		}
+		*d = l
+	case yaml.MappingNode:
+		for i := 0; i < len(n.Content); i += 2 {
+			*d = append(*d, n.Content[i].Value)
+		}
+	}
+	return nil
 }
 
 func readYAML(t *testing.T, path string, v any) {

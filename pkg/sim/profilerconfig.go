@@ -183,6 +183,11 @@ func (p *ProfilerSwitch) createDefault() {
 		return
 	}
 	_, werr := tmp.Write(append(b, '\n'))
+	// CreateTemp makes the file 0600; the profiler's own file is world-readable, and Grafana (another user on a
+	// shared volume) must read it to show its state.
+	if err := tmp.Chmod(0o644); err != nil && werr == nil {
+		werr = err
+	}
 	cerr := tmp.Close()
 	if werr != nil || cerr != nil {
 		os.Remove(tmp.Name())

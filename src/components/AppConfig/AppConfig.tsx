@@ -1,17 +1,30 @@
-import React from 'react';
+import React, { useState } from 'react';
 import { AppPluginMeta, PluginConfigPageProps, PluginMeta } from '@grafana/data';
 import { Alert, Stack } from '@grafana/ui';
 import { BackendStatusAlert } from '../BackendStatusAlert';
 import { testIds } from '../testIds';
+import { AllowListEditor } from './AllowListEditor';
+import { orgRole, ProfilerConfigSetting } from './profilerApi';
+import { ProfilerConfigs } from './ProfilerConfigs';
 
-/** AppSettings is the app's jsonData; fields arrive with the Ascend profiler switch. */
-export type AppSettings = Record<string, never>;
+/** AppSettings is the app's jsonData. */
+export interface AppSettings {
+  /** profilerConfigs is the allow-list of Ascend profiler config files the app may switch. */
+  profilerConfigs?: ProfilerConfigSetting[];
+  /** allowEditorsToWrite lets Editors switch metric_enable, not only Admins. */
+  allowEditorsToWrite?: boolean;
+}
 
 export interface AppConfigProps extends PluginConfigPageProps<AppPluginMeta<AppSettings>> {}
 
-/** AppConfig is the app's configuration page. */
+/** AppConfig is the app's configuration page: backend status, the profiler switches and their allow-list. */
 const AppConfig = ({ plugin }: AppConfigProps) => {
-  const meta: PluginMeta = plugin.meta;
+  const meta: PluginMeta<AppSettings> = plugin.meta;
+  const [settings, setSettings] = useState<AppSettings>(meta.jsonData ?? {});
+  const [reloadKey, setReloadKey] = useState(0);
+  const role = orgRole();
+  const isAdmin = role === 'Admin';
+  const canWrite = isAdmin || (role === 'Editor' && !!settings.allowEditorsToWrite);
   return (
     <div data-testid={testIds.appConfig.container}>
       <Stack direction="column" gap={2}>
@@ -21,12 +34,18 @@ const AppConfig = ({ plugin }: AppConfigProps) => {
           </Alert>
         )}
         <BackendStatusAlert />
-        <div data-testid={testIds.appConfig.profilerNotice}>
-          <Alert severity="info" title="Ascend profiler switch not available yet">
-            Switching vLLM-Ascend&apos;s metric collection (metric_enable in ms_service_profiler_config.json) from
-            this page is not implemented in this version. Until it is, edit the file on the inference host.
-          </Alert>
-        </div>
+        <ProfilerConfigs canWrite={canWrite} reloadKey={reloadKey} />
+        {isAdmin && (
+          <AllowListEditor
+            enabled={!!meta.enabled}
+            pinned={!!meta.pinned}
+            settings={settings}
+            onSaved={(s) => {
+              setSettings(s);
+              setReloadKey((k) => k + 1);
+            }}
+          />
+        )}
       </Stack>
     </div>
   );

@@ -1,0 +1,82 @@
+package app
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"regexp"
+
+	"github.com/inferscope/inferscope-vllm/pkg/profilerconfig"
+)
+
+// Settings is the app's jsonData.
+type Settings struct {
+	// ProfilerConfigs is the allow-list of Ascend profiler config files the config page may switch.
+	ProfilerConfigs []ProfilerConfig `json:"profilerConfigs"`
+	// AllowEditorsToWrite lets Editors switch metric_enable too; only Admins may otherwise.
+	AllowEditorsToWrite bool `json:"allowEditorsToWrite"`
+}
+
+// ProfilerConfig is one allow-listed ms_service_profiler_config.json, one per vLLM-Ascend deployment.
+type ProfilerConfig struct {
+	// Name identifies the file in resource paths and on the page.
+	Name string `json:"name"`
+	// Path is the file's absolute path as Grafana sees it (usually on a volume shared with the inference host).
+	Path string `json:"path"`
+	// MetricsURL optionally is the deployment's /metrics URL, to show whether vllm_profiling_* is exposed.
+	MetricsURL string `json:"metricsUrl,omitempty"`
+}
+
+// namePattern keeps names usable as one URL path segment without escaping.
+var namePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+
+// parseSettings reads and validates jsonData; every problem is reported, not only the first.
+func parseSettings(raw []byte) (Settings, *profilerconfig.AllowList, error) {
+	var s Settings
+	if len(raw) > 0 {
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return Settings{}, nil, fmt.Errorf("app settings (jsonData) are not valid: %w", err)
+		}
+	}
+	var errs []error
+	seen := map[string]bool{}
+	var paths []string
+	for i, c := range s.ProfilerConfigs {
+		where := fmt.Sprintf("profilerConfigs[%d] (%q)", i, c.Name)
+		switch {
+		case !namePattern.MatchString(c.Name):
+			errs = append(errs, fmt.Errorf("%s: name must be 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit", where))
+		case seen[c.Name]:
+			errs = append(errs, fmt.Errorf("%s: name is used twice", where))
+		}
+		seen[c.Name] = true
+		if _, err := profilerconfig.NewAllowList(c.Path); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", where, err))
+		}
+		paths = append(paths, c.Path)
+		if c.MetricsURL != "" {
+			if u, err := url.Parse(c.MetricsURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				errs = append(errs, fmt.Errorf("%s: metricsUrl must be an http(s) URL", where))
+			}
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return Settings{}, nil, fmt.Errorf("app settings are not valid: %w", err)
+	}
+	l, err := profilerconfig.NewAllowList(paths...)
+	if err != nil {
+		return Settings{}, nil, err
+	}
+	return s, l, nil
+}
+
+// lookup returns the allow-listed file with this name.
+func (s Settings) lookup(name string) (ProfilerConfig, bool) {
+	for _, c := range s.ProfilerConfigs {
+		if c.Name == name {
+			return c, true
+		}
+	}
+	return ProfilerConfig{}, false
+}

@@ -1,0 +1,18 @@
+//go:build !(linux || darwin || freebsd || netbsd || openbsd || dragonfly || windows)
+
+package profilerconfig
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+)
+
+// lockFile refuses: without an advisory lock, writes from two processes could interleave.
+func lockFile(string) (func(), error) {
+	return nil, errors.New("writing profiler config files is not supported on this platform (no advisory file lock)")
+}
+
+func syncDir(string) error { return nil }
+
+func keepOwner(*os.File, fs.FileInfo) bool { return true }

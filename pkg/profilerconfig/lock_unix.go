@@ -1,0 +1,73 @@
+//go:build linux || darwin || freebsd || netbsd || openbsd || dragonfly
+
+package profilerconfig
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"syscall"
+	"time"
+)
+
+// lockTimeout bounds the wait for another Grafana process's write; a real write takes milliseconds.
+const lockTimeout = 10 * time.Second
+
+// lockFile takes an exclusive advisory flock on p (created if needed, never removed: removing a lock file
+// lets two processes lock two different inodes) and returns its release.
+func lockFile(p string) (func(), error) {
+	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, ioError("open lock file", p, err)
+	}
+	deadline := time.Now().Add(lockTimeout)
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) && !errors.Is(err, syscall.EINTR) {
+			f.Close()
+			return nil, ioError("lock", p, err)
+		}
+		if time.Now().After(deadline) {
+			f.Close()
+			return nil, fmt.Errorf("timed out after %s waiting for the lock on %s held by another process", lockTimeout, p)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return func() {
+		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		f.Close()
+	}, nil
+}
+
+// syncDir makes the rename durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return ioError("open directory", dir, err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) {
+		return ioError("sync directory", dir, err)
+	}
+	return nil
+}
+
+// keepOwner gives the new file the old file's owner, and reports whether it has it: always when this process
+// owns the old file or is root, otherwise not.
+func keepOwner(f *os.File, old fs.FileInfo) bool {
+	if old == nil {
+		return true
+	}
+	st, ok := old.Sys().(*syscall.Stat_t)
+	if !ok {
+		return true
+	}
+	if int(st.Uid) == os.Geteuid() && int(st.Gid) == os.Getegid() {
+		return true
+	}
+	return f.Chown(int(st.Uid), int(st.Gid)) == nil
+}

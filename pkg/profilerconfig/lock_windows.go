@@ -1,0 +1,47 @@
+//go:build windows
+
+package profilerconfig
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"time"
+
+	"golang.org/x/sys/windows"
+)
+
+// lockTimeout bounds the wait for another Grafana process's write; a real write takes milliseconds.
+const lockTimeout = 10 * time.Second
+
+// lockFile takes an exclusive LockFileEx lock on p (created if needed, never removed) and returns its release.
+func lockFile(p string) (func(), error) {
+	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, ioError("open lock file", p, err)
+	}
+	h := windows.Handle(f.Fd())
+	ol := new(windows.Overlapped)
+	deadline := time.Now().Add(lockTimeout)
+	for {
+		err := windows.LockFileEx(h, windows.LOCKFILE_EXCLUSIVE_LOCK|windows.LOCKFILE_FAIL_IMMEDIATELY, 0, 1, 0, ol)
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			f.Close()
+			return nil, fmt.Errorf("timed out after %s waiting for the lock on %s: %v", lockTimeout, p, err)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return func() {
+		_ = windows.UnlockFileEx(h, 0, 1, 0, ol)
+		f.Close()
+	}, nil
+}
+
+// syncDir is a no-op: Windows cannot open a directory for syncing, and MoveFileEx is already durable enough.
+func syncDir(string) error { return nil }
+
+// keepOwner is a no-op: ownership follows the directory's ACL on Windows.
+func keepOwner(*os.File, fs.FileInfo) bool { return true }

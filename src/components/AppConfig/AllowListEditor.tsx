@@ -1,0 +1,134 @@
+import React, { useState } from 'react';
+import { Alert, Button, Field, Input, Stack, Switch } from '@grafana/ui';
+import { errorMessage } from '../useBackendStatus';
+import { testIds } from '../testIds';
+import { ProfilerConfigSetting, saveAppSettings } from './profilerApi';
+import { hasErrors, validateAllowList } from './validate';
+import type { AppSettings } from './AppConfig';
+
+interface Props {
+  enabled: boolean;
+  pinned: boolean;
+  settings: AppSettings;
+  /** onSaved is called with the stored settings. */
+  onSaved: (s: AppSettings) => void;
+}
+
+/** AllowListEditor lets an Admin list the profiler config files the app may touch, stored in the app's jsonData. */
+export function AllowListEditor({ enabled, pinned, settings, onSaved }: Props) {
+  const [rows, setRows] = useState<ProfilerConfigSetting[]>(settings.profilerConfigs ?? []);
+  const [allowEditors, setAllowEditors] = useState(!!settings.allowEditorsToWrite);
+  const [saving, setSaving] = useState(false);
+  const [saveError, setSaveError] = useState('');
+  const errors = validateAllowList(rows);
+
+  const update = (i: number, patch: Partial<ProfilerConfigSetting>) =>
+    setRows((rs) => rs.map((r, j) => (j === i ? { ...r, ...patch } : r)));
+
+  const save = async () => {
+    setSaving(true);
+    setSaveError('');
+    const next: AppSettings = {
+      ...settings,
+      profilerConfigs: rows.map((r) => ({
+        name: r.name.trim(),
+        path: r.path.trim(),
+        metricsUrl: r.metricsUrl?.trim() || undefined,
+      })),
+      allowEditorsToWrite: allowEditors,
+    };
+    try {
+      await saveAppSettings(enabled, pinned, next);
+      onSaved(next);
+    } catch (err: unknown) {
+      setSaveError(errorMessage(err));
+    } finally {
+      setSaving(false);
+    }
+  };
+
+  return (
+    <div data-testid={testIds.appConfig.allowList}>
+      <Stack direction="column" gap={1}>
+        <h3>Allow-listed profiler config files</h3>
+        <p>
+          One ms_service_profiler_config.json per vLLM-Ascend deployment, at the path where Grafana sees it (usually a
+          volume shared with the inference host). The app reads and writes no other file.
+        </p>
+        {rows.map((r, i) => (
+          <Stack key={i} direction="row" gap={1} alignItems="flex-start" wrap="wrap">
+            <Field label="Name" invalid={!!errors[i].name} error={errors[i].name}>
+              <Input
+                id={`inferscope-allow-list-name-${i}`}
+                value={r.name}
+                width={20}
+                placeholder="ascend-dp2"
+                onChange={(e) => update(i, { name: e.currentTarget.value })}
+                data-testid={testIds.appConfig.allowListName(i)}
+              />
+            </Field>
+            <Field label="Config file path" invalid={!!errors[i].path} error={errors[i].path}>
+              <Input
+                id={`inferscope-allow-list-path-${i}`}
+                value={r.path}
+                width={60}
+                placeholder="/var/lib/inferscope/ascend/ms_service_profiler_config.json"
+                onChange={(e) => update(i, { path: e.currentTarget.value })}
+                data-testid={testIds.appConfig.allowListPath(i)}
+              />
+            </Field>
+            <Field label="Metrics URL (optional)" invalid={!!errors[i].metricsUrl} error={errors[i].metricsUrl}>
+              <Input
+                id={`inferscope-allow-list-metrics-url-${i}`}
+                value={r.metricsUrl ?? ''}
+                width={40}
+                placeholder="http://vllm-ascend:8000/metrics"
+                onChange={(e) => update(i, { metricsUrl: e.currentTarget.value })}
+                data-testid={testIds.appConfig.allowListMetricsUrl(i)}
+              />
+            </Field>
+            <Field label="Remove">
+              <Button
+                variant="secondary"
+                icon="trash-alt"
+                aria-label={`Remove ${r.name || `row ${i + 1}`}`}
+                onClick={() => setRows((rs) => rs.filter((_, j) => j !== i))}
+                data-testid={testIds.appConfig.allowListRemove(i)}
+              />
+            </Field>
+          </Stack>
+        ))}
+        <div>
+          <Button
+            variant="secondary"
+            icon="plus"
+            onClick={() => setRows((rs) => [...rs, { name: '', path: '', metricsUrl: '' }])}
+            data-testid={testIds.appConfig.allowListAdd}
+          >
+            Add file
+          </Button>
+        </div>
+        <Field label="Editors may switch metric collection" description="Otherwise only Admins may.">
+          <Switch
+            id="inferscope-allow-editors"
+            value={allowEditors}
+            onChange={() => setAllowEditors((v) => !v)}
+            data-testid={testIds.appConfig.allowEditors}
+          />
+        </Field>
+        {saveError && (
+          <div data-testid={testIds.appConfig.saveError}>
+            <Alert severity="error" title="Saving failed">
+              {saveError}
+            </Alert>
+          </div>
+        )}
+        <div>
+          <Button onClick={save} disabled={saving || hasErrors(errors)} data-testid={testIds.appConfig.save}>
+            {saving ? 'Saving…' : 'Save allow-list'}
+          </Button>
+        </div>
+      </Stack>
+    </div>
+  );
+}

@@ -1,0 +1,184 @@
+import React, { useCallback, useEffect, useState } from 'react';
+import { dateTimeFormat } from '@grafana/data';
+import { Alert, Badge, Button, Field, LoadingPlaceholder, Stack, Switch } from '@grafana/ui';
+import { errorMessage } from '../useBackendStatus';
+import { testIds } from '../testIds';
+import { listProfilerConfigs, ProfilerConfigState, setMetricEnable } from './profilerApi';
+
+type Load = { state: 'loading' } | { state: 'error'; message: string } | { state: 'ok'; files: ProfilerConfigState[] };
+
+interface Props {
+  /** canWrite enables the switches; the backend enforces the same rule. */
+  canWrite: boolean;
+  /** reloadKey changes after the allow-list is saved, to read the new list. */
+  reloadKey: number;
+}
+
+/** ProfilerConfigs shows each allow-listed profiler config file as it is on disk and switches metric_enable. */
+export function ProfilerConfigs({ canWrite, reloadKey }: Props) {
+  const [load, setLoad] = useState<Load>({ state: 'loading' });
+  const [pending, setPending] = useState<Record<string, boolean>>({});
+  const [toggleErrors, setToggleErrors] = useState<Record<string, string>>({});
+
+  const refresh = useCallback(() => {
+    let cancelled = false;
+    setLoad({ state: 'loading' });
+    listProfilerConfigs()
+      .then((list) => !cancelled && setLoad({ state: 'ok', files: list.profilerConfigs }))
+      .catch((err: unknown) => !cancelled && setLoad({ state: 'error', message: errorMessage(err) }));
+    return () => {
+      cancelled = true;
+    };
+  }, []);
+  useEffect(() => refresh(), [refresh, reloadKey]);
+
+  const toggle = async (file: ProfilerConfigState) => {
+    const value = file.metricEnable === 1 ? 0 : 1;
+    setPending((p) => ({ ...p, [file.name]: true }));
+    setToggleErrors((e) => ({ ...e, [file.name]: '' }));
+    try {
+      const next = await setMetricEnable(file.name, value);
+      // The deployment reloads the file on its own poll, so the old exposure is kept until the next refresh.
+      setLoad((l) =>
+        l.state === 'ok'
+          ? {
+              ...l,
+              files: l.files.map((f) =>
+                f.name === file.name
+                  ? {
+                      ...next,
+                      exposed: f.exposed,
+                      profilingFamilies: f.profilingFamilies,
+                      exposedError: f.exposedError,
+                    }
+                  : f
+              ),
+            }
+          : l
+      );
+    } catch (err: unknown) {
+      setToggleErrors((e) => ({ ...e, [file.name]: errorMessage(err) }));
+    } finally {
+      setPending((p) => ({ ...p, [file.name]: false }));
+    }
+  };
+
+  return (
+    <div data-testid={testIds.appConfig.profilerConfigs}>
+      <Stack direction="column" gap={2}>
+        <Stack direction="row" justifyContent="space-between" alignItems="center">
+          <h3>Ascend profiler metric collection</h3>
+          <Button variant="secondary" icon="sync" size="sm" onClick={refresh} disabled={load.state === 'loading'}>
+            Refresh
+          </Button>
+        </Stack>
+        {!canWrite && (
+          <div data-testid={testIds.appConfig.readOnly}>
+            <Alert severity="info" title="Read-only">
+              Only Admins (and Editors, if the app allows it) can switch metric collection.
+            </Alert>
+          </div>
+        )}
+        {load.state === 'loading' && (
+          <div data-testid={testIds.appConfig.profilerLoading}>
+            <LoadingPlaceholder text="Reading profiler config files…" />
+          </div>
+        )}
+        {load.state === 'error' && (
+          <div data-testid={testIds.appConfig.profilerError}>
+            <Alert severity="error" title="Could not read the profiler config files">
+              {load.message}
+            </Alert>
+          </div>
+        )}
+        {load.state === 'ok' && load.files.length === 0 && (
+          <Alert severity="info" title="No profiler config files allow-listed">
+            Add the ms_service_profiler_config.json of each vLLM-Ascend deployment below to switch its metric collection
+            here.
+          </Alert>
+        )}
+        {load.state === 'ok' &&
+          load.files.map((f) => (
+            <FileRow
+              key={f.name}
+              file={f}
+              canWrite={canWrite}
+              pending={!!pending[f.name]}
+              toggleError={toggleErrors[f.name]}
+              onToggle={() => toggle(f)}
+            />
+          ))}
+      </Stack>
+    </div>
+  );
+}
+
+interface RowProps {
+  file: ProfilerConfigState;
+  canWrite: boolean;
+  pending: boolean;
+  toggleError?: string;
+  onToggle: () => void;
+}
+
+function FileRow({ file, canWrite, pending, toggleError, onToggle }: RowProps) {
+  const id = `inferscope-metric-enable-${file.name}`;
+  return (
+    <div data-testid={testIds.appConfig.profilerRow(file.name)}>
+      <Stack direction="column" gap={1}>
+        <Field label={`${file.name}: metric collection (metric_enable)`} description={file.path}>
+          <Switch
+            id={id}
+            value={file.metricEnable === 1}
+            disabled={!canWrite || pending || !!file.error}
+            onChange={onToggle}
+            data-testid={testIds.appConfig.metricEnable(file.name)}
+          />
+        </Field>
+        <Stack direction="row" gap={1} wrap="wrap">
+          {pending && <Badge color="blue" text="Saving…" icon="fa fa-spinner" />}
+          <Badge color={file.metricEnable === 1 ? 'green' : 'darkgrey'} text={`metric_enable: ${file.metricEnable}`} />
+          <Badge color={file.enable === 1 ? 'green' : 'darkgrey'} text={`enable (tracing): ${file.enable}`} />
+          <span>
+            {file.exists
+              ? `Last change: ${file.modified ? dateTimeFormat(file.modified) : 'unknown'}`
+              : 'File does not exist yet: the profiler treats that as off; switching creates it.'}
+          </span>
+          <span data-testid={testIds.appConfig.exposed(file.name)}>{exposureText(file)}</span>
+        </Stack>
+        {file.problem && (
+          <Alert severity="warning" title="Unexpected value">
+            {file.problem}
+          </Alert>
+        )}
+        {file.error && (
+          <Alert severity="error" title="Cannot read this file">
+            {file.error}
+          </Alert>
+        )}
+        {toggleError && (
+          <div data-testid={testIds.appConfig.toggleError(file.name)}>
+            <Alert severity="error" title="Switching failed">
+              {toggleError}
+            </Alert>
+          </div>
+        )}
+      </Stack>
+    </div>
+  );
+}
+
+function exposureText(f: ProfilerConfigState): string {
+  if (!f.metricsUrl) {
+    return 'No metrics URL set: exposure not checked.';
+  }
+  if (f.exposed === true) {
+    return `vllm_profiling_* exposed at ${f.metricsUrl} (${f.profilingFamilies ?? 0} families).`;
+  }
+  if (f.exposed === false) {
+    return `vllm_profiling_* not exposed at ${f.metricsUrl}.`;
+  }
+  return f.exposedError
+    ? `Exposure unknown: ${f.exposedError}`
+    : 'Exposure not checked since the last change; Refresh to re-check.';
+}
