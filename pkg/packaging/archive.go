@@ -5,6 +5,7 @@ package packaging
 import (
 	"archive/zip"
 	"bytes"
+	"compress/flate"
 	"fmt"
 	"io"
 	"io/fs"
@@ -31,6 +32,8 @@ func Zip(distDir, rootName, zipPath string) error {
 		return err
 	}
 	zw := zip.NewWriter(out)
+	// Fast deflate: the archive is mostly Go executables, where the best level saves little and costs seconds.
+	zw.RegisterCompressor(zip.Deflate, func(w io.Writer) (io.WriteCloser, error) { return flate.NewWriter(w, flate.BestSpeed) })
 	walkErr := filepath.WalkDir(distDir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
