@@ -229,16 +229,21 @@ func (s *Scraper) notify(t int64) {
 	}
 }
 
-// redact removes credentials from a URL for display.
+// redact removes credentials from a URL for display. Only the authority (between "://" and the first "/", "?"
+// or "#") can hold userinfo, so an "@" in the path or query is left alone.
 func redact(raw string) string {
 	i := strings.Index(raw, "://")
-	at := strings.LastIndex(raw, "@")
-	if i < 0 || at < i {
+	if i < 0 {
 		return raw
 	}
-	slash := strings.Index(raw[i+3:], "/")
-	if slash >= 0 && i+3+slash < at {
-		return raw // the @ is in the path, not in userinfo
+	rest := raw[i+3:]
+	end := strings.IndexAny(rest, "/?#")
+	if end < 0 {
+		end = len(rest)
 	}
-	return raw[:i+3] + "[redacted]@" + raw[at+1:]
+	at := strings.LastIndex(rest[:end], "@")
+	if at < 0 {
+		return raw
+	}
+	return raw[:i+3] + "[redacted]@" + rest[at+1:]
 }

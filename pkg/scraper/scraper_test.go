@@ -1,0 +1,136 @@
+package scraper
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/inferscope/inferscope-vllm/pkg/exposition"
+)
+
+// recorder keeps what the scraper records, per endpoint.
+type recorder struct {
+	mu  sync.Mutex
+	got map[string][]*exposition.Scrape
+}
+
+func (r *recorder) Append(endpoint string, _ int64, sc *exposition.Scrape) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.got == nil {
+		r.got = map[string][]*exposition.Scrape{}
+	}
+	r.got[endpoint] = append(r.got[endpoint], sc)
+}
+
+func (r *recorder) up(endpoint string) (float64, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := r.got[endpoint]
+	if len(s) == 0 {
+		return 0, false
+	}
+	for v := range s[len(s)-1].Series(UpMetric) {
+		return v.Value, true
+	}
+	return 0, false
+}
+
+func TestScrapeAllRecordsStatusAndUp(t *testing.T) {
+	ok := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = w.Write([]byte("# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running{engine=\"0\"} 3\npython_gc_objects_collected_total 9\n"))
+	}))
+	defer ok.Close()
+	bad := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		http.Error(w, "boom", http.StatusInternalServerError)
+	}))
+	defer bad.Close()
+	rec := &recorder{}
+	s := New([]Target{{Name: "ok", URL: ok.URL}, {Name: "bad", URL: strings.Replace(bad.URL, "http://", "http://user:pw@", 1)}},
+		rec, Options{Interval: time.Second, Timeout: time.Second})
+
+	if st := s.Statuses(); st[0].Error != "not scraped yet" {
+		t.Fatalf("before the first scrape: %+v", st[0])
+	}
+	s.ScrapeAll(context.Background())
+	st := s.Statuses()
+	if !st[0].Up || st[0].Samples != 1 || st[0].Detection == nil || st[0].Detection.Flavor != "vllm-v1" {
+		t.Fatalf("ok endpoint status %+v", st[0])
+	}
+	if st[1].Up || !strings.Contains(st[1].Error, "500") || strings.Contains(st[1].Error+st[1].URL, "pw") {
+		t.Fatalf("bad endpoint status %+v", st[1])
+	}
+	if v, found := rec.up("ok"); !found || v != 1 {
+		t.Fatalf("up for ok = %v %v", v, found)
+	}
+	if v, found := rec.up("bad"); !found || v != 0 {
+		t.Fatalf("up for bad = %v %v", v, found)
+	}
+	if sc := rec.got["ok"][0]; sc.Family("python_gc_objects_collected") != nil || sc.FamilyOf("python_gc_objects_collected_total") != nil {
+		t.Fatal("families no query reads were kept")
+	}
+}
+
+func TestConcurrencyIsBounded(t *testing.T) {
+	var inflight, peak atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		n := inflight.Add(1)
+		for {
+			p := peak.Load()
+			if n <= p || peak.CompareAndSwap(p, n) {
+				break
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+		inflight.Add(-1)
+		_, _ = w.Write([]byte("vllm:x 1\n"))
+	}))
+	defer srv.Close()
+	var targets []Target
+	for i := 0; i < 12; i++ {
+		targets = append(targets, Target{Name: string(rune('a' + i)), URL: srv.URL})
+	}
+	s := New(targets, &recorder{}, Options{Interval: time.Second, Concurrency: 3, Timeout: time.Second})
+	s.ScrapeAll(context.Background())
+	if p := peak.Load(); p > 3 || p < 1 {
+		t.Fatalf("peak concurrent scrapes = %d, want 1..3", p)
+	}
+}
+
+func TestStartStopAndSubscribe(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("vllm:x 1\n")) }))
+	defer srv.Close()
+	s := New([]Target{{Name: "a", URL: srv.URL}}, &recorder{}, Options{Interval: 50 * time.Millisecond, Timeout: time.Second})
+	rounds, unsubscribe := s.Subscribe()
+	s.Start()
+	for i := 0; i < 2; i++ {
+		select {
+		case <-rounds:
+		case <-time.After(10 * time.Second):
+			t.Fatal("no scrape round notified")
+		}
+	}
+	unsubscribe()
+	s.Stop()
+	s.Stop() // idempotent: Dispose may run more than once
+}
+
+func TestRedact(t *testing.T) {
+	for in, want := range map[string]string{
+		"http://u:p@h:1/metrics":     "http://[redacted]@h:1/metrics",
+		"http://h:1/metrics":         "http://h:1/metrics",
+		"http://h:1/a@b":             "http://h:1/a@b",
+		"http://h:1?next=a@b":        "http://h:1?next=a@b",
+		"not a url":                  "not a url",
+		"https://tok@h/metrics?x=@y": "https://[redacted]@h/metrics?x=@y",
+	} {
+		if got := redact(in); got != want {
+			t.Errorf("redact(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
