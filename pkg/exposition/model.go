@@ -106,6 +106,15 @@ type Sample struct {
 	HasTimestamp bool
 }
 
+// Add appends a family to the scrape and indexes it, e.g. a synthetic one such as up that a scraper records.
+func (s *Scrape) Add(f Family) {
+	if s.index == nil {
+		s.index = map[string]int32{}
+	}
+	s.index[f.Name] = int32(len(s.Families))
+	s.Families = append(s.Families, f)
+}
+
 // Family returns the family with exactly this name, or nil.
 func (s *Scrape) Family(name string) *Family {
 	if i, ok := s.index[name]; ok {

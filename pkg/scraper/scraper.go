@@ -188,8 +188,7 @@ func upScrape(v float64, sc *exposition.Scrape) *exposition.Scrape {
 	if sc == nil {
 		sc = &exposition.Scrape{}
 	}
-	sc.Families = append(sc.Families, exposition.Family{Name: UpMetric, Type: exposition.TypeGauge,
-		Samples: []exposition.Sample{{Name: UpMetric, Value: v}}})
+	sc.Add(exposition.Family{Name: UpMetric, Type: exposition.TypeGauge, Samples: []exposition.Sample{{Name: UpMetric, Value: v}}})
 	return sc
 }
 
