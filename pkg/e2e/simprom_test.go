@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -182,12 +181,12 @@ func TestSimulatorMathMatchesPrometheus(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ours := map[string]map[int64]float64{}
+			ours := promtest.Values{}
 			for _, o := range res.Outputs {
 				if o.Measure != tc.measure {
 					continue
 				}
-				k := key(o.Labels, tc.keep)
+				k := promtest.Key(o.Labels, tc.keep)
 				ours[k] = map[int64]float64{}
 				for _, p := range o.Points {
 					ours[k][p.T] = p.V
@@ -195,48 +194,9 @@ func TestSimulatorMathMatchesPrometheus(t *testing.T) {
 			}
 			step := res.Step.Milliseconds()
 			from, to := req.From.UnixMilli()/step*step, req.To.UnixMilli()/step*step
-			m, err := prom.QueryRange(context.Background(), strings.ReplaceAll(tc.promql, "$w", model.Duration(res.Window).String()),
-				time.UnixMilli(from), time.UnixMilli(to), res.Step)
-			if err != nil {
-				t.Fatal(err)
-			}
-			compared := 0
-			for _, s := range m {
-				labels := map[string]string{}
-				for k, v := range s.Metric {
-					labels[string(k)] = string(v)
-				}
-				k := key(labels, tc.keep)
-				for _, p := range s.Values {
-					want := float64(p.Value)
-					if math.IsNaN(want) || math.IsInf(want, 0) {
-						continue
-					}
-					got, ok := ours[k][int64(p.Timestamp)]
-					if !ok {
-						t.Errorf("%s at %d: Prometheus %v, direct mode has no value", k, p.Timestamp, want)
-						continue
-					}
-					if math.Abs(got-want) > tc.tol*math.Max(math.Abs(got), math.Abs(want)) {
-						t.Errorf("%s at %d: direct %v, Prometheus %v", k, p.Timestamp, got, want)
-					}
-					compared++
-				}
-			}
-			if compared == 0 {
-				t.Fatalf("nothing compared (direct-mode series: %d)", len(ours))
-			}
-			t.Logf("%d values over %d series agree", compared, len(m))
+			compared := prom.CompareRange(t, strings.ReplaceAll(tc.promql, "$w", model.Duration(res.Window).String()),
+				time.UnixMilli(from), time.UnixMilli(to), res.Step, ours, tc.keep, tc.tol)
+			t.Logf("%d values over %d series agree", compared, len(ours))
 		})
 	}
-}
-
-func key(l map[string]string, keep []string) string {
-	var parts []string
-	for _, k := range keep {
-		if v := l[k]; v != "" {
-			parts = append(parts, k+"="+v)
-		}
-	}
-	return strings.Join(parts, ",")
 }

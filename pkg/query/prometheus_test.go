@@ -2,8 +2,6 @@ package query
 
 import (
 	"context"
-	"math"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -123,12 +121,12 @@ func TestEngineMatchesPrometheus(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ours := map[string]map[int64]float64{}
+			ours := promtest.Values{}
 			for _, o := range res.Outputs {
 				if o.Measure != tc.measure {
 					continue
 				}
-				k := outKey(o.Labels, tc.keep)
+				k := promtest.Key(o.Labels, tc.keep)
 				if _, dup := ours[k]; dup {
 					t.Fatalf("two outputs for %s", k)
 				}
@@ -141,92 +139,10 @@ func TestEngineMatchesPrometheus(t *testing.T) {
 				t.Fatalf("engine returned no %s series", tc.measure)
 			}
 			expr := strings.ReplaceAll(tc.promql, "$w", model.Duration(res.Window).String())
-			step := res.Step
-			from := req.From.UnixMilli() / step.Milliseconds() * step.Milliseconds()
-			to := req.To.UnixMilli() / step.Milliseconds() * step.Milliseconds()
-			m, err := prom.QueryRange(context.Background(), expr, time.UnixMilli(from), time.UnixMilli(to), step)
-			if err != nil {
-				t.Fatalf("%s: %v", expr, err)
-			}
-			theirs := map[string]map[int64]float64{}
-			for _, s := range m {
-				k := outKey(promLabels(s.Metric), tc.keep)
-				theirs[k] = map[int64]float64{}
-				for _, p := range s.Values {
-					if !math.IsNaN(float64(p.Value)) && !math.IsInf(float64(p.Value), 0) {
-						theirs[k][int64(p.Timestamp)] = float64(p.Value)
-					}
-				}
-				if len(theirs[k]) == 0 {
-					delete(theirs, k)
-				}
-			}
-			compared := 0
-			for k, want := range theirs {
-				got, ok := ours[k]
-				if !ok {
-					t.Errorf("series %s: Prometheus has it, the engine does not (engine has %v)", k, keys(ours))
-					continue
-				}
-				for ts, w := range want {
-					g, ok := got[ts]
-					if !ok {
-						t.Errorf("series %s at %s: Prometheus %v, engine has no value", k, time.UnixMilli(ts).UTC().Format(time.TimeOnly), w)
-						continue
-					}
-					if !close(g, w, tc.tol) {
-						t.Errorf("series %s at %s: engine %v, Prometheus %v", k, time.UnixMilli(ts).UTC().Format(time.TimeOnly), g, w)
-					}
-					compared++
-				}
-				if extra := len(got) - len(want); extra > 0 {
-					t.Errorf("series %s: engine has %d values Prometheus does not", k, extra)
-				}
-			}
-			for k := range ours {
-				if _, ok := theirs[k]; !ok {
-					t.Errorf("series %s: engine has it, Prometheus does not", k)
-				}
-			}
-			if compared == 0 {
-				t.Fatal("nothing compared")
-			}
-			t.Logf("%d values compared over %d series (step %s, window %s)", compared, len(theirs), res.Step, res.Window)
+			step := res.Step.Milliseconds()
+			from, to := req.From.UnixMilli()/step*step, req.To.UnixMilli()/step*step
+			compared := prom.CompareRange(t, expr, time.UnixMilli(from), time.UnixMilli(to), res.Step, ours, tc.keep, tc.tol)
+			t.Logf("%d values compared over %d series (step %s, window %s)", compared, len(ours), res.Step, res.Window)
 		})
 	}
-}
-
-func promLabels(m model.Metric) map[string]string {
-	out := map[string]string{}
-	for k, v := range m {
-		out[string(k)] = string(v)
-	}
-	return out
-}
-
-func outKey(l map[string]string, keep []string) string {
-	parts := make([]string, 0, len(keep))
-	for _, k := range keep {
-		if v, ok := l[k]; ok && v != "" {
-			parts = append(parts, k+"="+v)
-		}
-	}
-	sort.Strings(parts)
-	return "{" + strings.Join(parts, ",") + "}"
-}
-
-func keys(m map[string]map[int64]float64) []string {
-	var out []string
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
-
-func close(a, b, tol float64) bool {
-	if a == b {
-		return true
-	}
-	return math.Abs(a-b) <= tol*math.Max(math.Abs(a), math.Abs(b))
 }

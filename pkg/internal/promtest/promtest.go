@@ -7,12 +7,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -265,4 +267,77 @@ func (s *Server) WaitFor(t testing.TB, expr string, timeout time.Duration, ok fu
 
 func formatTime(t time.Time) string {
 	return strconv.FormatFloat(float64(t.UnixMilli())/1000, 'f', 3, 64)
+}
+
+// Values are series compared with Prometheus: series key (see Key) → timestamp (ms) → value.
+type Values map[string]map[int64]float64
+
+// Key identifies a label set by the labels in keep only, so ours and Prometheus's extra labels line up.
+func Key(l map[string]string, keep []string) string {
+	parts := make([]string, 0, len(keep))
+	for _, k := range keep {
+		if v, ok := l[k]; ok && v != "" {
+			parts = append(parts, k+"="+v)
+		}
+	}
+	sort.Strings(parts)
+	return "{" + strings.Join(parts, ",") + "}"
+}
+
+// CompareRange evaluates expr as a range query from..to (already aligned to step) and checks it against ours in
+// both directions: the same series, a value wherever Prometheus has a finite one, and no extra values; values
+// agree within tol relative. It returns how many values were compared and fails the test if none were.
+func (s *Server) CompareRange(t testing.TB, expr string, from, to time.Time, step time.Duration, ours Values, keep []string, tol float64) int {
+	t.Helper()
+	m, err := s.QueryRange(context.Background(), expr, from, to, step)
+	if err != nil {
+		t.Fatalf("%s: %v", expr, err)
+	}
+	theirs := Values{}
+	for _, series := range m {
+		labels := map[string]string{}
+		for k, v := range series.Metric {
+			labels[string(k)] = string(v)
+		}
+		k := Key(labels, keep)
+		for _, p := range series.Values {
+			if v := float64(p.Value); !math.IsNaN(v) && !math.IsInf(v, 0) {
+				if theirs[k] == nil {
+					theirs[k] = map[int64]float64{}
+				}
+				theirs[k][int64(p.Timestamp)] = v
+			}
+		}
+	}
+	compared := 0
+	for k, want := range theirs {
+		got, ok := ours[k]
+		if !ok {
+			t.Errorf("series %s: Prometheus has it, ours does not", k)
+			continue
+		}
+		for ts, w := range want {
+			g, ok := got[ts]
+			switch {
+			case !ok:
+				t.Errorf("series %s at %s: Prometheus %v, ours has no value", k, time.UnixMilli(ts).UTC().Format(time.TimeOnly), w)
+			case g != w && math.Abs(g-w) > tol*math.Max(math.Abs(g), math.Abs(w)):
+				t.Errorf("series %s at %s: ours %v, Prometheus %v", k, time.UnixMilli(ts).UTC().Format(time.TimeOnly), g, w)
+			default:
+				compared++
+			}
+		}
+		if extra := len(got) - len(want); extra > 0 {
+			t.Errorf("series %s: ours has %d values Prometheus does not", k, extra)
+		}
+	}
+	for k := range ours {
+		if _, ok := theirs[k]; !ok {
+			t.Errorf("series %s: ours has it, Prometheus does not", k)
+		}
+	}
+	if compared == 0 {
+		t.Fatalf("nothing compared for %s", expr)
+	}
+	return compared
 }
