@@ -46,7 +46,7 @@ func newDirect(ctx context.Context, s backend.DataSourceInstanceSettings, st Set
 		MaxBodyBytes: st.MaxBodyMB << 20, MaxSamples: st.MaxSamples, Client: client,
 	})
 	d := &direct{settings: st, client: client, store: store, scraper: sc,
-		engine: &query.Engine{Source: historySource{store}, ScrapeInterval: time.Duration(st.ScrapeInterval)}}
+		engine: &query.Engine{Source: query.HistorySource{Store: store}, ScrapeInterval: time.Duration(st.ScrapeInterval)}}
 	sc.Start()
 	return d, nil
 }
@@ -55,23 +55,6 @@ func newDirect(ctx context.Context, s backend.DataSourceInstanceSettings, st Set
 func (d *direct) close() {
 	d.scraper.Stop()
 	d.client.CloseIdleConnections()
-}
-
-// historySource adapts the history store to the engine's Source.
-type historySource struct{ store *history.Store }
-
-func (h historySource) Endpoints() []string            { return h.store.Endpoints() }
-func (h historySource) Names(endpoint string) []string { return h.store.Names(endpoint) }
-func (h historySource) Bounds(endpoint string) (int64, int64, bool) {
-	return h.store.Bounds(endpoint)
-}
-func (h historySource) Select(endpoint, name string, from, to int64) []query.Series {
-	in := h.store.Select(endpoint, name, from, to, nil)
-	out := make([]query.Series, len(in))
-	for i, s := range in {
-		out[i] = query.Series{Name: s.Name, Labels: s.Labels, Points: s.Points}
-	}
-	return out
 }
 
 // eval answers one query from history, adding a notice for every selected endpoint whose last scrape failed.

@@ -80,7 +80,7 @@ func TestPrometheusModeMatchesDirectOnSameSamples(t *testing.T) {
 	}, 15*time.Minute, 5*time.Second)
 	om := strings.ReplaceAll(run.openMetrics(), `{endpoint="`, `{instance="`)
 	prom := promtest.Start(t, promtest.Options{DataDir: promtest.Backfill(t, om)})
-	eng := &query.Engine{Source: storeSource{run.store}, ScrapeInterval: 5 * time.Second}
+	eng := &query.Engine{Source: query.HistorySource{Store: run.store}, ScrapeInterval: 5 * time.Second}
 	client := &promapi.Client{BaseURL: prom.URL, HTTP: &http.Client{Timeout: 20 * time.Second}}
 	ev := &promapi.Evaluator{Client: client, Discovery: &promapi.Discovery{Client: client, Lookback: 24 * time.Hour}, ScrapeInterval: 5 * time.Second}
 	req := query.Request{From: run.start.Add(2 * time.Minute), To: run.end, Interval: 10 * time.Second}

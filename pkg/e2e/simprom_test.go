@@ -113,19 +113,6 @@ func (r *simRun) openMetrics() string {
 	return b.String()
 }
 
-type storeSource struct{ s *history.Store }
-
-func (h storeSource) Endpoints() []string                   { return h.s.Endpoints() }
-func (h storeSource) Names(ep string) []string              { return h.s.Names(ep) }
-func (h storeSource) Bounds(ep string) (int64, int64, bool) { return h.s.Bounds(ep) }
-func (h storeSource) Select(ep, name string, from, to int64) []query.Series {
-	var out []query.Series
-	for _, s := range h.s.Select(ep, name, from, to, nil) {
-		out = append(out, query.Series{Name: s.Name, Labels: s.Labels, Points: s.Points})
-	}
-	return out
-}
-
 // TestSimulatorMathMatchesPrometheus runs the seed documents' panel queries over simulated V1 (DP=4, skewed,
 // spec decoding), V0, vLLM-Ascend (DP=2) and Dynamo traffic, in direct mode and in Prometheus 2.42 on the same
 // samples. Tolerance: 1e-9 relative for gauges, rates and ratios; 1e-6 for quantiles, whose interpolation
@@ -138,7 +125,7 @@ func TestSimulatorMathMatchesPrometheus(t *testing.T) {
 		"dynamo": {"-flavor=dynamo-worker", "-qps=8", "-seed=14"},
 	}, 20*time.Minute, 5*time.Second)
 	prom := promtest.Start(t, promtest.Options{DataDir: promtest.Backfill(t, run.openMetrics())})
-	eng := &query.Engine{Source: storeSource{run.store}, ScrapeInterval: 5 * time.Second}
+	eng := &query.Engine{Source: query.HistorySource{Store: run.store}, ScrapeInterval: 5 * time.Second}
 	req := query.Request{From: run.start.Add(2 * time.Minute), To: run.end, Interval: 10 * time.Second}
 
 	byEngine := []string{"endpoint", "model_name", "engine"}

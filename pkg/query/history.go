@@ -1,0 +1,25 @@
+package query
+
+import "github.com/inferscope/inferscope-vllm/pkg/history"
+
+// HistorySource answers the engine from direct mode's in-memory history store.
+type HistorySource struct{ Store *history.Store }
+
+// Endpoints lists the endpoints the store holds.
+func (h HistorySource) Endpoints() []string { return h.Store.Endpoints() }
+
+// Names lists an endpoint's sample names.
+func (h HistorySource) Names(endpoint string) []string { return h.Store.Names(endpoint) }
+
+// Bounds is the span of history held for an endpoint.
+func (h HistorySource) Bounds(endpoint string) (int64, int64, bool) { return h.Store.Bounds(endpoint) }
+
+// Select returns an endpoint's series of one name in [from, to].
+func (h HistorySource) Select(endpoint, name string, from, to int64) []Series {
+	in := h.Store.Select(endpoint, name, from, to, nil)
+	out := make([]Series, len(in))
+	for i, s := range in {
+		out[i] = Series{Name: s.Name, Labels: s.Labels, Points: s.Points}
+	}
+	return out
+}
