@@ -134,22 +134,27 @@ func (d *direct) labelValues(labels ...string) []string {
 func (d *direct) metricNames() []string {
 	set := map[string]bool{}
 	for _, ep := range d.store.Endpoints() {
-		names := d.store.Names(ep)
 		has := map[string]bool{}
-		for _, n := range names {
+		for _, n := range d.store.Names(ep) {
 			has[n] = true
 		}
-		for _, n := range names {
-			for _, sfx := range []string{"_bucket", "_sum", "_count"} {
-				if base, ok := strings.CutSuffix(n, sfx); ok && has[base+"_bucket"] {
-					n = base
-					break
-				}
-			}
-			set[n] = true
-		}
+		addFamilyNames(set, has)
 	}
 	return sortedKeys(set)
+}
+
+// addFamilyNames adds each sample name to set, except that a histogram's _bucket, _sum and _count series are
+// added once under their family name, which is what metric pickers and latency timers refer to.
+func addFamilyNames(set, names map[string]bool) {
+	for n := range names {
+		for _, sfx := range []string{"_bucket", "_sum", "_count"} {
+			if base, ok := strings.CutSuffix(n, sfx); ok && names[base+"_bucket"] {
+				n = base
+				break
+			}
+		}
+		set[n] = true
+	}
 }
 
 func sortedKeys(set map[string]bool) []string {

@@ -209,14 +209,6 @@ func (p *prometheus) metricNames(ctx context.Context) ([]string, error) {
 		return nil, err
 	}
 	set := map[string]bool{}
-	for n := range names {
-		for _, sfx := range []string{"_bucket", "_sum", "_count"} {
-			if base, ok := strings.CutSuffix(n, sfx); ok && names[base+"_bucket"] {
-				n = base
-				break
-			}
-		}
-		set[n] = true
-	}
+	addFamilyNames(set, names)
 	return sortedKeys(set), nil
 }
