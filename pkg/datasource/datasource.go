@@ -145,5 +145,3 @@ func (d *Datasource) CheckHealth(ctx context.Context, _ *backend.CheckHealthRequ
 	log.DefaultLogger.FromContext(ctx).Debug("health check", "status", res.Status.String())
 	return res, nil
 }
-
-func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }

@@ -2,6 +2,7 @@ package datasource
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"regexp"
@@ -105,7 +106,7 @@ func (d *direct) health(ctx context.Context) *backend.CheckHealthResult {
 		}
 		ok = append(ok, line)
 	}
-	details, _ := jsonMarshal(map[string]any{"endpoints": statuses})
+	details, _ := json.Marshal(map[string]any{"endpoints": statuses})
 	msg := fmt.Sprintf("%d of %d endpoint(s) reachable", len(ok), len(statuses))
 	if len(ok) > 0 {
 		msg += ". " + strings.Join(ok, "; ")

@@ -2,6 +2,7 @@ package datasource
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -161,7 +162,7 @@ func (p *prometheus) health(ctx context.Context) *backend.CheckHealthResult {
 	if len(warns) > 0 {
 		msg += ". Warnings: " + strings.Join(warns, "; ")
 	}
-	details, _ := jsonMarshal(map[string]any{"server": server, "endpoints": len(per), "engines": engines, "flavors": flavors})
+	details, _ := json.Marshal(map[string]any{"server": server, "endpoints": len(per), "engines": engines, "flavors": flavors})
 	return &backend.CheckHealthResult{Status: backend.HealthStatusOk, Message: msg, JSONDetails: details}
 }
 

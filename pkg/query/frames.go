@@ -28,20 +28,14 @@ func Frames(q Query, res *Result) data.Frames {
 		f.SetMeta(&data.FrameMeta{Type: data.FrameTypeTimeSeriesMulti, TypeVersion: data.FrameTypeVersion{0, 1}})
 		frames = append(frames, f)
 	}
-	if len(frames) > 0 && len(res.Notices) > 0 {
-		meta := frames[0].Meta
-		for _, n := range res.Notices {
-			meta.Notices = append(meta.Notices, data.Notice{Severity: data.NoticeSeverityWarning, Text: n})
-		}
-	}
 	if len(frames) == 0 {
 		// An empty frame still carries notices and tells Grafana (and alerting's "no data") that nothing matched.
 		f := data.NewFrame(string(q.QueryType))
 		f.SetMeta(&data.FrameMeta{Type: data.FrameTypeTimeSeriesMulti, TypeVersion: data.FrameTypeVersion{0, 1}})
-		for _, n := range res.Notices {
-			f.Meta.Notices = append(f.Meta.Notices, data.Notice{Severity: data.NoticeSeverityWarning, Text: n})
-		}
 		frames = append(frames, f)
+	}
+	for _, n := range res.Notices {
+		frames[0].Meta.Notices = append(frames[0].Meta.Notices, data.Notice{Severity: data.NoticeSeverityWarning, Text: n})
 	}
 	return frames
 }
