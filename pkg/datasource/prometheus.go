@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/url"
 	"sort"
 	"strings"
 	"time"
@@ -29,9 +28,8 @@ type prometheus struct {
 // newPrometheus builds the client from the data source's HTTP settings: basic auth, TLS, custom headers
 // (e.g. X-Scope-OrgID), timeout, a bearer token, and the user's OAuth identity when oauthPassThru is on.
 func newPrometheus(ctx context.Context, s backend.DataSourceInstanceSettings, st Settings) (*prometheus, error) {
-	u, err := url.Parse(s.URL)
-	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
-		return nil, fmt.Errorf("Prometheus mode needs the server's http(s) URL in the data source URL; %q is not one", redactURL(s.URL))
+	if err := checkHTTPURL(s.URL); err != nil {
+		return nil, fmt.Errorf("Prometheus mode needs the server's http(s) URL as the data source URL: %w", err)
 	}
 	opts, err := httpClientOptions(ctx, s, st)
 	if err != nil {

@@ -109,8 +109,7 @@ func (d *Datasource) handleProbe(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "body must be {\"url\": \"http://host:port/metrics\"}"})
 		return
 	}
-	if err := (Settings{Mode: ModeDirect, Endpoints: []Endpoint{{URL: body.URL}}, ScrapeInterval: Duration(time.Second),
-		ScrapeTimeout: Duration(time.Second), Retention: Duration(time.Hour), MaxMemoryMB: DefaultMaxMemoryMB}).validate(); err != nil {
+	if err := checkHTTPURL(body.URL); err != nil {
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
 		return
 	}

@@ -132,10 +132,9 @@ func (st Settings) validate() error {
 		}
 		seen := map[string]bool{}
 		for i, e := range st.Endpoints {
-			u, err := url.Parse(e.URL)
-			switch {
-			case err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https"):
-				errs = append(errs, fmt.Errorf("endpoint %d: %q is not an http(s) URL", i+1, redactURL(e.URL)))
+			switch err := checkHTTPURL(e.URL); {
+			case err != nil:
+				errs = append(errs, fmt.Errorf("endpoint %d: %w", i+1, err))
 			case seen[e.URL]:
 				errs = append(errs, fmt.Errorf("endpoint %d: %s is listed twice", i+1, redactURL(e.URL)))
 			}
@@ -165,6 +164,15 @@ func (st Settings) validate() error {
 		errs = append(errs, fmt.Errorf("retention %s is shorter than one scrape interval", time.Duration(st.Retention)))
 	}
 	return errors.Join(errs...)
+}
+
+// checkHTTPURL accepts only absolute http(s) URLs with a host; the error quotes the URL without credentials.
+func checkHTTPURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return fmt.Errorf("%q is not an http(s) URL", redactURL(raw))
+	}
+	return nil
 }
 
 // redactURL drops user:password from a URL so it can appear in messages.
