@@ -105,8 +105,10 @@ func (d *Datasource) query(ctx context.Context, dq backend.DataQuery) backend.Da
 	channel := d.streams.register(d.uid, q)
 	for _, f := range frames {
 		f.Meta.Channel = channel
-		f.Meta.ExecutedQueryString = describe(q, res)
 	}
+	// The query inspector reads the first frame's executed query; one copy keeps the answer's size independent of it.
+	b, _ := json.Marshal(q)
+	frames[0].Meta.ExecutedQueryString = query.Describe("direct mode", res.Step, res.Window, string(b))
 	return backend.DataResponse{Frames: frames}
 }
 
@@ -120,12 +122,6 @@ func parseQuery(dq backend.DataQuery) (query.Query, error) {
 		q.QueryType = query.Type(dq.QueryType)
 	}
 	return q, q.Validate()
-}
-
-// describe is what the query inspector shows as the executed query.
-func describe(q query.Query, res *query.Result) string {
-	b, _ := json.Marshal(q)
-	return "direct mode, step " + res.Step.String() + ", rate window " + res.Window.String() + ": " + string(b)
 }
 
 // CheckHealth reports whether the configuration is usable and, in direct mode, scrapes every endpoint.

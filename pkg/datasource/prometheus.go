@@ -63,16 +63,14 @@ func (p *prometheus) query(ctx context.Context, q query.Query, dq backend.DataQu
 		resp := backend.ErrDataResponse(status, err.Error())
 		if ans != nil && len(ans.Exprs) > 0 {
 			f := data.NewFrame(string(q.QueryType))
-			f.SetMeta(&data.FrameMeta{ExecutedQueryString: ans.PromQL()})
+			f.SetMeta(&data.FrameMeta{ExecutedQueryString: query.Truncate(ans.PromQL(), query.MaxExecutedQueryBytes)})
 			resp.Frames = data.Frames{f}
 		}
 		return resp
 	}
 	frames := query.Frames(q, ans.Result)
-	executed := fmt.Sprintf("Prometheus mode, step %s, rate window %s:\n%s", ans.Result.Step, ans.Result.Window, ans.PromQL())
-	for _, f := range frames {
-		f.Meta.ExecutedQueryString = executed
-	}
+	// The query inspector reads the first frame's executed query; one copy keeps the answer's size independent of it.
+	frames[0].Meta.ExecutedQueryString = query.Describe("Prometheus mode", ans.Result.Step, ans.Result.Window, ans.PromQL())
 	return backend.DataResponse{Frames: frames}
 }
 

@@ -8,9 +8,12 @@ func Steps(from, to, step int64) []int64 {
 	if step <= 0 || to < from {
 		return nil
 	}
-	out := make([]int64, 0, (to-from)/step+1)
-	for t := from; t <= to; t += step {
-		out = append(out, t)
+	// Counting steps rather than testing t <= to keeps a range that ends near the largest int64 from wrapping
+	// around into an endless loop; callers bound the count (query.MaxPointsPerSeries).
+	n := (to-from)/step + 1
+	out := make([]int64, n)
+	for i := range out {
+		out[i] = from + int64(i)*step
 	}
 	return out
 }

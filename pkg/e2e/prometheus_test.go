@@ -560,7 +560,8 @@ func BenchmarkPrometheusModeOverhead(b *testing.B) {
 	ctx := context.Background()
 	q := query.Query{QueryType: query.TypeThroughput, Measure: "generation_tokens"}
 	req := query.Request{From: start, To: start.Add(time.Hour), Interval: 5 * time.Second, MaxDataPoints: 1000}
-	step, window, from, to, _ := query.Resolution(q, req, 5*time.Second)
+	rng, _ := query.ResolveRange(q, req, 5*time.Second)
+	step, window, from, to := rng.Step, rng.Window, rng.From, rng.To
 	exprs, err := promapi.Generate(q, promapi.Names{"vllm:generation_tokens_total": true}, nil, window)
 	if err != nil {
 		b.Fatal(err)

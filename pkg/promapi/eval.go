@@ -54,11 +54,15 @@ func (ev *Evaluator) Eval(ctx context.Context, q query.Query, r query.Request) (
 	if err := q.Validate(); err != nil {
 		return nil, err
 	}
-	step, window, from, to, err := query.Resolution(q, r, ev.ScrapeInterval)
+	rng, err := query.ResolveRange(q, r, ev.ScrapeInterval)
 	if err != nil {
 		return nil, err
 	}
+	step, window, from, to := rng.Step, rng.Window, rng.From, rng.To
 	res := &query.Result{Step: step, Window: window}
+	if rng.Notice != "" {
+		res.Notices = append(res.Notices, rng.Notice)
+	}
 	var exprs []Expr
 	if q.QueryType == query.TypePromQL {
 		exprs = []Expr{{PromQL: ExpandMacros(q.Expr, r.Interval, step, window, r.To.Sub(r.From))}}

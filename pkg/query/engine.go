@@ -88,6 +88,9 @@ func (e *Engine) Eval(ctx context.Context, q Query, r Request) (*Result, error) 
 		}
 		res.Outputs = append(res.Outputs, outs...)
 	}
+	if c.stepNotice != "" {
+		res.Notices = append(res.Notices, c.stepNotice)
+	}
 	res.Notices = append(res.Notices, c.retentionNotice()...)
 	if len(res.Outputs) == 0 && len(c.endpoints) > 0 {
 		res.Notices = append(res.Notices, fmt.Sprintf("no selected endpoint exposes what %s/%s needs", q.QueryType, strings.Join(q.MeasureList(), ",")))
@@ -108,6 +111,7 @@ type evalCtx struct {
 	endpoints        []endpointNames
 	requestedFrom    int64
 	scrapeIntervalMs int64
+	stepNotice       string
 }
 
 type endpointNames struct {
@@ -120,15 +124,15 @@ func (e *Engine) newEvalCtx(q Query, r Request) (*evalCtx, error) {
 	if scrape <= 0 {
 		scrape = 5000
 	}
-	stepD, windowD, fromT, toT, err := Resolution(q, r, e.ScrapeInterval)
+	rng, err := ResolveRange(q, r, e.ScrapeInterval)
 	if err != nil {
 		return nil, err
 	}
 	from := r.From.UnixMilli()
-	step, window := stepD.Milliseconds(), windowD.Milliseconds()
-	start, end := fromT.UnixMilli(), toT.UnixMilli()
+	step, window := rng.Step.Milliseconds(), rng.Window.Milliseconds()
+	start, end := rng.From.UnixMilli(), rng.To.UnixMilli()
 	c := &evalCtx{
-		e: e, q: q, step: step, window: window, from: start, to: end, requestedFrom: from,
+		e: e, q: q, step: step, window: window, from: start, to: end, requestedFrom: from, stepNotice: rng.Notice,
 		lookback: Lookback.Milliseconds(), steps: derive.Steps(start, end, step), scrapeIntervalMs: scrape,
 		labelRes: map[string]*regexp.Regexp{},
 	}

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Type is what a query computes.
@@ -138,6 +139,9 @@ func (q *Query) Validate() error {
 	if q.Measure != "" && !contains(Measures[q.QueryType], q.Measure) {
 		return fmt.Errorf("measure %q is not one of %s for %s", q.Measure, strings.Join(Measures[q.QueryType], ", "), q.QueryType)
 	}
+	if err := q.checkSizes(); err != nil {
+		return err
+	}
 	for field, re := range map[string]string{"endpoint": q.Endpoint, "model": q.Model, "engine": q.Engine} {
 		if _, err := compileAnchored(re); err != nil {
 			return fmt.Errorf("%s %q is not a valid regular expression: %w", field, re, err)
@@ -163,6 +167,9 @@ func (q *Query) Validate() error {
 	if q.QueryType == TypeLatency || (q.QueryType == TypeRaw && q.Histogram == "quantiles") {
 		if len(q.Quantiles) == 0 {
 			q.Quantiles = append([]float64(nil), DefaultQuantiles...)
+		}
+		if len(q.Quantiles) > MaxQuantiles {
+			return fmt.Errorf("%d quantiles asked for: at most %d quantiles per query", len(q.Quantiles), MaxQuantiles)
 		}
 		for _, v := range q.Quantiles {
 			if !(v >= 0 && v <= 1) {
@@ -199,6 +206,59 @@ func (q *Query) Validate() error {
 		}
 	}
 	return nil
+}
+
+// checkSizes refuses fields larger than the limits in limits.go, before any regular expression is compiled.
+func (q *Query) checkSizes() error {
+	for field, v := range map[string]string{"endpoint": q.Endpoint, "model": q.Model, "engine": q.Engine} {
+		if len(v) > MaxMatcherBytes {
+			return fmt.Errorf("%s matcher is %d bytes: at most %d bytes", field, len(v), MaxMatcherBytes)
+		}
+	}
+	if len(q.Labels) > MaxLabelMatchers {
+		return fmt.Errorf("%d label matchers: at most %d per query", len(q.Labels), MaxLabelMatchers)
+	}
+	for name, re := range q.Labels {
+		if len(name)+len(re) > MaxMatcherBytes {
+			return fmt.Errorf("label matcher on %.64q is %d bytes: at most %d bytes", name, len(name)+len(re), MaxMatcherBytes)
+		}
+	}
+	for field, v := range map[string]string{"metric": q.Metric, "legendFormat": q.LegendFormat, "window": q.Window,
+		"score": q.Score, "histogram": q.Histogram, "measure": q.Measure, "groupBy": string(q.GroupBy), "queryType": string(q.QueryType)} {
+		if len(v) > MaxTextBytes {
+			return fmt.Errorf("%s is %d bytes: at most %d bytes", field, len(v), MaxTextBytes)
+		}
+	}
+	if len(q.Expr) > MaxExprBytes {
+		return fmt.Errorf("expr is %d bytes: at most %d bytes", len(q.Expr), MaxExprBytes)
+	}
+	return nil
+}
+
+// Describe is the executed-query string the query inspector shows: the mode, step and window, then detail
+// (the query or the PromQL that ran), cut to MaxExecutedQueryBytes so that a large query cannot multiply
+// into every frame of its answer.
+func Describe(mode string, step, window time.Duration, detail string) string {
+	s := mode + ", step " + step.String() + ", rate window " + window.String() + ":"
+	if strings.Contains(detail, "\n") {
+		s += "\n"
+	} else {
+		s += " "
+	}
+	return Truncate(s+detail, MaxExecutedQueryBytes)
+}
+
+// Truncate cuts s to at most n bytes on a UTF-8 boundary, marking the cut with "…".
+func Truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	const mark = "…"
+	cut := max(n-len(mark), 0)
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + mark
 }
 
 // MeasureList is the measures this query returns.

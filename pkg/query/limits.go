@@ -1,0 +1,21 @@
+package query
+
+// Limits on what one query may ask for. Viewers can send any query, so each of these bounds memory or time; a
+// query over a limit is refused with an error naming it, except MaxPointsPerSeries, which raises the step.
+const (
+	// MaxPointsPerSeries is Prometheus's own limit on points per series of a range query.
+	MaxPointsPerSeries = 11_000
+	// MaxQuantiles bounds a latency or raw-histogram query's quantile list (each quantile is a series per group).
+	MaxQuantiles = 32
+	// MaxMatcherBytes bounds each regular expression (endpoint, model, engine, label matchers); a multi-value
+	// variable over a thousand endpoints still fits.
+	MaxMatcherBytes = 64 << 10
+	// MaxLabelMatchers bounds a raw query's label matchers.
+	MaxLabelMatchers = 64
+	// MaxTextBytes bounds the free-text fields: metric, legendFormat, window, score, histogram.
+	MaxTextBytes = 4 << 10
+	// MaxExprBytes bounds a promql query's expression.
+	MaxExprBytes = 64 << 10
+	// MaxExecutedQueryBytes bounds the executed-query string a response carries for the query inspector.
+	MaxExecutedQueryBytes = 4 << 10
+)
