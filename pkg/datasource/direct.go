@@ -37,14 +37,14 @@ func newDirect(ctx context.Context, s backend.DataSourceInstanceSettings, st Set
 	if err != nil {
 		return nil, fmt.Errorf("HTTP client: %w", err)
 	}
-	store := history.New(history.Options{Retention: time.Duration(st.Retention), MaxBytes: st.MaxMemoryMB << 20})
+	store := history.New(history.Options{Retention: time.Duration(st.Retention), MaxBytes: st.MaxMemoryBytes()})
 	targets := make([]scraper.Target, len(st.Endpoints))
 	for i, e := range st.Endpoints {
 		targets[i] = scraper.Target{Name: e.DisplayName(), URL: e.URL}
 	}
 	sc := scraper.New(targets, store, scraper.Options{
 		Interval: time.Duration(st.ScrapeInterval), Timeout: time.Duration(st.ScrapeTimeout),
-		MaxBodyBytes: st.MaxBodyMB << 20, MaxSamples: st.MaxSamples, Client: client,
+		MaxBodyBytes: st.MaxBodyBytes(), MaxSamples: st.MaxSamples, Client: client,
 	})
 	d := &direct{settings: st, client: client, store: store, scraper: sc,
 		engine: &query.Engine{Source: query.HistorySource{Store: store}, ScrapeInterval: time.Duration(st.ScrapeInterval)}}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/url"
 	"strings"
 	"time"
@@ -47,14 +48,17 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &s); err == nil {
 		v, err := time.ParseDuration(strings.TrimSpace(s))
 		if err != nil {
-			return fmt.Errorf("%q is not a duration such as 5s or 1h", s)
+			return fmt.Errorf("%.64q is not a duration such as 5s or 1h", s)
 		}
 		*d = Duration(v)
 		return nil
 	}
 	var secs float64
 	if err := json.Unmarshal(b, &secs); err != nil {
-		return fmt.Errorf("%s is not a duration such as \"5s\" or a number of seconds", b)
+		return fmt.Errorf("%.64s is not a duration such as \"5s\" or a number of seconds", b)
+	}
+	if math.IsNaN(secs) || math.Abs(secs) > float64(math.MaxInt64/int64(time.Second)) {
+		return fmt.Errorf("%g seconds is out of range", secs)
 	}
 	*d = Duration(time.Duration(secs * float64(time.Second)))
 	return nil
@@ -95,6 +99,27 @@ const (
 	DefaultMaxMemoryMB    = 512
 )
 
+// Ranges the settings must lie in. Each bound keeps the arithmetic on it (MB << 20, durations) far from overflow
+// and the work it allows finite; the config editor (src/datasource/validation.ts) checks the same numbers.
+const (
+	MinMemoryMB       = 16
+	MaxMemoryMB       = 64 << 10 // 64 GiB of history per data source
+	MaxBodyMB         = 1 << 10  // one scrape's body
+	MaxSamples        = 10_000_000
+	MinScrapeInterval = time.Second
+	MaxScrapeInterval = time.Hour
+	MaxRetention      = 31 * 24 * time.Hour
+	MaxEndpoints      = 1000
+	MaxURLBytes       = 8 << 10
+	MaxNameBytes      = 256
+)
+
+// MaxMemoryBytes is the history's memory cap in bytes (validated, so the shift cannot overflow).
+func (st Settings) MaxMemoryBytes() int64 { return st.MaxMemoryMB << 20 }
+
+// MaxBodyBytes is one scrape's body cap in bytes; 0 leaves the scraper's default.
+func (st Settings) MaxBodyBytes() int64 { return st.MaxBodyMB << 20 }
+
 // LoadSettings parses and validates the instance settings Grafana passes with every request.
 func LoadSettings(s backend.DataSourceInstanceSettings) (Settings, error) {
 	var st Settings
@@ -130,16 +155,7 @@ func (st Settings) validate() error {
 		if len(st.Endpoints) == 0 {
 			errs = append(errs, errors.New("direct mode needs at least one /metrics endpoint URL"))
 		}
-		seen := map[string]bool{}
-		for i, e := range st.Endpoints {
-			switch err := checkHTTPURL(e.URL); {
-			case err != nil:
-				errs = append(errs, fmt.Errorf("endpoint %d: %w", i+1, err))
-			case seen[e.URL]:
-				errs = append(errs, fmt.Errorf("endpoint %d: %s is listed twice", i+1, redactURL(e.URL)))
-			}
-			seen[e.URL] = true
-		}
+		errs = append(errs, checkEndpoints(st.Endpoints)...)
 	case ModePrometheus:
 		if m := strings.ToUpper(st.HTTPMethod); m != "" && m != "GET" && m != "POST" {
 			errs = append(errs, fmt.Errorf("httpMethod %q is unknown: use GET or POST", st.HTTPMethod))
@@ -147,23 +163,103 @@ func (st Settings) validate() error {
 	default:
 		errs = append(errs, fmt.Errorf("mode %q is unknown: use %q or %q", st.Mode, ModeDirect, ModePrometheus))
 	}
-	if st.ScrapeInterval < Duration(time.Second) {
-		errs = append(errs, fmt.Errorf("scrape interval %s is below the 1s minimum", time.Duration(st.ScrapeInterval)))
+	if st.ScrapeInterval < Duration(MinScrapeInterval) {
+		errs = append(errs, fmt.Errorf("scrape interval %s is below the %s minimum", time.Duration(st.ScrapeInterval), MinScrapeInterval))
+	}
+	if st.ScrapeInterval > Duration(MaxScrapeInterval) {
+		errs = append(errs, fmt.Errorf("scrape interval %s is above the %s maximum", time.Duration(st.ScrapeInterval), MaxScrapeInterval))
+	}
+	if st.Retention > Duration(MaxRetention) {
+		errs = append(errs, fmt.Errorf("retention %s is above the %s maximum", time.Duration(st.Retention), MaxRetention))
 	}
 	if st.ScrapeTimeout > st.ScrapeInterval {
 		errs = append(errs, fmt.Errorf("scrape timeout %s is longer than the scrape interval %s",
 			time.Duration(st.ScrapeTimeout), time.Duration(st.ScrapeInterval)))
 	}
-	if st.MaxMemoryMB < 16 {
-		errs = append(errs, fmt.Errorf("maxMemoryMB %d is below the 16 MB minimum", st.MaxMemoryMB))
-	}
-	if st.MaxBodyMB < 0 || st.MaxSamples < 0 {
-		errs = append(errs, errors.New("maxBodyMB and maxSamples must not be negative"))
-	}
+	errs = append(errs, checkRange("maxMemoryMB", st.MaxMemoryMB, MinMemoryMB, MaxMemoryMB, " MB"),
+		checkRange("maxBodyMB", st.MaxBodyMB, 0, MaxBodyMB, " MB"),
+		checkRange("maxSamples", int64(st.MaxSamples), 0, MaxSamples, ""))
 	if st.Retention < st.ScrapeInterval {
 		errs = append(errs, fmt.Errorf("retention %s is shorter than one scrape interval", time.Duration(st.Retention)))
 	}
 	return errors.Join(errs...)
+}
+
+// checkRange reports a number outside [lo, hi]; unit follows the bound in the message.
+func checkRange(field string, v, lo, hi int64, unit string) error {
+	switch {
+	case v < 0 && lo == 0:
+		return fmt.Errorf("%s %d is negative", field, v)
+	case v < lo:
+		return fmt.Errorf("%s %d is below the %d%s minimum", field, v, lo, unit)
+	case v > hi:
+		return fmt.Errorf("%s %d is above the %d%s maximum", field, v, hi, unit)
+	}
+	return nil
+}
+
+// checkEndpoints refuses endpoint lists that would make two endpoints one: status and history are keyed by display
+// name, so a shared name, the same target under two names, or a name that is another endpoint's host:port (the
+// display name an unnamed endpoint gets) would mix or hide one endpoint's series.
+func checkEndpoints(eps []Endpoint) []error {
+	if len(eps) > MaxEndpoints {
+		return []error{fmt.Errorf("%d endpoints: at most %d endpoints per data source", len(eps), MaxEndpoints)}
+	}
+	var errs []error
+	names, targets, hosts := map[string]int{}, map[string]int{}, map[string]int{}
+	for i, e := range eps {
+		if u, err := url.Parse(e.URL); err == nil && u.Host != "" {
+			if _, dup := hosts[u.Host]; !dup {
+				hosts[u.Host] = i
+			}
+		}
+	}
+	for i, e := range eps {
+		n := i + 1
+		if len(e.URL) > MaxURLBytes || len(e.Name) > MaxNameBytes {
+			errs = append(errs, fmt.Errorf("endpoint %d: URLs are at most %d bytes and names at most %d bytes", n, MaxURLBytes, MaxNameBytes))
+			continue
+		}
+		if err := checkHTTPURL(e.URL); err != nil {
+			errs = append(errs, fmt.Errorf("endpoint %d: %w", n, err))
+			continue
+		}
+		key := targetKey(e.URL)
+		if j, dup := targets[key]; dup {
+			if eps[j].URL == e.URL {
+				errs = append(errs, fmt.Errorf("endpoint %d: %s is listed twice", n, redactURL(e.URL)))
+			} else {
+				errs = append(errs, fmt.Errorf("endpoint %d: %s is endpoint %d's target too; list each target once", n, redactURL(e.URL), j+1))
+			}
+			continue
+		}
+		targets[key] = i
+		name := e.DisplayName()
+		if j, dup := names[name]; dup {
+			errs = append(errs, fmt.Errorf("endpoint %d: the name %q is also endpoint %d's; give each endpoint its own name", n, name, j+1))
+			continue
+		}
+		names[name] = i
+		if j, ok := hosts[e.Name]; ok && e.Name != "" && j != i && eps[j].Name != "" {
+			errs = append(errs, fmt.Errorf("endpoint %d: the name %q is endpoint %d's host:port; choose another name", n, e.Name, j+1))
+		}
+	}
+	return errs
+}
+
+// targetKey identifies what an endpoint scrapes: host and port (the scheme's default made explicit, case folded)
+// and path without a trailing slash. Query strings do not make another target.
+func targetKey(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return raw
+	}
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+	}
+	p := strings.TrimSuffix(u.EscapedPath(), "/")
+	return strings.ToLower(u.Hostname()) + ":" + port + p
 }
 
 // checkHTTPURL accepts only absolute http(s) URLs with a host; the error quotes the URL without credentials.

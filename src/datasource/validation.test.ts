@@ -25,6 +25,31 @@ describe('validateSettings', () => {
     expect(errors.scrapeTimeout).toMatch(/longer than the scrape interval/);
   });
 
+  it('refuses endpoints the backend would mix up', () => {
+    const errs = (endpoints: Array<{ url: string; name?: string }>) => validateSettings({ mode: 'direct', endpoints }).endpoints;
+    expect(errs([{ url: 'http://a:8000/metrics', name: 'gpu' }, { url: 'http://b:8000/metrics', name: 'gpu' }])[1]).toMatch(
+      /has the name "gpu" of endpoint 1/
+    );
+    expect(errs([{ url: 'http://A:80/metrics/', name: 'x' }, { url: 'http://a/metrics', name: 'y' }])[1]).toMatch(
+      /endpoint 1's target too/
+    );
+    expect(errs([{ url: 'http://a:8000/metrics', name: 'b:9000' }, { url: 'http://b:9000/metrics' }])[1]).toMatch(
+      /has the name "b:9000" of endpoint 1/
+    );
+    expect(errs([{ url: 'http://a:8000/metrics', name: 'b:9000' }, { url: 'http://b:9000/metrics', name: 'bee' }])[0]).toMatch(
+      /is endpoint 2's host:port/
+    );
+    expect(errs([{ url: 'http://a:8000/metrics', name: 'x' }, { url: 'http://a:8000/other', name: 'y' }])).toEqual({});
+  });
+
+  it('keeps numbers in the backend ranges', () => {
+    const base = { mode: 'direct' as const, endpoints: [{ url: 'http://a/metrics' }] };
+    expect(validateSettings({ ...base, maxMemoryMB: 8796093022208 }).maxMemoryMB).toMatch(/between 16 and 65536/);
+    expect(validateSettings({ ...base, maxBodyMB: 8796093022208 }).limits).toMatch(/at most 1024 MB/);
+    expect(validateSettings({ ...base, scrapeInterval: '48h' }).scrapeInterval).toMatch(/at most 1h/);
+    expect(validateSettings({ ...base, retention: '10000h' }).retention).toMatch(/at most 744h/);
+  });
+
   it('needs an endpoint in direct mode only', () => {
     expect(validateSettings({ mode: 'direct', endpoints: [] }).endpointsMissing).toBeDefined();
     expect(validateSettings({ mode: 'prometheus' }).endpointsMissing).toBeUndefined();

@@ -34,20 +34,81 @@ export interface SettingsErrors {
   limits?: string;
 }
 
-function endpointError(e: Endpoint, i: number, seen: Set<string>): string | undefined {
-  let u: URL | undefined;
+/** Ranges mirrored from pkg/datasource/settings.go. */
+export const SETTINGS_LIMITS = {
+  minMemoryMB: 16,
+  maxMemoryMB: 65536,
+  maxBodyMB: 1024,
+  maxSamples: 10_000_000,
+  maxScrapeIntervalMs: 3_600_000,
+  maxRetentionMs: 744 * 3_600_000,
+  maxEndpoints: 1000,
+};
+
+function parseURL(raw: string): URL | undefined {
   try {
-    u = new URL(e.url);
+    return new URL(raw);
   } catch {
-    u = undefined;
+    return undefined;
   }
-  if (!u || !u.host || (u.protocol !== 'http:' && u.protocol !== 'https:')) {
-    return `Endpoint ${i + 1} is not an http(s) URL such as http://vllm-0:8000/metrics.`;
+}
+
+/** displayName is the backend's Endpoint.DisplayName: the name, else host:port as written. */
+function displayName(e: Endpoint): string {
+  if (e.name) {
+    return e.name;
   }
-  if (seen.has(e.url)) {
-    return `Endpoint ${i + 1} is listed twice.`;
-  }
-  return undefined;
+  const u = parseURL(e.url);
+  return u?.host || e.url;
+}
+
+/** targetKey mirrors the backend's: host and port (default made explicit), path without a trailing slash. */
+function targetKey(u: URL): string {
+  const port = u.port || (u.protocol === 'https:' ? '443' : '80');
+  return `${u.hostname.toLowerCase()}:${port}${u.pathname.replace(/\/$/, '')}`;
+}
+
+/** endpointErrors mirrors checkEndpoints: each target once, each display name once, no name equal to another host:port. */
+function endpointErrors(endpoints: Endpoint[]): Record<number, string> {
+  const errors: Record<number, string> = {};
+  const targets = new Map<string, number>();
+  const names = new Map<string, number>();
+  const hosts = new Map<string, number>();
+  endpoints.forEach((e, i) => {
+    const u = parseURL(e.url);
+    if (u?.host && !hosts.has(u.host)) {
+      hosts.set(u.host, i);
+    }
+  });
+  endpoints.forEach((e, i) => {
+    const u = parseURL(e.url);
+    if (!u || !u.host || (u.protocol !== 'http:' && u.protocol !== 'https:')) {
+      errors[i] = `Endpoint ${i + 1} is not an http(s) URL such as http://vllm-0:8000/metrics.`;
+      return;
+    }
+    const key = targetKey(u);
+    const sameTarget = targets.get(key);
+    if (sameTarget !== undefined) {
+      errors[i] =
+        endpoints[sameTarget].url === e.url
+          ? `Endpoint ${i + 1} is listed twice.`
+          : `Endpoint ${i + 1} scrapes endpoint ${sameTarget + 1}'s target too; list each target once.`;
+      return;
+    }
+    targets.set(key, i);
+    const name = displayName(e);
+    const sameName = names.get(name);
+    if (sameName !== undefined) {
+      errors[i] = `Endpoint ${i + 1} has the name "${name}" of endpoint ${sameName + 1}; give each endpoint its own name.`;
+      return;
+    }
+    names.set(name, i);
+    const host = e.name ? hosts.get(e.name) : undefined;
+    if (host !== undefined && host !== i && endpoints[host].name) {
+      errors[i] = `Endpoint ${i + 1}'s name "${e.name}" is endpoint ${host + 1}'s host:port; choose another name.`;
+    }
+  });
+  return errors;
 }
 
 /** validateSettings mirrors pkg/datasource/settings.go's validation, so mistakes show before "Save & test". */
@@ -59,20 +120,18 @@ export function validateSettings(jsonData: VllmOptions): SettingsErrors {
     if (endpoints.length === 0) {
       errors.endpointsMissing = 'Direct mode needs at least one /metrics endpoint URL.';
     }
-    const seen = new Set<string>();
-    endpoints.forEach((e, i) => {
-      const msg = endpointError(e, i, seen);
-      if (msg) {
-        errors.endpoints[i] = msg;
-      }
-      seen.add(e.url);
-    });
+    if (endpoints.length > SETTINGS_LIMITS.maxEndpoints) {
+      errors.endpointsMissing = `At most ${SETTINGS_LIMITS.maxEndpoints} endpoints per data source.`;
+    }
+    errors.endpoints = endpointErrors(endpoints);
   }
   const interval = jsonData.scrapeInterval ? parseDuration(jsonData.scrapeInterval) : 5000;
   if (interval === undefined) {
     errors.scrapeInterval = 'Use a duration such as 5s or 1m.';
   } else if (interval < 1000) {
     errors.scrapeInterval = 'The scrape interval must be at least 1s.';
+  } else if (interval > SETTINGS_LIMITS.maxScrapeIntervalMs) {
+    errors.scrapeInterval = 'The scrape interval must be at most 1h.';
   }
   if (jsonData.scrapeTimeout) {
     const timeout = parseDuration(jsonData.scrapeTimeout);
@@ -88,13 +147,20 @@ export function validateSettings(jsonData: VllmOptions): SettingsErrors {
       errors.retention = 'Use a duration such as 1h or 30m.';
     } else if (interval !== undefined && retention < interval) {
       errors.retention = 'Retention must be at least one scrape interval.';
+    } else if (retention > SETTINGS_LIMITS.maxRetentionMs) {
+      errors.retention = 'Retention must be at most 744h (31 days).';
     }
   }
-  if (jsonData.maxMemoryMB !== undefined && jsonData.maxMemoryMB !== 0 && jsonData.maxMemoryMB < 16) {
-    errors.maxMemoryMB = 'The memory cap must be at least 16 MB.';
+  const memory = jsonData.maxMemoryMB ?? 0;
+  if (memory !== 0 && (memory < SETTINGS_LIMITS.minMemoryMB || memory > SETTINGS_LIMITS.maxMemoryMB)) {
+    errors.maxMemoryMB = 'The memory cap must be between 16 and 65536 MB.';
   }
-  if ((jsonData.maxBodyMB ?? 0) < 0 || (jsonData.maxSamples ?? 0) < 0) {
+  const body = jsonData.maxBodyMB ?? 0;
+  const samples = jsonData.maxSamples ?? 0;
+  if (body < 0 || samples < 0) {
     errors.limits = 'Scrape limits must not be negative.';
+  } else if (body > SETTINGS_LIMITS.maxBodyMB || samples > SETTINGS_LIMITS.maxSamples) {
+    errors.limits = 'Scrape limits are at most 1024 MB per body and 10000000 samples per scrape.';
   }
   return errors;
 }
