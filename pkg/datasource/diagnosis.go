@@ -3,6 +3,7 @@ package datasource
 import (
 	"context"
 	"errors"
+	"strings"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
@@ -11,38 +12,51 @@ import (
 )
 
 // diagnose runs the troubleshooting rules over the last few minutes before the query's end, through this data
-// source's own query path, so the diagnosis reads the same in direct and Prometheus mode.
+// source's own query path, so the diagnosis reads the same in direct and Prometheus mode. The rule queries'
+// notices (which endpoints failed and why) go onto the findings table.
 func (d *Datasource) diagnose(ctx context.Context, q query.Query, dq backend.DataQuery) backend.DataResponse {
 	r := query.Request{From: dq.TimeRange.To.Add(-query.DiagnosisWindow), To: dq.TimeRange.To, Interval: dq.Interval}
+	var notices []string
+	seen := map[string]bool{}
 	eval := func(ctx context.Context, sub query.Query) ([]query.Output, error) {
-		res, err := d.evalOutputs(ctx, sub, r)
+		res, err := d.evalResult(ctx, sub, r)
 		if err != nil {
 			return nil, err
 		}
-		return res, nil
+		for _, n := range res.Notices {
+			if !seen[n] && isEndpointNotice(n) {
+				seen[n] = true
+				notices = append(notices, n)
+			}
+		}
+		return res.Outputs, nil
 	}
 	findings, err := query.Diagnose(ctx, q, eval)
 	if err != nil {
 		return backend.ErrDataResponse(backend.StatusBadRequest, "diagnosis: "+err.Error())
 	}
-	return backend.DataResponse{Frames: data.Frames{query.DiagnosisFrame(findings)}}
+	f := query.DiagnosisFrame(findings)
+	for _, n := range notices {
+		f.Meta.Notices = append(f.Meta.Notices, data.Notice{Severity: data.NoticeSeverityWarning, Text: n})
+	}
+	return backend.DataResponse{Frames: data.Frames{f}}
 }
 
-// evalOutputs answers a query as series in whichever mode this data source is in.
-func (d *Datasource) evalOutputs(ctx context.Context, q query.Query, r query.Request) ([]query.Output, error) {
+// isEndpointNotice keeps the notices about endpoints (down, failing) and drops those about a rule query's own
+// range or data, which would only confuse a findings table.
+func isEndpointNotice(n string) bool { return strings.HasPrefix(n, "endpoint ") }
+
+// evalResult answers a query in whichever mode this data source is in.
+func (d *Datasource) evalResult(ctx context.Context, q query.Query, r query.Request) (*query.Result, error) {
 	switch {
 	case d.direct != nil:
-		res, err := d.direct.eval(ctx, q, r)
-		if err != nil {
-			return nil, err
-		}
-		return res.Outputs, nil
+		return d.direct.eval(ctx, q, r)
 	case d.prom != nil:
 		ans, err := d.prom.eval.Eval(ctx, q, r)
 		if err != nil {
 			return nil, err
 		}
-		return ans.Result.Outputs, nil
+		return ans.Result, nil
 	default:
 		return nil, errors.New("the data source is not configured")
 	}

@@ -18,6 +18,9 @@ import (
 	"github.com/inferscope/inferscope-vllm/pkg/scraper"
 )
 
+// firstScrapeGrace is how much longer than the scrape timeout a query waits for a first scrape to be recorded.
+const firstScrapeGrace = 500 * time.Millisecond
+
 // direct is direct mode's per-instance runtime: the HTTP client, history, scraper and query engine.
 type direct struct {
 	settings Settings
@@ -60,17 +63,26 @@ func (d *direct) close() {
 
 // eval answers one query from history, adding a notice for every selected endpoint whose last scrape failed.
 func (d *direct) eval(ctx context.Context, q query.Query, r query.Request) (*query.Result, error) {
+	var re *regexp.Regexp
+	if q.Endpoint != "" {
+		var err error
+		if re, err = regexp.Compile("^(?:" + q.Endpoint + ")$"); err != nil {
+			return nil, fmt.Errorf("endpoint %.64q is not a valid regular expression: %w", q.Endpoint, err)
+		}
+	}
+	selected := func(name string) bool { return re == nil || re.MatchString(name) }
+	// Grafana creates the instance on the first request (and after every settings save): wait for the selected
+	// endpoints' first scrape, at most one scrape timeout, so the first dashboard load is not empty.
+	wait, cancel := context.WithTimeout(ctx, time.Duration(d.settings.ScrapeTimeout)+firstScrapeGrace)
+	d.scraper.WaitFirstScrape(wait, selected)
+	cancel()
 	res, err := d.engine.Eval(ctx, q, r)
 	if err != nil {
 		return nil, err
 	}
-	var re *regexp.Regexp
-	if q.Endpoint != "" {
-		re = regexp.MustCompile("^(?:" + q.Endpoint + ")$") // validated by Eval
-	}
 	var down []string
 	for _, st := range d.scraper.Statuses() {
-		if !st.Up && (re == nil || re.MatchString(st.Name)) {
+		if !st.Up && selected(st.Name) {
 			down = append(down, fmt.Sprintf("endpoint %s (%s): %s", st.Name, st.URL, st.Error))
 		}
 	}

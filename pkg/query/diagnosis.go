@@ -66,6 +66,12 @@ func diagnosisRules() []rule {
 	preempting := &rule{query: Query{QueryType: TypeCache, Measure: "preemptions"}, measure: "preemptions_per_second", reduce: meanOf,
 		trips: func(v float64) bool { return v > 0 }}
 	return []rule{
+		// First: when an endpoint does not answer, nothing else about it can be diagnosed.
+		{query: Query{QueryType: TypeRaw, Metric: "up"}, measure: "up", reduce: lastOf,
+			trips: func(v float64) bool { return v < 1 }, severity: "critical",
+			symptom: "endpoint down: its last scrape failed",
+			cause:   "the server is down or unreachable, rejects the credentials, or does not answer with a metrics exposition",
+			knob:    "check the vLLM process and its /metrics port; the data source's Save & test shows each endpoint's error"},
 		{query: Query{QueryType: TypeQueue, Measure: "waiting"}, measure: "waiting", reduce: minOf,
 			trips: func(v float64) bool { return v > 10 }, severity: "critical",
 			symptom: "more than 10 requests waiting for 5 minutes",

@@ -82,3 +82,25 @@ func TestDiagnosis(t *testing.T) {
 		t.Fatalf("healthy fleet diagnosed: %+v", got)
 	}
 }
+
+// TestDiagnosisEndpointDown: with most of a fleet down, the diagnosis used to list only the healthy endpoints'
+// findings; a down endpoint is the first finding there is.
+func TestDiagnosisEndpointDown(t *testing.T) {
+	const t0 = 1_700_000_000_000
+	const n = 90
+	now := int64(t0 + (n-1)*5000)
+	src := &memSource{}
+	src.add("dead", "up", nil, pts(t0, series(n, func(int) float64 { return 0 })...))
+	src.add("flapping", "up", nil, pts(t0, series(n, func(i int) float64 { return float64(1 - i%2) })...)) // last scrape failed
+	src.add("ok", "up", nil, pts(t0, series(n, func(int) float64 { return 1 })...))
+	src.add("ok", "vllm:num_requests_waiting", map[string]string{"engine": "0"}, pts(t0, series(n, func(int) float64 { return 0 })...))
+	got := diagnose(t, src, now)
+	var lines []string
+	for _, f := range got {
+		lines = append(lines, f.Severity+" "+f.Symptom+" @ "+f.Endpoint)
+	}
+	want := []string{"critical endpoint down: its last scrape failed @ dead", "critical endpoint down: its last scrape failed @ flapping"}
+	if strings.Join(lines, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("findings:\n%s\nwant:\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
+	}
+}

@@ -69,6 +69,9 @@ type Scraper struct {
 	mu     sync.RWMutex
 	status map[string]Status
 	subs   map[chan int64]struct{}
+	// tried holds, per target, a channel closed when its first scrape has finished, so that the first queries
+	// after Grafana creates the instance can wait for data instead of answering empty.
+	tried map[string]chan struct{}
 
 	stop chan struct{}
 	done chan struct{}
@@ -87,9 +90,10 @@ func New(targets []Target, rec Recorder, opts Options) *Scraper {
 		opts.MaxSamples = DefaultMaxSamples
 	}
 	s := &Scraper{targets: targets, opts: opts, rec: rec, status: map[string]Status{}, subs: map[chan int64]struct{}{},
-		stop: make(chan struct{}), done: make(chan struct{})}
+		tried: map[string]chan struct{}{}, stop: make(chan struct{}), done: make(chan struct{})}
 	for _, t := range targets {
 		s.status[t.Name] = Status{Name: t.Name, URL: redact(t.URL), Error: "not scraped yet"}
+		s.tried[t.Name] = make(chan struct{})
 	}
 	return s
 }
@@ -176,7 +180,31 @@ func (s *Scraper) scrapeOne(ctx context.Context, t Target) {
 	}
 	s.mu.Lock()
 	s.status[t.Name] = st
+	if ch := s.tried[t.Name]; ch != nil {
+		close(ch)
+		s.tried[t.Name] = nil
+	}
 	s.mu.Unlock()
+}
+
+// WaitFirstScrape waits until every target whose name matches has finished its first scrape, or ctx ends; the
+// caller bounds ctx (a scrape ends within Timeout).
+func (s *Scraper) WaitFirstScrape(ctx context.Context, match func(name string) bool) {
+	var pending []chan struct{}
+	s.mu.RLock()
+	for name, ch := range s.tried {
+		if ch != nil && match(name) {
+			pending = append(pending, ch)
+		}
+	}
+	s.mu.RUnlock()
+	for _, ch := range pending {
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return
+		}
+	}
 }
 
 // UpMetric is the series the scraper records per endpoint: 1 after a successful scrape, 0 after a failed one, as
