@@ -23,7 +23,7 @@ func fixture(t *testing.T, name string) []byte {
 	return b
 }
 
-func instance(t *testing.T, s backend.DataSourceInstanceSettings) *Datasource {
+func instance(t testing.TB, s backend.DataSourceInstanceSettings) *Datasource {
 	t.Helper()
 	inst, err := NewInstance(context.Background(), s)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
 	"github.com/inferscope/inferscope-vllm/pkg/exposition"
+	"github.com/inferscope/inferscope-vllm/pkg/query"
 	"github.com/inferscope/inferscope-vllm/pkg/scraper"
 	"github.com/inferscope/inferscope-vllm/pkg/vllm"
 )
@@ -41,7 +42,7 @@ func (d *Datasource) routes() *http.ServeMux {
 			return p.labelValues(r.Context(), l)
 		}))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusNotFound, map[string]string{"error": "no such resource: " + r.URL.Path})
+		writeJSON(w, http.StatusNotFound, map[string]string{"error": "no such resource: " + query.Truncate(r.URL.Path, 256)})
 	})
 	return mux
 }
