@@ -1,0 +1,45 @@
+package promapi
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/inferscope/inferscope-vllm/pkg/query"
+)
+
+// TestRangeQueriesStayWithinPrometheusPointLimit: a 100-year range at 1e9 points must reach the server as a range
+// query of at most 11,000 steps (Prometheus refuses more), with the raised step in a notice.
+func TestRangeQueriesStayWithinPrometheusPointLimit(t *testing.T) {
+	var steps []float64
+	srv := fakeProm(t, func(w http.ResponseWriter, r *http.Request) bool {
+		if r.URL.Path == "/api/v1/query_range" {
+			_ = r.ParseForm()
+			start, _ := strconv.ParseFloat(r.Form.Get("start"), 64)
+			end, _ := strconv.ParseFloat(r.Form.Get("end"), 64)
+			step, _ := strconv.ParseFloat(r.Form.Get("step"), 64)
+			steps = append(steps, (end-start)/step+1)
+		}
+		return false
+	})
+	now := time.Unix(1_790_000_000, 0)
+	ans, err := evaluator(srv.URL, time.Second).Eval(context.Background(), query.Query{QueryType: query.TypeQueue, Measure: "running"},
+		query.Request{From: now.AddDate(-100, 0, 0), To: now, Interval: time.Second, MaxDataPoints: 1e9})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(steps) == 0 {
+		t.Fatal("no range query reached the server")
+	}
+	for _, n := range steps {
+		if !(n >= 1 && n <= query.MaxPointsPerSeries) {
+			t.Errorf("range query of %.0f steps sent", n)
+		}
+	}
+	if !strings.Contains(strings.Join(ans.Result.Notices, "\n"), "at most 11000 points") {
+		t.Errorf("notices %q lack the raised step", ans.Result.Notices)
+	}
+}
