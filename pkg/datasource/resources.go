@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"regexp"
 	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
@@ -31,7 +32,7 @@ func (d *Datasource) routes() *http.ServeMux {
 	mux.HandleFunc("GET /metrics", d.withSource(
 		func(dr *direct, _ *http.Request) []string { return dr.metricNames() },
 		func(p *prometheus, r *http.Request) ([]string, error) { return p.metricNames(r.Context()) }))
-	mux.HandleFunc("GET /label-values", d.withSource(
+	mux.HandleFunc("GET /label-values", d.withLabelName(d.withSource(
 		func(dr *direct, r *http.Request) []string { return dr.labelValues(r.URL.Query().Get("label")) },
 		func(p *prometheus, r *http.Request) ([]string, error) {
 			// Endpoints are Prometheus's instance label in this mode.
@@ -40,11 +41,25 @@ func (d *Datasource) routes() *http.ServeMux {
 				l = "instance"
 			}
 			return p.labelValues(r.Context(), l)
-		}))
+		})))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, map[string]string{"error": "no such resource: " + query.Truncate(r.URL.Path, 256)})
 	})
 	return mux
+}
+
+// labelName is a Prometheus label name; label-values refuses anything else before it reaches history or a server URL.
+var labelName = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]{0,255}$`)
+
+// withLabelName checks the label query parameter of a label-values call.
+func (d *Datasource) withLabelName(next http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if !labelName.MatchString(r.URL.Query().Get("label")) {
+			writeJSON(w, http.StatusBadRequest, map[string]string{"error": "label must be a label name such as model_name"})
+			return
+		}
+		next(w, r)
+	}
 }
 
 // endpointInfo is what editors and template variables see of an endpoint; credentials in the URL are redacted.
