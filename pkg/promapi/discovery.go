@@ -1,6 +1,8 @@
 package promapi
 
 import (
+	"github.com/inferscope/inferscope-vllm/pkg/vllm"
+
 	"context"
 	"sort"
 	"sync"
@@ -39,6 +41,7 @@ type Discovery struct {
 
 	mu      sync.Mutex
 	names   Names
+	jobs    []string
 	fetched time.Time
 }
 
@@ -62,12 +65,30 @@ func (d *Discovery) Names(ctx context.Context) (Names, error) {
 	if err != nil {
 		return nil, err
 	}
-	n := make(Names, len(vals))
+	jobs, _, err := d.Client.LabelValues(ctx, "job", []string{FamilySelector}, now.Add(-lookback), now)
+	if err != nil {
+		return nil, err
+	}
+	n := make(Names, len(vals)+1)
 	for _, v := range vals {
 		n[v] = true
 	}
-	d.names, d.fetched = n, now
+	if len(jobs) > 0 {
+		n[vllm.Up] = true // every target has up; jobs says which targets count
+	}
+	d.names, d.jobs, d.fetched = n, jobs, now
 	return n, nil
+}
+
+// Jobs returns the job labels of the targets that expose vLLM, Ascend or Dynamo families (refreshed with Names):
+// `up` counts only for those, not for every target a shared server scrapes.
+func (d *Discovery) Jobs(ctx context.Context) ([]string, error) {
+	if _, err := d.Names(ctx); err != nil {
+		return nil, err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.jobs, nil
 }
 
 // Forget drops the cache, e.g. after a health check found new endpoints.

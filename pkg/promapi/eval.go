@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -71,6 +72,11 @@ func (ev *Evaluator) Eval(ctx context.Context, q query.Query, r query.Request) (
 		if err != nil {
 			return nil, err
 		}
+		if q.QueryType == query.TypeRaw && q.Metric == vllm.Up {
+			if q, err = ev.restrictUpToVLLMJobs(ctx, q); err != nil {
+				return nil, err
+			}
+		}
 		var configs []CacheConfig
 		if needsCacheConfig(q) && names.Has(vllm.CacheConfig.Names[0]) {
 			if configs, err = ev.cacheConfigs(ctx, q, from.Add(-window-query.Lookback), to); err != nil {
@@ -126,6 +132,28 @@ func queryError(q query.Query, e Expr, err error) error {
 		return fmt.Errorf("the server rejected the generated PromQL for %s (%s): %s", q.QueryType, e.Measure, pe.Message)
 	}
 	return err
+}
+
+// restrictUpToVLLMJobs adds a job matcher to a raw `up` query (unless it has one) so that it covers the targets
+// of the jobs that expose vLLM families, the way direct mode's up covers its configured endpoints.
+func (ev *Evaluator) restrictUpToVLLMJobs(ctx context.Context, q query.Query) (query.Query, error) {
+	if q.Labels["job"] != "" {
+		return q, nil
+	}
+	jobs, err := ev.Discovery.Jobs(ctx)
+	if err != nil || len(jobs) == 0 {
+		return q, err
+	}
+	quoted := make([]string, len(jobs))
+	for i, j := range jobs {
+		quoted[i] = regexp.QuoteMeta(j)
+	}
+	labels := map[string]string{"job": strings.Join(quoted, "|")}
+	for k, v := range q.Labels {
+		labels[k] = v
+	}
+	q.Labels = labels
+	return q, nil
 }
 
 func needsCacheConfig(q query.Query) bool {

@@ -207,16 +207,12 @@ func (s *Scraper) WaitFirstScrape(ctx context.Context, match func(name string) b
 	}
 }
 
-// UpMetric is the series the scraper records per endpoint: 1 after a successful scrape, 0 after a failed one, as
-// Prometheus's own up, so "endpoint down" alerts read the same in both modes.
-const UpMetric = "up"
-
-// upScrape adds the up sample to a scrape (or makes a scrape of only up for a failure).
+// upScrape adds the up sample (vllm.Up) to a scrape (or makes a scrape of only up for a failure).
 func upScrape(v float64, sc *exposition.Scrape) *exposition.Scrape {
 	if sc == nil {
 		sc = &exposition.Scrape{}
 	}
-	sc.Add(exposition.Family{Name: UpMetric, Type: exposition.TypeGauge, Samples: []exposition.Sample{{Name: UpMetric, Value: v}}})
+	sc.Add(exposition.Family{Name: vllm.Up, Type: exposition.TypeGauge, Samples: []exposition.Sample{{Name: vllm.Up, Value: v}}})
 	return sc
 }
 

@@ -1,6 +1,8 @@
 package scraper
 
 import (
+	"github.com/inferscope/inferscope-vllm/pkg/vllm"
+
 	"context"
 	"net/http"
 	"net/http/httptest"
@@ -35,7 +37,7 @@ func (r *recorder) up(endpoint string) (float64, bool) {
 	if len(s) == 0 {
 		return 0, false
 	}
-	for v := range s[len(s)-1].Series(UpMetric) {
+	for v := range s[len(s)-1].Series(vllm.Up) {
 		return v.Value, true
 	}
 	return 0, false

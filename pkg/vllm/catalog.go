@@ -3,6 +3,10 @@
 // of the plugin asks for "TTFT" or "KV-cache usage" and never for a metric name that a rename will break.
 package vllm
 
+// Up is the series every scrape target has: 1 after a successful scrape, 0 after a failed one. Prometheus records
+// it per target and direct mode per endpoint, so "endpoint down" reads the same in both modes.
+const Up = "up"
+
 // Kind is how a signal's samples must be read.
 type Kind uint8
 

@@ -25,7 +25,7 @@ import (
 
 // Target is one scrape target for the test server.
 type Target struct {
-	Job         string // job label; defaults to "vllm"
+	Job         string // job label, shared by every target that names it; empty gives the target a job of its own (vllm-<index>)
 	Addr        string // host:port on loopback
 	MetricsPath string // defaults to /metrics
 }
@@ -124,17 +124,34 @@ func config(opts Options) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "global:\n  scrape_interval: %s\n  evaluation_interval: %s\nscrape_configs:\n",
 		model.Duration(opts.ScrapeInterval), model.Duration(opts.ScrapeInterval))
+	// Targets with a Job share that job, as replicas of one deployment do; the others get a job each.
+	type scrapeJob struct {
+		name, label, path string
+		addrs             []string
+	}
+	var jobs []*scrapeJob
+	byName := map[string]*scrapeJob{}
 	for i, tg := range opts.Targets {
-		job, path := tg.Job, tg.MetricsPath
-		if job == "" {
-			job = "vllm"
-		}
+		path := tg.MetricsPath
 		if path == "" {
 			path = "/metrics"
 		}
-		fmt.Fprintf(&b, "  - job_name: %q\n    metrics_path: %q\n    scrape_timeout: %s\n    static_configs:\n      - targets: [%q]\n",
-			fmt.Sprintf("%s-%d", job, i), path, model.Duration(opts.ScrapeInterval), tg.Addr)
-		fmt.Fprintf(&b, "        labels: {job_name: %q}\n", job)
+		name, label := tg.Job, tg.Job
+		if name == "" {
+			name, label = fmt.Sprintf("vllm-%d", i), "vllm"
+		}
+		j := byName[name+" "+path]
+		if j == nil {
+			j = &scrapeJob{name: name, label: label, path: path}
+			byName[name+" "+path] = j
+			jobs = append(jobs, j)
+		}
+		j.addrs = append(j.addrs, strconv.Quote(tg.Addr))
+	}
+	for _, j := range jobs {
+		fmt.Fprintf(&b, "  - job_name: %q\n    metrics_path: %q\n    scrape_timeout: %s\n    static_configs:\n      - targets: [%s]\n",
+			j.name, j.path, model.Duration(opts.ScrapeInterval), strings.Join(j.addrs, ", "))
+		fmt.Fprintf(&b, "        labels: {job_name: %q}\n", j.label)
 	}
 	return b.String()
 }
