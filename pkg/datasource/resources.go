@@ -164,11 +164,16 @@ func (d *Datasource) withSource(fd func(*direct, *http.Request) []string, fp fun
 	}
 }
 
+// MaxListValues bounds a list resource (models, engines, metrics, label values): pickers and variables cannot use
+// more, and a server with a million label values must not make every editor load megabytes.
+const MaxListValues = 10_000
+
+// nonNil returns the list as a JSON array, never null, cut to MaxListValues.
 func nonNil(s []string) []string {
 	if s == nil {
 		return []string{}
 	}
-	return s
+	return s[:min(len(s), MaxListValues)]
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -3,6 +3,7 @@ package datasource
 import (
 	"context"
 	"net/url"
+	"strconv"
 	"testing"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
@@ -24,5 +25,18 @@ func TestLabelValuesTakesOnlyLabelNames(t *testing.T) {
 		if s.resp.Status != want {
 			t.Errorf("label %q: status %d, want %d (%s)", label, s.resp.Status, want, s.resp.Body)
 		}
+	}
+}
+
+func TestListResourcesAreBounded(t *testing.T) {
+	many := make([]string, MaxListValues+5)
+	for i := range many {
+		many[i] = url.PathEscape(string(rune('a'+i%26))) + strconv.Itoa(i)
+	}
+	if got := nonNil(many); len(got) != MaxListValues {
+		t.Fatalf("%d values listed", len(got))
+	}
+	if got := nonNil(nil); got == nil || len(got) != 0 {
+		t.Fatalf("nil list answered as %v", got)
 	}
 }
