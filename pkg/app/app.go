@@ -2,6 +2,8 @@
 package app
 
 import (
+	"github.com/inferscope/inferscope-vllm/pkg/egress"
+
 	"context"
 	"fmt"
 	"net/http"
@@ -43,7 +45,7 @@ func NewInstance(_ context.Context, s backend.AppInstanceSettings) (instancemgmt
 
 // newApp takes the logger as a parameter so tests can check what is logged.
 func newApp(jsonData []byte, logger log.Logger) *App {
-	a := &App{logger: logger, client: &http.Client{Timeout: exposureTimeout}}
+	a := &App{logger: logger, client: exposureClient()}
 	a.settings, a.files, a.settingsErr = parseSettings(jsonData)
 	if a.settingsErr != nil {
 		logger.Error("Invalid app settings", "error", a.settingsErr)
@@ -75,4 +77,15 @@ func version() string {
 		return "dev"
 	}
 	return info.Version
+}
+
+// exposureClient fetches deployments' /metrics for the profiler page: no credentials, no redirects, and no
+// link-local or cloud-metadata addresses (pkg/egress).
+func exposureClient() *http.Client {
+	policy := egress.Policy{}
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	policy.ConfigureTransport(t)
+	c := &http.Client{Timeout: exposureTimeout, Transport: t}
+	policy.ConfigureClient(c)
+	return c
 }

@@ -1,13 +1,14 @@
 package app
 
 import (
+	"github.com/inferscope/inferscope-vllm/pkg/redact"
+
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -166,7 +167,7 @@ func writeStatus(err error) int {
 }
 
 func (a *App) baseView(c ProfilerConfig) fileView {
-	return fileView{Name: c.Name, Path: c.Path, MetricsURL: redactURL(c.MetricsURL)}
+	return fileView{Name: c.Name, Path: c.Path, MetricsURL: redact.URL(c.MetricsURL)}
 }
 
 // view reads the file and, if a metrics URL is set, checks the deployment's /metrics.
@@ -197,7 +198,7 @@ func (a *App) checkExposure(ctx context.Context, metricsURL string, v *fileView)
 		Parse:   exposition.ParseOptions{Keep: func(f string) bool { return strings.HasPrefix(f, profilingPrefix) }},
 	})
 	if err != nil {
-		v.ExposedError = err.Error() // FetchError never contains the URL's credentials or query
+		v.ExposedError = err.Error() // FetchError scrubs the URL's credentials and query values, also from the server's answer
 		return
 	}
 	n := 0
@@ -208,16 +209,6 @@ func (a *App) checkExposure(ctx context.Context, metricsURL string, v *fileView)
 	}
 	exposed := n > 0
 	v.Exposed, v.ProfilingFamilies = &exposed, n
-}
-
-// redactURL drops credentials and the query, which may carry a token.
-func redactURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return ""
-	}
-	u.User, u.RawQuery, u.Fragment = nil, "", ""
-	return u.String()
 }
 
 func login(u *backend.User) string {

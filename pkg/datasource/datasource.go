@@ -14,6 +14,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend/resource/httpadapter"
 
 	"github.com/inferscope/inferscope-vllm/pkg/query"
+	"github.com/inferscope/inferscope-vllm/pkg/redact"
 )
 
 // PluginID is the data source's id in src/datasource/plugin.json.
@@ -38,20 +39,23 @@ type Datasource struct {
 	direct      *direct
 	prom        *prometheus
 	streams     *streamRegistry
+	// scrub removes this instance's secrets from every message that may quote a server.
+	scrub *redact.Scrubber
 }
 
 // NewInstance builds a Datasource from the instance settings Grafana sends; in direct mode it starts scraping.
 func NewInstance(ctx context.Context, s backend.DataSourceInstanceSettings) (instancemgmt.Instance, error) {
 	st, err := LoadSettings(s)
-	d := &Datasource{uid: s.UID, settings: st, settingsErr: err, streams: newStreamRegistry()}
+	scrub := secretsOf(s, st)
+	d := &Datasource{uid: s.UID, settings: st, settingsErr: scrubbed(scrub, err), streams: newStreamRegistry(), scrub: scrub}
 	if err == nil && st.Mode == ModeDirect {
-		if d.direct, err = newDirect(ctx, s, st); err != nil {
-			d.settingsErr = err
+		if d.direct, err = newDirect(ctx, s, st, scrub); err != nil {
+			d.settingsErr = scrubbed(scrub, err)
 		}
 	}
 	if err == nil && st.Mode == ModePrometheus {
-		if d.prom, err = newPrometheus(ctx, s, st); err != nil {
-			d.settingsErr = err
+		if d.prom, err = newPrometheus(ctx, s, st, scrub); err != nil {
+			d.settingsErr = scrubbed(scrub, err)
 		}
 	}
 	d.CallResourceHandler = httpadapter.New(d.routes())
@@ -72,7 +76,11 @@ func (d *Datasource) Dispose() {
 func (d *Datasource) QueryData(ctx context.Context, req *backend.QueryDataRequest) (*backend.QueryDataResponse, error) {
 	resp := backend.NewQueryDataResponse()
 	for _, q := range req.Queries {
-		resp.Responses[q.RefID] = d.query(ctx, q)
+		r := d.query(ctx, q)
+		if r.Error != nil {
+			r.Error = scrubbed(d.scrub, r.Error)
+		}
+		resp.Responses[q.RefID] = r
 	}
 	return resp, nil
 }
@@ -138,6 +146,8 @@ func (d *Datasource) CheckHealth(ctx context.Context, _ *backend.CheckHealthRequ
 	} else {
 		res = d.direct.health(ctx)
 	}
+	res.Message = d.scrub.Text(res.Message)
+	res.JSONDetails = []byte(d.scrub.Text(string(res.JSONDetails)))
 	log.DefaultLogger.FromContext(ctx).Debug("health check", "status", res.Status.String())
 	return res, nil
 }

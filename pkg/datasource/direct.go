@@ -3,6 +3,7 @@ package datasource
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"regexp"
@@ -13,32 +14,40 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/backend/httpclient"
 
+	"github.com/inferscope/inferscope-vllm/pkg/egress"
 	"github.com/inferscope/inferscope-vllm/pkg/history"
 	"github.com/inferscope/inferscope-vllm/pkg/query"
+	"github.com/inferscope/inferscope-vllm/pkg/redact"
 	"github.com/inferscope/inferscope-vllm/pkg/scraper"
 )
 
 // firstScrapeGrace is how much longer than the scrape timeout a query waits for a first scrape to be recorded.
 const firstScrapeGrace = 500 * time.Millisecond
 
-// direct is direct mode's per-instance runtime: the HTTP client, history, scraper and query engine.
+// direct is direct mode's per-instance runtime: the HTTP clients, history, scraper and query engine.
 type direct struct {
 	settings Settings
-	client   *http.Client
-	store    *history.Store
-	scraper  *scraper.Scraper
-	engine   *query.Engine
+	// client carries the data source's credentials; anonymous carries none, for probes of unsaved URLs.
+	client, anonymous *http.Client
+	store             *history.Store
+	scraper           *scraper.Scraper
+	engine            *query.Engine
+	scrub             *redact.Scrubber
 }
 
 // newDirect builds the runtime and starts scraping.
-func newDirect(ctx context.Context, s backend.DataSourceInstanceSettings, st Settings) (*direct, error) {
-	opts, err := httpClientOptions(ctx, s, st)
+func newDirect(ctx context.Context, s backend.DataSourceInstanceSettings, st Settings, scrub *redact.Scrubber) (*direct, error) {
+	opts, err := httpClientOptions(ctx, s, st, st.egress(false))
 	if err != nil {
 		return nil, err
 	}
 	client, err := httpclient.New(opts)
 	if err != nil {
-		return nil, fmt.Errorf("HTTP client: %w", err)
+		return nil, fmt.Errorf("HTTP client: %w", scrubbed(scrub, err))
+	}
+	anonymous, err := httpclient.New(withoutCredentials(opts))
+	if err != nil {
+		return nil, fmt.Errorf("HTTP client: %w", scrubbed(scrub, err))
 	}
 	store := history.New(history.Options{Retention: time.Duration(st.Retention), MaxBytes: st.MaxMemoryBytes()})
 	targets := make([]scraper.Target, len(st.Endpoints))
@@ -47,9 +56,9 @@ func newDirect(ctx context.Context, s backend.DataSourceInstanceSettings, st Set
 	}
 	sc := scraper.New(targets, store, scraper.Options{
 		Interval: time.Duration(st.ScrapeInterval), Timeout: time.Duration(st.ScrapeTimeout),
-		MaxBodyBytes: st.MaxBodyBytes(), MaxSamples: st.MaxSamples, Client: client,
+		MaxBodyBytes: st.MaxBodyBytes(), MaxSamples: st.MaxSamples, Client: client, Scrub: scrub,
 	})
-	d := &direct{settings: st, client: client, store: store, scraper: sc,
+	d := &direct{settings: st, client: client, anonymous: anonymous, store: store, scraper: sc, scrub: scrub,
 		engine: &query.Engine{Source: query.HistorySource{Store: store}, ScrapeInterval: time.Duration(st.ScrapeInterval)}}
 	sc.Start()
 	return d, nil
@@ -59,6 +68,7 @@ func newDirect(ctx context.Context, s backend.DataSourceInstanceSettings, st Set
 func (d *direct) close() {
 	d.scraper.Stop()
 	d.client.CloseIdleConnections()
+	d.anonymous.CloseIdleConnections()
 }
 
 // eval answers one query from history, adding a notice for every selected endpoint whose last scrape failed.
@@ -179,9 +189,10 @@ func sortedKeys(set map[string]bool) []string {
 	return out
 }
 
-// httpClientOptions reads Grafana's standard HTTP settings (basic auth, TLS, custom headers) from the instance and
-// adds the bearer token from secureJsonData; both modes build their client from it.
-func httpClientOptions(ctx context.Context, s backend.DataSourceInstanceSettings, st Settings) (httpclient.Options, error) {
+// httpClientOptions reads Grafana's standard HTTP settings (basic auth, TLS, custom headers) from the instance,
+// adds the bearer token from secureJsonData and the egress policy (redirects, denied addresses); both modes build
+// their client from it.
+func httpClientOptions(ctx context.Context, s backend.DataSourceInstanceSettings, st Settings, policy egress.Policy) (httpclient.Options, error) {
 	opts, err := s.HTTPClientOptions(ctx)
 	if err != nil {
 		return opts, fmt.Errorf("HTTP client settings: %w", err)
@@ -192,5 +203,43 @@ func httpClientOptions(ctx context.Context, s backend.DataSourceInstanceSettings
 		}
 		opts.Header.Set("Authorization", "Bearer "+st.BearerToken)
 	}
+	opts.ConfigureClient = func(_ httpclient.Options, c *http.Client) { policy.ConfigureClient(c) }
+	opts.ConfigureTransport = func(_ httpclient.Options, t *http.Transport) { policy.ConfigureTransport(t) }
 	return opts, nil
+}
+
+// withoutCredentials is opts without anything that authenticates: no basic auth, headers (bearer token, custom
+// headers such as a tenant id), SigV4, TLS client certificate or forwarded user identity.
+func withoutCredentials(opts httpclient.Options) httpclient.Options {
+	opts.BasicAuth, opts.SigV4, opts.Header, opts.ForwardHTTPHeaders = nil, nil, nil, false
+	if opts.TLS != nil {
+		tls := *opts.TLS
+		tls.ClientCertificate, tls.ClientKey = "", ""
+		opts.TLS = &tls
+	}
+	return opts
+}
+
+// secretsOf is a Scrubber for every secret the instance holds: all secureJsonData values, the basic-auth header
+// made from them, and the secrets inside the configured URLs.
+func secretsOf(s backend.DataSourceInstanceSettings, st Settings) *redact.Scrubber {
+	scrub := redact.NewScrubber()
+	for _, v := range s.DecryptedSecureJSONData {
+		scrub.Add(v)
+	}
+	scrub.AddBasicAuth(s.BasicAuthUser, s.DecryptedSecureJSONData["basicAuthPassword"])
+	scrub.AddBasicAuth(s.User, s.DecryptedSecureJSONData["password"])
+	scrub.AddURL(s.URL)
+	for _, e := range st.Endpoints {
+		scrub.AddURL(e.URL)
+	}
+	return scrub
+}
+
+// scrubbed is err with the instance's secrets removed from its message.
+func scrubbed(scrub *redact.Scrubber, err error) error {
+	if err == nil {
+		return nil
+	}
+	return errors.New(scrub.Text(err.Error()))
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/inferscope/inferscope-vllm/pkg/promapi"
 	"github.com/inferscope/inferscope-vllm/pkg/query"
+	"github.com/inferscope/inferscope-vllm/pkg/redact"
 	"github.com/inferscope/inferscope-vllm/pkg/vllm"
 )
 
@@ -27,11 +28,15 @@ type prometheus struct {
 
 // newPrometheus builds the client from the data source's HTTP settings: basic auth, TLS, custom headers
 // (e.g. X-Scope-OrgID), timeout, a bearer token, and the user's OAuth identity when oauthPassThru is on.
-func newPrometheus(ctx context.Context, s backend.DataSourceInstanceSettings, st Settings) (*prometheus, error) {
+func newPrometheus(ctx context.Context, s backend.DataSourceInstanceSettings, st Settings, scrub *redact.Scrubber) (*prometheus, error) {
 	if err := checkHTTPURL(s.URL); err != nil {
 		return nil, fmt.Errorf("Prometheus mode needs the server's http(s) URL as the data source URL: %w", err)
 	}
-	opts, err := httpClientOptions(ctx, s, st)
+	policy := st.egress(true)
+	if err := policy.CheckURL(s.URL); err != nil {
+		return nil, fmt.Errorf("Prometheus server URL: %w", err)
+	}
+	opts, err := httpClientOptions(ctx, s, st, policy)
 	if err != nil {
 		return nil, err
 	}
@@ -42,7 +47,7 @@ func newPrometheus(ctx context.Context, s backend.DataSourceInstanceSettings, st
 	if err != nil {
 		return nil, fmt.Errorf("HTTP client: %w", err)
 	}
-	c := &promapi.Client{BaseURL: s.URL, HTTP: hc, Method: st.HTTPMethod}
+	c := &promapi.Client{BaseURL: s.URL, HTTP: hc, Method: st.HTTPMethod, Scrub: scrub}
 	return &prometheus{client: c, eval: &promapi.Evaluator{
 		Client: c, Discovery: &promapi.Discovery{Client: c}, ScrapeInterval: time.Duration(st.ScrapeInterval),
 	}}, nil

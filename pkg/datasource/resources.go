@@ -11,6 +11,7 @@ import (
 
 	"github.com/inferscope/inferscope-vllm/pkg/exposition"
 	"github.com/inferscope/inferscope-vllm/pkg/query"
+	"github.com/inferscope/inferscope-vllm/pkg/redact"
 	"github.com/inferscope/inferscope-vllm/pkg/scraper"
 	"github.com/inferscope/inferscope-vllm/pkg/vllm"
 )
@@ -82,7 +83,7 @@ func (d *Datasource) handleEndpoints(w http.ResponseWriter, r *http.Request) {
 		// In Prometheus mode the endpoints are the instances the server scrapes vLLM from.
 		insts, err := d.prom.labelValues(r.Context(), "instance")
 		if err != nil {
-			writeJSON(w, http.StatusBadGateway, map[string]string{"error": err.Error()})
+			writeJSON(w, http.StatusBadGateway, map[string]string{"error": d.scrub.Error(err)})
 			return
 		}
 		out := make([]endpointInfo, 0, len(insts))
@@ -94,7 +95,7 @@ func (d *Datasource) handleEndpoints(w http.ResponseWriter, r *http.Request) {
 	}
 	out := make([]endpointInfo, 0, len(d.settings.Endpoints))
 	for _, e := range d.settings.Endpoints {
-		out = append(out, endpointInfo{Name: e.DisplayName(), URL: redactURL(e.URL)})
+		out = append(out, endpointInfo{Name: e.DisplayName(), URL: redact.URL(e.URL)})
 	}
 	writeJSON(w, http.StatusOK, out)
 }
@@ -107,8 +108,16 @@ type probeResult struct {
 	Detection *vllm.Detection `json:"detection,omitempty"`
 }
 
-// handleProbe scrapes one URL with this data source's client and reports what it found. Because it fetches any
-// URL from the Grafana server, only org admins — who may configure data sources anyway — may call it.
+// probeRequest is the config editor's test of one URL.
+type probeRequest struct {
+	URL string `json:"url"`
+	// UseStoredCredentials sends the data source's credentials to a URL that is not one of its saved endpoints;
+	// without it such a probe carries none, so a typo or a hostile URL cannot collect the stored token.
+	UseStoredCredentials bool `json:"useStoredCredentials,omitempty"`
+}
+
+// handleProbe scrapes one URL and reports what it found. Because it fetches a URL from the Grafana server, only org
+// admins — who may configure data sources anyway — may call it, and it obeys the egress policy of scrapes.
 func (d *Datasource) handleProbe(w http.ResponseWriter, r *http.Request) {
 	if u := backend.UserFromContext(r.Context()); u == nil || u.Role != "Admin" {
 		writeJSON(w, http.StatusForbidden, map[string]string{"error": "only organization admins may test endpoints"})
@@ -118,9 +127,7 @@ func (d *Datasource) handleProbe(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "endpoint tests need a saved direct-mode configuration"})
 		return
 	}
-	var body struct {
-		URL string `json:"url"`
-	}
+	var body probeRequest
 	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 64<<10)).Decode(&body); err != nil || body.URL == "" {
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "body must be {\"url\": \"http://host:port/metrics\"}"})
 		return
@@ -129,10 +136,19 @@ func (d *Datasource) handleProbe(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
 		return
 	}
+	if err := d.settings.egress(false).CheckURL(body.URL); err != nil {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
+		return
+	}
+	client := d.direct.anonymous
+	if body.UseStoredCredentials || d.settings.hasEndpoint(body.URL) {
+		client = d.direct.client
+	}
 	ctx, cancel := context.WithTimeout(r.Context(), time.Duration(d.settings.ScrapeTimeout)+time.Second)
 	defer cancel()
-	res, err := exposition.Fetch(ctx, d.direct.client, body.URL, exposition.ScrapeOptions{
+	res, err := exposition.Fetch(ctx, client, body.URL, exposition.ScrapeOptions{
 		Timeout: time.Duration(d.settings.ScrapeTimeout), Parse: exposition.ParseOptions{Keep: scraper.KeepFamily},
+		MaxBodyBytes: d.settings.MaxBodyBytes(), Scrub: d.scrub,
 	})
 	if err != nil {
 		writeJSON(w, http.StatusOK, probeResult{Error: err.Error()})
@@ -152,7 +168,7 @@ func (d *Datasource) withSource(fd func(*direct, *http.Request) []string, fp fun
 		case d.prom != nil:
 			v, err := fp(d.prom, r)
 			if err != nil {
-				writeJSON(w, http.StatusBadGateway, map[string]string{"error": err.Error()})
+				writeJSON(w, http.StatusBadGateway, map[string]string{"error": d.scrub.Error(err)})
 				return
 			}
 			writeJSON(w, http.StatusOK, nonNil(v))

@@ -10,6 +10,9 @@ import (
 	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
+
+	"github.com/inferscope/inferscope-vllm/pkg/egress"
+	"github.com/inferscope/inferscope-vllm/pkg/redact"
 )
 
 // Mode selects where the data source reads metrics from.
@@ -84,6 +87,9 @@ type Settings struct {
 	HTTPMethod string `json:"httpMethod,omitempty"`
 	// OAuthPassThru forwards the signed-in user's OAuth identity to the Prometheus server.
 	OAuthPassThru bool `json:"oauthPassThru,omitempty"`
+	// AllowLinkLocalTargets lets endpoints, probes and the Prometheus URL reach link-local and cloud-metadata
+	// addresses (refused by default: see pkg/egress).
+	AllowLinkLocalTargets bool `json:"allowLinkLocalTargets,omitempty"`
 
 	// BearerToken comes from secureJsonData and is sent as Authorization: Bearer; never logged or returned.
 	BearerToken string `json:"-"`
@@ -155,7 +161,7 @@ func (st Settings) validate() error {
 		if len(st.Endpoints) == 0 {
 			errs = append(errs, errors.New("direct mode needs at least one /metrics endpoint URL"))
 		}
-		errs = append(errs, checkEndpoints(st.Endpoints)...)
+		errs = append(errs, checkEndpoints(st.Endpoints, st.egress(false))...)
 	case ModePrometheus:
 		if m := strings.ToUpper(st.HTTPMethod); m != "" && m != "GET" && m != "POST" {
 			errs = append(errs, fmt.Errorf("httpMethod %q is unknown: use GET or POST", st.HTTPMethod))
@@ -201,7 +207,7 @@ func checkRange(field string, v, lo, hi int64, unit string) error {
 // checkEndpoints refuses endpoint lists that would make two endpoints one: status and history are keyed by display
 // name, so a shared name, the same target under two names, or a name that is another endpoint's host:port (the
 // display name an unnamed endpoint gets) would mix or hide one endpoint's series.
-func checkEndpoints(eps []Endpoint) []error {
+func checkEndpoints(eps []Endpoint, policy egress.Policy) []error {
 	if len(eps) > MaxEndpoints {
 		return []error{fmt.Errorf("%d endpoints: at most %d endpoints per data source", len(eps), MaxEndpoints)}
 	}
@@ -224,12 +230,16 @@ func checkEndpoints(eps []Endpoint) []error {
 			errs = append(errs, fmt.Errorf("endpoint %d: %w", n, err))
 			continue
 		}
+		if err := policy.CheckURL(e.URL); err != nil {
+			errs = append(errs, fmt.Errorf("endpoint %d: %w", n, err))
+			continue
+		}
 		key := targetKey(e.URL)
 		if j, dup := targets[key]; dup {
 			if eps[j].URL == e.URL {
-				errs = append(errs, fmt.Errorf("endpoint %d: %s is listed twice", n, redactURL(e.URL)))
+				errs = append(errs, fmt.Errorf("endpoint %d: %s is listed twice", n, redact.URL(e.URL)))
 			} else {
-				errs = append(errs, fmt.Errorf("endpoint %d: %s is endpoint %d's target too; list each target once", n, redactURL(e.URL), j+1))
+				errs = append(errs, fmt.Errorf("endpoint %d: %s is endpoint %d's target too; list each target once", n, redact.URL(e.URL), j+1))
 			}
 			continue
 		}
@@ -266,16 +276,22 @@ func targetKey(raw string) string {
 func checkHTTPURL(raw string) error {
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
-		return fmt.Errorf("%q is not an http(s) URL", redactURL(raw))
+		return fmt.Errorf("%q is not an http(s) URL", redact.URL(raw))
 	}
 	return nil
 }
 
-// redactURL drops user:password from a URL so it can appear in messages.
-func redactURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil || u.User == nil {
-		return raw
+// hasEndpoint says whether raw is one of the saved endpoints' URLs, exactly as saved.
+func (st Settings) hasEndpoint(raw string) bool {
+	for _, e := range st.Endpoints {
+		if e.URL == raw {
+			return true
+		}
 	}
-	return u.Redacted()
+	return false
+}
+
+// egress is the data source's connection policy: scrapes follow no redirects, API calls only same-origin ones.
+func (st Settings) egress(followRedirects bool) egress.Policy {
+	return egress.Policy{AllowLinkLocal: st.AllowLinkLocalTargets, FollowRedirects: followRedirects}
 }

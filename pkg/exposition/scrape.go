@@ -14,8 +14,11 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/prometheus/common/expfmt"
+
+	"github.com/inferscope/inferscope-vllm/pkg/redact"
 )
 
 // Defaults applied by Fetch when ScrapeOptions leaves a limit at zero.
@@ -42,6 +45,9 @@ type ScrapeOptions struct {
 	// Parse is passed to Parse. Its Format is used only when the response's
 	// Content-Type does not name a text format.
 	Parse ParseOptions
+	// Scrub removes the caller's configured secrets from error text, which
+	// quotes the server's answer (a proxy may echo the request's headers).
+	Scrub *redact.Scrubber
 }
 
 // Result is a successful scrape.
@@ -61,26 +67,21 @@ type Result struct {
 }
 
 // FetchError is returned by Fetch. Its URL and message never contain the
-// credentials or query of the scraped URL.
+// credentials or query values of the scraped URL, nor a secret of
+// ScrapeOptions.Scrub.
 type FetchError struct {
-	// URL is the scraped URL without userinfo and query.
+	// URL is the scraped URL as redact.URL shows it.
 	URL string
 	// StatusCode is set when the server answered with a non-2xx status.
 	StatusCode int
 	Err        error
 
-	secrets []string
+	scrub *redact.Scrubber
 }
 
 // Error implements error.
 func (e *FetchError) Error() string {
-	msg := e.Err.Error()
-	// Defence in depth: no wrapped error is known to echo the URL's
-	// userinfo, but a custom transport or redirect policy could.
-	for _, s := range e.secrets {
-		msg = strings.ReplaceAll(msg, s, "[redacted]")
-	}
-	return "scrape " + e.URL + ": " + msg
+	return "scrape " + e.URL + ": " + e.scrub.Text(e.Err.Error())
 }
 
 // Unwrap returns the underlying error.
@@ -142,7 +143,8 @@ func Fetch(ctx context.Context, client *http.Client, rawURL string, opts ScrapeO
 		}
 		return nil, &FetchError{URL: "<invalid URL>", Err: fmt.Errorf("invalid URL: %w", err)}
 	}
-	fe := &FetchError{URL: redactURL(u), secrets: secretsOf(u)}
+	scrub := opts.Scrub.WithURL(rawURL) // an unsaved URL (the config editor's test) has secrets of its own
+	fe := &FetchError{URL: redact.URL(rawURL), scrub: scrub}
 	fail := func(err error) (*Result, error) {
 		fe.Err = err
 		return nil, fe
@@ -212,8 +214,9 @@ func Fetch(ctx context.Context, client *http.Client, rawURL string, opts ScrapeO
 	}
 
 	if fe.StatusCode != 0 {
-		excerpt, _ := io.ReadAll(io.LimitReader(body, 512))
-		return fail(statusError(resp, excerpt))
+		// Scrub before cutting: a cut through a secret would leave a part that no longer matches it.
+		excerpt, _ := io.ReadAll(io.LimitReader(body, 4096))
+		return fail(statusError(resp, []byte(scrub.Text(string(excerpt)))))
 	}
 
 	buf := bufPool.Get().(*bytes.Buffer)
@@ -290,7 +293,11 @@ func statusError(resp *http.Response, excerpt []byte) error {
 	msg := "server returned HTTP status " + resp.Status
 	if s := strings.TrimSpace(string(excerpt)); s != "" {
 		if len(s) > 200 {
-			s = s[:200] + "..."
+			cut := 200
+			for cut > 0 && !utf8.RuneStart(s[cut]) {
+				cut--
+			}
+			s = s[:cut] + "..."
 		}
 		msg += ": " + strconv.Quote(s)
 	}
@@ -318,31 +325,6 @@ func unwrapURLError(err error) error {
 		return uerr.Err
 	}
 	return err
-}
-
-// redactURL returns u without userinfo, query and fragment for messages.
-func redactURL(u *url.URL) string {
-	r := url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path, RawPath: u.RawPath}
-	s := r.String()
-	if u.RawQuery != "" {
-		s += "?[query redacted]"
-	}
-	return s
-}
-
-// secretsOf lists the URL parts that must never appear in messages.
-func secretsOf(u *url.URL) []string {
-	var s []string
-	if u.User != nil {
-		s = append(s, u.User.String())
-		if p, ok := u.User.Password(); ok && len(p) >= 4 {
-			s = append(s, p)
-		}
-	}
-	if u.RawQuery != "" {
-		s = append(s, u.RawQuery)
-	}
-	return s
 }
 
 func getGzipReader(r io.Reader) (*gzip.Reader, error) {

@@ -164,6 +164,8 @@ type DataSource struct {
 	JSONData any               // marshalled to the instance's jsonData
 	Secure   map[string]string // decrypted secureJsonData
 	Updated  time.Time         // a new value makes the SDK build a fresh instance
+	// BasicAuthUser turns on basic auth with Secure["basicAuthPassword"], as the HTTP settings editor does.
+	BasicAuthUser string
 }
 
 // DataSourceContext builds the PluginContext Grafana sends with a data source request.
@@ -187,6 +189,8 @@ func DataSourceContext(t testing.TB, ds DataSource, user *pluginv2.User) *plugin
 			JsonData:                mustJSON(t, ds.JSONData),
 			DecryptedSecureJsonData: ds.Secure,
 			LastUpdatedMS:           ds.Updated.UnixMilli(),
+			BasicAuthEnabled:        ds.BasicAuthUser != "",
+			BasicAuthUser:           ds.BasicAuthUser,
 		},
 	}
 }

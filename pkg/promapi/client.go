@@ -16,6 +16,9 @@ import (
 	"time"
 
 	"github.com/prometheus/common/model"
+
+	"github.com/inferscope/inferscope-vllm/pkg/query"
+	"github.com/inferscope/inferscope-vllm/pkg/redact"
 )
 
 // Client calls one Prometheus-compatible server's HTTP API.
@@ -26,6 +29,20 @@ type Client struct {
 	HTTP *http.Client
 	// Method is GET or POST for query endpoints; POST (the default) carries long expressions.
 	Method string
+	// Scrub removes the data source's secrets from server text (errors, warnings) before anyone sees it: a proxy
+	// may echo the request's Authorization or tenant header.
+	Scrub *redact.Scrubber
+}
+
+// MaxServerText bounds each piece of server text (an error, a warning) the plugin passes on.
+const MaxServerText = 512
+
+// serverText is how server text is passed on: secrets scrubbed first, then cut to MaxServerText.
+func (c *Client) serverText(s string) string {
+	if len(s) > 16*MaxServerText {
+		s = s[:16*MaxServerText] // scrubbing a multi-megabyte error costs more than it is worth to show
+	}
+	return query.Truncate(strings.TrimSpace(c.Scrub.Text(s)), MaxServerText)
 }
 
 // Error is a failed API call: the server's own errorType and message when it sent Prometheus's JSON error body.
@@ -77,34 +94,37 @@ func (c *Client) call(ctx context.Context, path string, params url.Values, metho
 		req, err = http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	}
 	if err != nil {
-		return nil, nil, &Error{Message: "bad Prometheus URL: " + redact(err.Error())}
+		return nil, nil, &Error{Message: "bad Prometheus URL: " + c.serverText(err.Error())}
 	}
 	req.Header.Set("Accept", "application/json")
 	resp, err := c.HTTP.Do(req)
 	if err != nil {
-		return nil, nil, &Error{Message: transportMessage(ctx, err)}
+		return nil, nil, &Error{Message: c.transportMessage(ctx, err)}
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 256<<20))
 	if err != nil {
-		return nil, nil, &Error{Status: resp.StatusCode, Message: "reading the answer: " + transportMessage(ctx, err)}
+		return nil, nil, &Error{Status: resp.StatusCode, Message: "reading the answer: " + c.transportMessage(ctx, err)}
 	}
 	var env envelope
 	jsonErr := json.Unmarshal(body, &env)
+	for i, w := range env.Warnings {
+		env.Warnings[i] = c.serverText(w)
+	}
 	if jsonErr == nil && env.Status == "success" && resp.StatusCode/100 == 2 {
 		return env.Data, env.Warnings, nil
 	}
-	e := &Error{Status: resp.StatusCode, ErrorType: env.ErrorType, Message: env.Error}
+	e := &Error{Status: resp.StatusCode, ErrorType: c.serverText(env.ErrorType), Message: c.serverText(env.Error)}
 	if jsonErr != nil || env.Error == "" {
-		e.Message = snippet(body)
+		e.Message = c.serverText(string(body))
 		switch resp.StatusCode {
 		case http.StatusUnauthorized, http.StatusForbidden:
 			e.Message = "the server refused the credentials (" + http.StatusText(resp.StatusCode) + "): check basic auth, the bearer token or OAuth forwarding"
-			if s := snippet(body); s != "" {
+			if s := c.serverText(string(body)); s != "" {
 				e.Message += ": " + s
 			}
 		case http.StatusNotFound:
-			e.Message = "no Prometheus HTTP API at " + redactURL(c.BaseURL) + path + " (check the server URL)"
+			e.Message = "no Prometheus HTTP API at " + redact.URL(c.BaseURL) + path + " (check the server URL)"
 		}
 		if e.Message == "" {
 			e.Message = http.StatusText(resp.StatusCode)
@@ -114,45 +134,18 @@ func (c *Client) call(ctx context.Context, path string, params url.Values, metho
 }
 
 // transportMessage says why a request got no answer, without the URL's credentials.
-func transportMessage(ctx context.Context, err error) string {
+func (c *Client) transportMessage(ctx context.Context, err error) string {
 	switch {
 	case errors.Is(ctx.Err(), context.DeadlineExceeded), errors.Is(err, context.DeadlineExceeded):
-		return "Prometheus did not answer in time (timeout): " + redact(err.Error())
+		return "Prometheus did not answer in time (timeout): " + c.serverText(err.Error())
 	case errors.Is(ctx.Err(), context.Canceled):
 		return "query cancelled"
 	}
 	var ue *url.Error
 	if errors.As(err, &ue) && ue.Timeout() {
-		return "Prometheus did not answer in time (timeout): " + redact(ue.Err.Error())
+		return "Prometheus did not answer in time (timeout): " + c.serverText(ue.Err.Error())
 	}
-	return "Prometheus is unreachable: " + redact(err.Error())
-}
-
-// redact removes user:password@ from any URL inside a message.
-func redact(s string) string {
-	for _, f := range strings.Fields(s) {
-		f = strings.Trim(f, `"':,`)
-		if strings.Contains(f, "://") && strings.Contains(f, "@") {
-			s = strings.ReplaceAll(s, f, redactURL(f))
-		}
-	}
-	return s
-}
-
-func redactURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil || u.User == nil {
-		return raw
-	}
-	return u.Redacted()
-}
-
-func snippet(body []byte) string {
-	s := strings.TrimSpace(string(body))
-	if len(s) > 300 {
-		s = s[:300] + "…"
-	}
-	return s
+	return "Prometheus is unreachable: " + c.serverText(err.Error())
 }
 
 func (c *Client) method() string {

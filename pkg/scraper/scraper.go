@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/inferscope/inferscope-vllm/pkg/exposition"
+	"github.com/inferscope/inferscope-vllm/pkg/redact"
 	"github.com/inferscope/inferscope-vllm/pkg/vllm"
 )
 
@@ -35,6 +36,8 @@ type Options struct {
 	// Concurrency bounds simultaneous scrapes, so a large fleet does not open hundreds of connections at once.
 	Concurrency int
 	Client      *http.Client
+	// Scrub removes the data source's secrets from scrape errors, which quote the server's answer.
+	Scrub *redact.Scrubber
 }
 
 // Defaults for the limits, sized from real vLLM payloads (an 8-engine server with every option is ~500 KB).
@@ -92,7 +95,7 @@ func New(targets []Target, rec Recorder, opts Options) *Scraper {
 	s := &Scraper{targets: targets, opts: opts, rec: rec, status: map[string]Status{}, subs: map[chan int64]struct{}{},
 		tried: map[string]chan struct{}{}, stop: make(chan struct{}), done: make(chan struct{})}
 	for _, t := range targets {
-		s.status[t.Name] = Status{Name: t.Name, URL: redact(t.URL), Error: "not scraped yet"}
+		s.status[t.Name] = Status{Name: t.Name, URL: redact.URL(t.URL), Error: "not scraped yet"}
 		s.tried[t.Name] = make(chan struct{})
 	}
 	return s
@@ -160,8 +163,9 @@ func (s *Scraper) scrapeOne(ctx context.Context, t Target) {
 		MaxBodyBytes: s.opts.MaxBodyBytes,
 		Timeout:      s.opts.Timeout,
 		Parse:        exposition.ParseOptions{Keep: KeepFamily, MaxSamples: s.opts.MaxSamples},
+		Scrub:        s.opts.Scrub,
 	})
-	st := Status{Name: t.Name, URL: redact(t.URL), LastTry: start}
+	st := Status{Name: t.Name, URL: redact.URL(t.URL), LastTry: start}
 	if err != nil {
 		if errors.Is(ctx.Err(), context.Canceled) {
 			return // shutting down: not the endpoint's fault
@@ -250,23 +254,4 @@ func (s *Scraper) notify(t int64) {
 		default:
 		}
 	}
-}
-
-// redact removes credentials from a URL for display. Only the authority (between "://" and the first "/", "?"
-// or "#") can hold userinfo, so an "@" in the path or query is left alone.
-func redact(raw string) string {
-	i := strings.Index(raw, "://")
-	if i < 0 {
-		return raw
-	}
-	rest := raw[i+3:]
-	end := strings.IndexAny(rest, "/?#")
-	if end < 0 {
-		end = len(rest)
-	}
-	at := strings.LastIndex(rest[:end], "@")
-	if at < 0 {
-		return raw
-	}
-	return raw[:i+3] + "[redacted]@" + rest[at+1:]
 }

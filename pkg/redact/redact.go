@@ -1,0 +1,183 @@
+// Package redact is the plugin's one rule for showing a URL or upstream text: userinfo and query values of URLs
+// are masked, and every configured secret (tokens, passwords, header values and their encoded forms) is removed
+// from text that came from a server, before it reaches a response, frame, notice, log line or error.
+package redact
+
+import (
+	"encoding/base64"
+	"net/url"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// Mask replaces what is hidden.
+const Mask = "xxxxx"
+
+// MinSecretLen is the shortest value treated as a secret: masking "a" or "12" everywhere would garble messages
+// without hiding anything a guess could not find.
+const MinSecretLen = 4
+
+// URL shows raw without secrets: userinfo becomes Mask, every query value becomes Mask (names stay, they help),
+// and the fragment is dropped. Text that does not parse as a URL is cut before its query and its userinfo.
+func URL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return redactUnparsed(raw)
+	}
+	u.Fragment, u.RawFragment = "", ""
+	if u.User != nil {
+		u.User = url.User(Mask)
+	}
+	if u.RawQuery != "" {
+		u.RawQuery = maskQuery(u.RawQuery)
+	}
+	return u.String()
+}
+
+// maskQuery keeps each parameter's name and masks its value; the order is kept, and names are not decoded so
+// that what is shown is what was configured.
+func maskQuery(q string) string {
+	parts := strings.Split(q, "&")
+	for i, p := range parts {
+		name, _, hasValue := strings.Cut(p, "=")
+		if hasValue {
+			parts[i] = name + "=" + Mask
+		} else if p != "" {
+			parts[i] = Mask // a bare token such as ?abcdef
+		}
+	}
+	return strings.Join(parts, "&")
+}
+
+func redactUnparsed(raw string) string {
+	if i := strings.IndexAny(raw, "?#"); i >= 0 {
+		raw = raw[:i] + "?" + Mask
+	}
+	if i := strings.Index(raw, "://"); i >= 0 {
+		rest := raw[i+3:]
+		end := strings.IndexAny(rest, "/?")
+		if end < 0 {
+			end = len(rest)
+		}
+		if at := strings.LastIndex(rest[:end], "@"); at >= 0 {
+			raw = raw[:i+3] + Mask + "@" + rest[at+1:]
+		}
+	}
+	return raw
+}
+
+// urlInText finds URLs inside free text (error messages quote them).
+var urlInText = regexp.MustCompile(`[a-zA-Z][a-zA-Z0-9+.-]*://[^\s"'<>]+`)
+
+// Scrubber removes a data source's or app's configured secrets from text. The zero value and nil scrub URLs only.
+type Scrubber struct {
+	mu      sync.RWMutex
+	secrets []string // longest first, so a secret containing another is replaced whole
+}
+
+// NewScrubber returns a Scrubber for the given secret values (see Add).
+func NewScrubber(values ...string) *Scrubber {
+	s := &Scrubber{}
+	s.Add(values...)
+	return s
+}
+
+// Add registers secret values, each with the encodings it may appear in upstream text: as is, base64 (standard
+// and URL alphabets, padded or not: HTTP basic auth and JWT-style echoes) and URL-escaped (query strings).
+// Values shorter than MinSecretLen are ignored.
+func (s *Scrubber) Add(values ...string) {
+	if s == nil {
+		return
+	}
+	var forms []string
+	for _, v := range values {
+		if len(v) < MinSecretLen {
+			continue
+		}
+		forms = append(forms, v, url.QueryEscape(v), url.PathEscape(v))
+		for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding, base64.RawStdEncoding, base64.RawURLEncoding} {
+			forms = append(forms, enc.EncodeToString([]byte(v)))
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	seen := map[string]bool{}
+	for _, f := range s.secrets {
+		seen[f] = true
+	}
+	for _, f := range forms {
+		if !seen[f] && len(f) >= MinSecretLen {
+			seen[f] = true
+			s.secrets = append(s.secrets, f)
+		}
+	}
+	sort.Slice(s.secrets, func(i, j int) bool { return len(s.secrets[i]) > len(s.secrets[j]) })
+}
+
+// AddBasicAuth registers a basic-auth password and the Authorization header value made from user and password.
+func (s *Scrubber) AddBasicAuth(user, password string) {
+	if password == "" {
+		return
+	}
+	s.Add(password, user+":"+password)
+}
+
+// AddURL registers the secrets a configured URL carries: its userinfo (user and password) and its query values.
+func (s *Scrubber) AddURL(raw string) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return
+	}
+	if u.User != nil {
+		p, _ := u.User.Password()
+		s.Add(u.User.Username(), p, u.User.String())
+	}
+	for _, vs := range u.Query() {
+		s.Add(vs...)
+	}
+	if u.RawQuery != "" {
+		s.Add(u.RawQuery)
+	}
+}
+
+// WithURL returns a new Scrubber holding s's secrets and those of raw (see AddURL), for one request to a URL that
+// is not part of the configuration s was built from.
+func (s *Scrubber) WithURL(raw string) *Scrubber {
+	out := &Scrubber{}
+	if s != nil {
+		s.mu.RLock()
+		out.secrets = append([]string(nil), s.secrets...)
+		s.mu.RUnlock()
+	}
+	out.AddURL(raw)
+	return out
+}
+
+// Text returns text with every registered secret replaced by Mask and every URL in it shown as URL shows it.
+func (s *Scrubber) Text(text string) string {
+	text = urlInText.ReplaceAllStringFunc(text, func(u string) string {
+		trail := strings.TrimRight(u, ".,;:)]}")
+		return URL(trail) + u[len(trail):]
+	})
+	if s == nil {
+		return text
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	for _, secret := range s.secrets {
+		if strings.Contains(text, secret) {
+			text = strings.ReplaceAll(text, secret, Mask)
+		}
+	}
+	return text
+}
+
+// Error is Text of err's message, or "" for nil.
+func (s *Scrubber) Error(err error) string {
+	if err == nil {
+		return ""
+	}
+	return s.Text(err.Error())
+}
