@@ -26,6 +26,8 @@ type ProfilerConfig struct {
 	Path string `json:"path"`
 	// MetricsURL optionally is the deployment's /metrics URL, to show whether vllm_profiling_* is exposed.
 	MetricsURL string `json:"metricsUrl,omitempty"`
+	// OverwriteReadOnly lets the switch replace the file when it has no write permission bit.
+	OverwriteReadOnly bool `json:"overwriteReadOnly,omitempty"`
 }
 
 // namePattern keeps names usable as one URL path segment without escaping.
@@ -41,7 +43,7 @@ func parseSettings(raw []byte) (Settings, *profilerconfig.AllowList, error) {
 	}
 	var errs []error
 	seen := map[string]bool{}
-	var paths []string
+	var entries []profilerconfig.Entry
 	for i, c := range s.ProfilerConfigs {
 		where := fmt.Sprintf("profilerConfigs[%d] (%q)", i, c.Name)
 		switch {
@@ -51,10 +53,11 @@ func parseSettings(raw []byte) (Settings, *profilerconfig.AllowList, error) {
 			errs = append(errs, fmt.Errorf("%s: name is used twice", where))
 		}
 		seen[c.Name] = true
-		if _, err := profilerconfig.NewAllowList(c.Path); err != nil {
+		entry := profilerconfig.Entry{Path: c.Path, OverwriteReadOnly: c.OverwriteReadOnly}
+		if _, err := profilerconfig.NewAllowListOf(entry); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", where, err))
 		}
-		paths = append(paths, c.Path)
+		entries = append(entries, entry)
 		if c.MetricsURL != "" {
 			if u, err := url.Parse(c.MetricsURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 				errs = append(errs, fmt.Errorf("%s: metricsUrl must be an http(s) URL", where))
@@ -64,7 +67,7 @@ func parseSettings(raw []byte) (Settings, *profilerconfig.AllowList, error) {
 	if err := errors.Join(errs...); err != nil {
 		return Settings{}, nil, fmt.Errorf("app settings are not valid: %w", err)
 	}
-	l, err := profilerconfig.NewAllowList(paths...)
+	l, err := profilerconfig.NewAllowListOf(entries...)
 	if err != nil {
 		return Settings{}, nil, err
 	}

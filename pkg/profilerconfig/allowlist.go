@@ -5,25 +5,56 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"sync"
 )
 
-// ErrNotAllowed is returned for a path that is not on the allow-list once `..` and symlinks are resolved.
+// ErrNotAllowed is returned for a path that is not on the allow-list once `..` and symlinks are resolved, or whose
+// directory no longer is the one pinned when the allow-list was made.
 var ErrNotAllowed = errors.New("path is not on the allow-list")
 
-// AllowList is the set of profiler config files the app may read and write.
-type AllowList struct {
-	paths []string
+// Entry is one allow-listed file.
+type Entry struct {
+	Path string
+	// OverwriteReadOnly lets writes replace a file that has no write permission bit; without it such a file is
+	// refused, since its owner made it read-only on purpose.
+	OverwriteReadOnly bool
 }
 
-// NewAllowList checks that every path is an absolute file path and keeps them cleaned.
+// AllowList is the set of profiler config files the app may read and write. Each entry's directory is resolved
+// and pinned (real path and identity) when the list is made, that is when an Admin saves the settings, or on first
+// use if it does not exist yet; a directory that later resolves elsewhere, or was replaced, is refused.
+type AllowList struct {
+	entries []*entry
+}
+
+type entry struct {
+	Entry
+	mu  sync.Mutex
+	pin *dirPin // nil until the directory could be resolved
+}
+
+// NewAllowList is NewAllowListOf for plain paths.
 func NewAllowList(paths ...string) (*AllowList, error) {
+	entries := make([]Entry, len(paths))
+	for i, p := range paths {
+		entries[i] = Entry{Path: p}
+	}
+	return NewAllowListOf(entries...)
+}
+
+// NewAllowListOf checks that every path is an absolute file path, keeps them cleaned and pins the directories
+// that exist.
+func NewAllowListOf(entries ...Entry) (*AllowList, error) {
 	l := &AllowList{}
-	for _, p := range paths {
-		c, err := cleanPath(p)
+	for _, e := range entries {
+		c, err := cleanPath(e.Path)
 		if err != nil {
 			return nil, err
 		}
-		l.paths = append(l.paths, c)
+		e.Path = c
+		en := &entry{Entry: e}
+		_, _ = en.pinned() // a directory missing now is pinned on first use
+		l.entries = append(l.entries, en)
 	}
 	return l, nil
 }
@@ -42,35 +73,85 @@ func cleanPath(p string) (string, error) {
 	return c, nil
 }
 
-// resolve cleans p and resolves symlinks in its directory (not in the file name: a symlinked file is refused
-// later, and rename would replace the link rather than its target).
-func resolve(p string) (string, error) {
+// resolveDir cleans p and resolves symlinks in its directory (not in the file name: a symlinked file is refused
+// when opened, and rename would replace the link rather than its target).
+func resolveDir(p string) (dir, base string, err error) {
 	c, err := cleanPath(p)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
-	dir, err := filepath.EvalSymlinks(filepath.Dir(c))
+	dir, err = filepath.EvalSymlinks(filepath.Dir(c))
 	if errors.Is(err, fs.ErrNotExist) {
-		return "", fmt.Errorf("directory %s does not exist (is the shared volume mounted?)", filepath.Dir(c))
+		return "", "", fmt.Errorf("directory %s does not exist (is the shared volume mounted?)", filepath.Dir(c))
 	}
 	if err != nil {
-		return "", fmt.Errorf("resolve directory of %s: %w", c, err)
+		return "", "", fmt.Errorf("resolve directory of %s: %w", c, err)
 	}
-	return filepath.Join(dir, filepath.Base(c)), nil
+	return dir, filepath.Base(c), nil
 }
 
-// Check resolves p and returns the resolved path if it is one of the allow-listed files resolved the same way.
-// Both sides are resolved on every call, so a symlink changed after the settings were saved cannot be used to
-// escape.
+// pinned returns the entry's pinned directory, pinning it now if it was missing when the list was made.
+func (e *entry) pinned() (*dirPin, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.pin != nil {
+		return e.pin, nil
+	}
+	dir, _, err := resolveDir(e.Path)
+	if err != nil {
+		return nil, err
+	}
+	pin, err := pinDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	e.pin = pin
+	return pin, nil
+}
+
+// base is the entry's file name inside its directory.
+func (e *entry) base() string { return filepath.Base(e.Path) }
+
+// Check returns the real path of p if p is an allow-listed file inside that entry's pinned directory.
 func (l *AllowList) Check(p string) (string, error) {
-	want, err := resolve(p)
+	e, err := l.find(p)
 	if err != nil {
 		return "", err
 	}
-	for _, a := range l.paths {
-		if got, err := resolve(a); err == nil && got == want {
-			return want, nil
-		}
+	return filepath.Join(e.pin.dir, e.base()), nil
+}
+
+// find returns the entry of p: p must resolve to an allow-listed file inside that entry's pinned directory.
+func (l *AllowList) find(p string) (*entry, error) {
+	dir, base, err := resolveDir(p)
+	if err != nil {
+		return nil, err
 	}
-	return "", fmt.Errorf("%w: %s", ErrNotAllowed, p)
+	var moved *entry
+	for _, e := range l.entries {
+		if e.base() != base {
+			continue
+		}
+		if e.Path != filepath.Clean(p) {
+			// Another spelling of an entry (through another symlink, or with ..) counts only where it resolves to
+			// the entry's pinned directory.
+			if pin, err := e.pinned(); err != nil || pin.dir != dir {
+				continue
+			}
+			return e, nil
+		}
+		pin, err := e.pinned()
+		if err != nil {
+			return nil, err
+		}
+		if pin.dir == dir {
+			return e, nil
+		}
+		moved = e
+	}
+	if moved != nil {
+		return nil, fmt.Errorf("%w: %s now resolves to %s, not %s as when the settings were saved; if that move is intended, save the app settings again",
+			ErrNotAllowed, moved.Path, filepath.Join(dir, base), filepath.Join(moved.pin.dir, base))
+	}
+	return nil, fmt.Errorf("%w: %s", ErrNotAllowed, p)
 }

@@ -1,12 +1,13 @@
 package profilerconfig
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"sync"
 	"syscall"
 	"time"
@@ -17,6 +18,10 @@ const MaxFileBytes = 1 << 20
 
 // ErrNotRegular is returned when the allow-listed name is a symlink, directory or device rather than a file.
 var ErrNotRegular = errors.New("not a regular file")
+
+// ErrChanged is returned when the file was replaced between reading it and writing its successor; nothing was
+// written, and trying again reads the new file.
+var ErrChanged = errors.New("the file changed during the write")
 
 // defaultDoc is written when the file is missing: the profiler's own default (enable 0) plus the switch.
 const defaultDoc = "{\n    \"enable\": 0,\n    \"metric_enable\": %d\n}\n"
@@ -37,45 +42,60 @@ type Change struct {
 
 // Read returns the state of an allow-listed file.
 func (l *AllowList) Read(p string) (State, error) {
-	rp, err := l.Check(p)
+	e, err := l.find(p)
 	if err != nil {
 		return State{}, err
 	}
-	doc, fi, err := readFile(rp)
+	d, err := e.open()
+	if err != nil {
+		return State{}, err
+	}
+	defer d.close()
+	doc, fi, err := readFile(d, e.base())
 	if err != nil || fi == nil {
 		return State{}, err
 	}
 	s, err := parseState(doc)
 	if err != nil {
-		return State{}, fmt.Errorf("%s: %w", rp, err)
+		return State{}, fmt.Errorf("%s: %w", d.path(e.base()), err)
 	}
 	s.ModTime = fi.ModTime()
 	return s, nil
 }
 
-// readFile returns the file's bytes and info, or nil info without error when it does not exist.
-func readFile(p string) ([]byte, fs.FileInfo, error) {
-	fi, err := os.Lstat(p)
+// open opens the entry's pinned directory.
+func (e *entry) open() (*dirHandle, error) {
+	pin, err := e.pinned()
+	if err != nil {
+		return nil, err
+	}
+	return openDir(pin)
+}
+
+// readFile returns the file's bytes and info, or nil info without error when it does not exist. The file is
+// opened without following a symlink and checked to be a regular file on the open handle itself.
+func readFile(d *dirHandle, name string) ([]byte, fs.FileInfo, error) {
+	f, err := d.open(name, openRead, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, nil
 	}
 	if err != nil {
-		return nil, nil, ioError("inspect", p, err)
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, nil, fmt.Errorf("%s: %w (%s); allow-list the file itself", p, ErrNotRegular, fi.Mode().Type())
-	}
-	f, err := os.Open(p)
-	if err != nil {
-		return nil, nil, ioError("open", p, err)
+		return nil, nil, err
 	}
 	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, nil, ioError("inspect", d.path(name), err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, nil, fmt.Errorf("%s: %w (%s); allow-list the file itself", d.path(name), ErrNotRegular, fi.Mode().Type())
+	}
 	doc, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
 	if err != nil {
-		return nil, nil, ioError("read", p, err)
+		return nil, nil, ioError("read", d.path(name), err)
 	}
 	if len(doc) > MaxFileBytes {
-		return nil, nil, fmt.Errorf("%s: %w: larger than %d bytes", p, ErrMalformed, MaxFileBytes)
+		return nil, nil, fmt.Errorf("%s: %w: larger than %d bytes", d.path(name), ErrMalformed, MaxFileBytes)
 	}
 	return doc, fi, nil
 }
@@ -84,22 +104,29 @@ func readFile(p string) ([]byte, fs.FileInfo, error) {
 var pathLocks sync.Map // resolved path → *sync.Mutex
 
 // SetMetricEnable sets metric_enable in an allow-listed file, keeping every other byte of it, and creates the
-// file with defaults when it is missing. A malformed file is refused and left untouched.
+// file with defaults when it is missing. A malformed, symlinked or read-only file is refused and left untouched.
 func (l *AllowList) SetMetricEnable(p string, on bool) (Change, error) {
-	rp, err := l.Check(p)
+	e, err := l.find(p)
 	if err != nil {
 		return Change{}, err
 	}
+	d, err := e.open()
+	if err != nil {
+		return Change{}, err
+	}
+	defer d.close()
+	name := e.base()
+	rp := d.path(name)
 	mu, _ := pathLocks.LoadOrStore(rp, &sync.Mutex{})
 	mu.(*sync.Mutex).Lock()
 	defer mu.(*sync.Mutex).Unlock()
-	unlock, err := lockFile(rp + ".lock")
+	unlock, err := lock(d, name+".lock")
 	if err != nil {
 		return Change{}, err
 	}
 	defer unlock()
 
-	doc, fi, err := readFile(rp)
+	doc, fi, err := readFile(d, name)
 	if err != nil {
 		return Change{}, err
 	}
@@ -113,6 +140,10 @@ func (l *AllowList) SetMetricEnable(p string, on bool) (Change, error) {
 		}
 		next = fmt.Appendf(nil, defaultDoc, v)
 	} else {
+		mode = fi.Mode().Perm()
+		if mode&0o222 == 0 && !e.OverwriteReadOnly {
+			return Change{}, fmt.Errorf("%s is read-only (mode %04o): make it writable, or allow overwriting read-only files for this entry in the app settings", rp, mode)
+		}
 		old, err := parseState(doc)
 		if err != nil {
 			return Change{}, fmt.Errorf("%s: %w; fix or remove the file by hand, it was not changed", rp, err)
@@ -122,22 +153,34 @@ func (l *AllowList) SetMetricEnable(p string, on bool) (Change, error) {
 		if err != nil {
 			return Change{}, fmt.Errorf("%s: %w", rp, err)
 		}
-		mode = fi.Mode().Perm()
 	}
 	if fi != nil && string(next) == string(doc) {
 		c.State, err = stateOf(next, fi.ModTime())
 		return c, err
 	}
-	if err := replace(rp, next, mode, fi); err != nil {
+	if err := replace(d, name, next, mode, fi); err != nil {
 		return Change{}, err
 	}
 	c.Written = true
-	now, err := os.Stat(rp)
-	if err != nil {
-		return Change{}, ioError("inspect", rp, err)
+	_, now, err := readFile(d, name)
+	if err != nil || now == nil {
+		return Change{}, fmt.Errorf("%s: %w", rp, errors.Join(err, ErrChanged))
 	}
 	c.State, err = stateOf(next, now.ModTime())
 	return c, err
+}
+
+// lock opens the lock file inside the directory, never through a symlink, and takes it.
+func lock(d *dirHandle, name string) (func(), error) {
+	f, err := d.open(name, openLock, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("lock file: %w", err)
+	}
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("lock file %s: %w", d.path(name), ErrNotRegular)
+	}
+	return lockFile(f)
 }
 
 func stateOf(doc []byte, mod time.Time) (State, error) {
@@ -146,18 +189,22 @@ func stateOf(doc []byte, mod time.Time) (State, error) {
 	return s, err
 }
 
-// replace writes doc to a temp file beside p, syncs it, renames it over p and syncs the directory, so readers
-// see either the old or the new file and a crash keeps one of them.
-func replace(p string, doc []byte, mode fs.FileMode, old fs.FileInfo) (err error) {
-	dir := filepath.Dir(p)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(p)+".tmp-*")
+// replace writes doc to a new temp file in the directory, syncs it, checks that name is still the file that was
+// read (old, or still missing), renames the temp file over it and syncs the directory: readers see either the
+// old or the new file, a crash keeps one of them, and a file swapped in meanwhile (a symlink, another file) is
+// neither followed nor overwritten.
+func replace(d *dirHandle, name string, doc []byte, mode fs.FileMode, old fs.FileInfo) (err error) {
+	var suffix [8]byte
+	_, _ = rand.Read(suffix[:])
+	tmpName := "." + name + ".tmp-" + hex.EncodeToString(suffix[:])
+	tmp, err := d.open(tmpName, openCreate, 0o600)
 	if err != nil {
-		return ioError("create a temp file in", dir, err)
+		return fmt.Errorf("create a temp file: %w", err)
 	}
 	defer func() {
 		if err != nil {
 			tmp.Close()
-			os.Remove(tmp.Name())
+			d.remove(tmpName)
 		}
 	}()
 	if _, err = tmp.Write(doc); err != nil {
@@ -177,10 +224,17 @@ func replace(p string, doc []byte, mode fs.FileMode, old fs.FileInfo) (err error
 	if err = tmp.Close(); err != nil {
 		return ioError("close", tmp.Name(), err)
 	}
-	if err = os.Rename(tmp.Name(), p); err != nil {
-		return ioError("rename onto", p, err)
+	id, exists, err := d.current(name)
+	if err != nil {
+		return err
 	}
-	return syncDir(dir)
+	if (old == nil) == exists || (old != nil && id != identityOf(old)) {
+		return fmt.Errorf("%s: %w (replaced, removed or swapped for a link); nothing was written, try again", d.path(name), ErrChanged)
+	}
+	if err = d.rename(tmpName, name); err != nil {
+		return err
+	}
+	return d.sync()
 }
 
 // ioError names the operation and path, and for a permission problem says which user this process runs as,

@@ -9,10 +9,9 @@ import (
 )
 
 // lockFile refuses: without an advisory lock, writes from two processes could interleave.
-func lockFile(string) (func(), error) {
+func lockFile(f *os.File) (func(), error) {
+	f.Close()
 	return nil, errors.New("writing profiler config files is not supported on this platform (no advisory file lock)")
 }
-
-func syncDir(string) error { return nil }
 
 func keepOwner(*os.File, fs.FileInfo) bool { return true }

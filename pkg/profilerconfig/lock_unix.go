@@ -14,13 +14,9 @@ import (
 // lockTimeout bounds the wait for another Grafana process's write; a real write takes milliseconds.
 const lockTimeout = 10 * time.Second
 
-// lockFile takes an exclusive advisory flock on p (created if needed, never removed: removing a lock file
-// lets two processes lock two different inodes) and returns its release.
-func lockFile(p string) (func(), error) {
-	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
-		return nil, ioError("open lock file", p, err)
-	}
+// lockFile takes an exclusive advisory flock on the open lock file f (created if needed, never removed: removing
+// a lock file lets two processes lock two different inodes) and returns its release, which also closes f.
+func lockFile(f *os.File) (func(), error) {
 	deadline := time.Now().Add(lockTimeout)
 	for {
 		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
@@ -29,11 +25,11 @@ func lockFile(p string) (func(), error) {
 		}
 		if !errors.Is(err, syscall.EWOULDBLOCK) && !errors.Is(err, syscall.EINTR) {
 			f.Close()
-			return nil, ioError("lock", p, err)
+			return nil, ioError("lock", f.Name(), err)
 		}
 		if time.Now().After(deadline) {
 			f.Close()
-			return nil, fmt.Errorf("timed out after %s waiting for the lock on %s held by another process", lockTimeout, p)
+			return nil, fmt.Errorf("timed out after %s waiting for the lock on %s held by another process", lockTimeout, f.Name())
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
@@ -41,19 +37,6 @@ func lockFile(p string) (func(), error) {
 		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 		f.Close()
 	}, nil
-}
-
-// syncDir makes the rename durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return ioError("open directory", dir, err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) {
-		return ioError("sync directory", dir, err)
-	}
-	return nil
 }
 
 // keepOwner gives the new file the old file's owner, and reports whether it has it: always when this process

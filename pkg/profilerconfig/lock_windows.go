@@ -14,12 +14,8 @@ import (
 // lockTimeout bounds the wait for another Grafana process's write; a real write takes milliseconds.
 const lockTimeout = 10 * time.Second
 
-// lockFile takes an exclusive LockFileEx lock on p (created if needed, never removed) and returns its release.
-func lockFile(p string) (func(), error) {
-	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
-		return nil, ioError("open lock file", p, err)
-	}
+// lockFile takes an exclusive LockFileEx lock on the open lock file f and returns its release, which also closes f.
+func lockFile(f *os.File) (func(), error) {
 	h := windows.Handle(f.Fd())
 	ol := new(windows.Overlapped)
 	deadline := time.Now().Add(lockTimeout)
@@ -30,7 +26,7 @@ func lockFile(p string) (func(), error) {
 		}
 		if time.Now().After(deadline) {
 			f.Close()
-			return nil, fmt.Errorf("timed out after %s waiting for the lock on %s: %v", lockTimeout, p, err)
+			return nil, fmt.Errorf("timed out after %s waiting for the lock on %s: %v", lockTimeout, f.Name(), err)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
@@ -39,9 +35,6 @@ func lockFile(p string) (func(), error) {
 		f.Close()
 	}, nil
 }
-
-// syncDir is a no-op: Windows cannot open a directory for syncing, and MoveFileEx is already durable enough.
-func syncDir(string) error { return nil }
 
 // keepOwner is a no-op: ownership follows the directory's ACL on Windows.
 func keepOwner(*os.File, fs.FileInfo) bool { return true }

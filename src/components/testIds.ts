@@ -19,6 +19,7 @@ export const testIds = {
     allowListName: (i: number) => `data-testid inferscope-allow-list-name-${i}`,
     allowListPath: (i: number) => `data-testid inferscope-allow-list-path-${i}`,
     allowListMetricsUrl: (i: number) => `data-testid inferscope-allow-list-metrics-url-${i}`,
+    allowListOverwriteReadOnly: (i: number) => `data-testid inferscope-allow-list-overwrite-read-only-${i}`,
     allowListRemove: (i: number) => `data-testid inferscope-allow-list-remove-${i}`,
     allowListAdd: 'data-testid inferscope-allow-list-add',
     allowEditors: 'data-testid inferscope-allow-editors',

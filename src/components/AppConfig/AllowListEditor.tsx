@@ -34,6 +34,7 @@ export function AllowListEditor({ enabled, pinned, settings, onSaved }: Props) {
         name: r.name.trim(),
         path: r.path.trim(),
         metricsUrl: r.metricsUrl?.trim() || undefined,
+        overwriteReadOnly: r.overwriteReadOnly || undefined,
       })),
       allowEditorsToWrite: allowEditors,
     };
@@ -85,6 +86,17 @@ export function AllowListEditor({ enabled, pinned, settings, onSaved }: Props) {
                 placeholder="http://vllm-ascend:8000/metrics"
                 onChange={(e) => update(i, { metricsUrl: e.currentTarget.value })}
                 data-testid={testIds.appConfig.allowListMetricsUrl(i)}
+              />
+            </Field>
+            <Field
+              label="Overwrite if read-only"
+              description="Replace the file even when it has no write permission"
+            >
+              <Switch
+                id={`inferscope-allow-list-overwrite-read-only-${i}`}
+                value={!!r.overwriteReadOnly}
+                onChange={(e) => update(i, { overwriteReadOnly: e.currentTarget.checked })}
+                data-testid={testIds.appConfig.allowListOverwriteReadOnly(i)}
               />
             </Field>
             <Field label="Remove">

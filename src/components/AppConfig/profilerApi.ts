@@ -7,6 +7,8 @@ export interface ProfilerConfigSetting {
   name: string;
   path: string;
   metricsUrl?: string;
+  /** overwriteReadOnly lets the switch replace the file when it has no write permission bit. */
+  overwriteReadOnly?: boolean;
 }
 
 /** ProfilerConfigState is one file as the backend reads it now (GET profiler-configs). */
