@@ -131,10 +131,10 @@ func (d *direct) health(ctx context.Context) *backend.CheckHealthResult {
 	details, _ := json.Marshal(map[string]any{"endpoints": statuses})
 	msg := fmt.Sprintf("%d of %d endpoint(s) reachable", len(ok), len(statuses))
 	if len(ok) > 0 {
-		msg += ". " + strings.Join(ok, "; ")
+		msg += ". " + healthList(ok)
 	}
 	if len(failed) > 0 {
-		msg += ". Failed: " + strings.Join(failed, "; ")
+		msg += ". Failed: " + healthList(failed)
 		return &backend.CheckHealthResult{Status: backend.HealthStatusError, Message: msg, JSONDetails: details}
 	}
 	return &backend.CheckHealthResult{Status: backend.HealthStatusOk, Message: msg, JSONDetails: details}

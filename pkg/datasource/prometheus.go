@@ -159,7 +159,12 @@ func (p *prometheus) health(ctx context.Context) *backend.CheckHealthResult {
 	}
 	sort.Strings(fl)
 	msg := fmt.Sprintf("%s: %d endpoint(s), %d engine(s) / DP rank(s) seen; flavors %s. %s", server, len(per), engines,
-		strings.Join(fl, ", "), strings.Join(lines, "; "))
+		strings.Join(fl, ", "), healthList(lines))
+	for i, w := range warns {
+		if w == promapi.TruncatedWarning {
+			warns[i] = fmt.Sprintf("counted from the first %d series only", query.MaxSeriesPerQuery)
+		}
+	}
 	if len(warns) > 0 {
 		msg += ". Warnings: " + strings.Join(warns, "; ")
 	}
@@ -213,4 +218,15 @@ func (p *prometheus) metricNames(ctx context.Context) ([]string, error) {
 	set := map[string]bool{}
 	addFamilyNames(set, names)
 	return sortedKeys(set), nil
+}
+
+// maxHealthLines bounds the per-endpoint lines of a health message, which Grafana shows in one banner.
+const maxHealthLines = 20
+
+// healthList joins per-endpoint lines for a health message, naming at most maxHealthLines of them.
+func healthList(lines []string) string {
+	if len(lines) <= maxHealthLines {
+		return strings.Join(lines, "; ")
+	}
+	return strings.Join(lines[:maxHealthLines], "; ") + fmt.Sprintf("; … and %d more", len(lines)-maxHealthLines)
 }

@@ -153,6 +153,30 @@ func (p *Plugin) Stop() error {
 // Exited reports whether the plugin process has ended.
 func (p *Plugin) Exited() bool { return p.client.Exited() }
 
+// PID is the plugin process's id, e.g. to read its memory use from /proc.
+func (p *Plugin) PID() int {
+	if rc := p.client.ReattachConfig(); rc != nil {
+		return rc.Pid
+	}
+	return 0
+}
+
+// RSS is the plugin process's resident memory in bytes (Linux only; 0 elsewhere or once it exited).
+func (p *Plugin) RSS() int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.PID()))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			var kb int64
+			_, _ = fmt.Sscanf(strings.TrimSpace(rest), "%d", &kb)
+			return kb << 10
+		}
+	}
+	return 0
+}
+
 // Logs returns what the plugin wrote to its log so far.
 func (p *Plugin) Logs() string { return p.logs.String() }
 

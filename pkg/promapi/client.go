@@ -4,6 +4,8 @@
 package promapi
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -68,17 +70,36 @@ func (e *Error) BadQuery() bool {
 	return e.Status == http.StatusBadRequest || e.ErrorType == "bad_data"
 }
 
+// maxBody caps what is read of one answer; a larger answer fails with a message saying so.
+const maxBody = 256 << 20
+
+// maxErrorBody caps what is read of a non-2xx answer: only a message is wanted from it.
+const maxErrorBody = 64 << 10
+
+// maxWarnings bounds the warnings and infos kept from one answer.
+const maxWarnings = 32
+
+// envelope is an answer's fields besides data.
 type envelope struct {
-	Status    string          `json:"status"`
-	Data      json.RawMessage `json:"data"`
-	ErrorType string          `json:"errorType"`
-	Error     string          `json:"error"`
-	Warnings  []string        `json:"warnings"`
-	Infos     []string        `json:"infos"`
+	Status    string   `json:"status"`
+	ErrorType string   `json:"errorType"`
+	Error     string   `json:"error"`
+	Warnings  []string `json:"warnings"`
+	Infos     []string `json:"infos"`
 }
 
-// call sends one API request and returns its data and warnings.
+// call sends one API request and returns its data and warnings; data is held whole, so call serves the small
+// answers (label values, series of a narrow selector, build info). Range and instant queries stream (stream).
 func (c *Client) call(ctx context.Context, path string, params url.Values, method string) (json.RawMessage, []string, error) {
+	var data json.RawMessage
+	warns, err := c.stream(ctx, path, params, method, func(dec *json.Decoder) error { return dec.Decode(&data) })
+	return data, warns, err
+}
+
+// stream sends one API request and decodes the answer as it arrives, never holding the body: onData is called
+// with the decoder at the start of the data value and must consume it, or return errStop after a limit, which
+// ends the decoding (fields after data, such as warnings, are then not read).
+func (c *Client) stream(ctx context.Context, path string, params url.Values, method string, onData func(*json.Decoder) error) ([]string, error) {
 	u := strings.TrimRight(c.BaseURL, "/") + path
 	var req *http.Request
 	var err error
@@ -94,32 +115,142 @@ func (c *Client) call(ctx context.Context, path string, params url.Values, metho
 		req, err = http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	}
 	if err != nil {
-		return nil, nil, &Error{Message: "bad Prometheus URL: " + c.serverText(err.Error())}
+		return nil, &Error{Message: "bad Prometheus URL: " + c.serverText(err.Error())}
 	}
 	req.Header.Set("Accept", "application/json")
 	resp, err := c.HTTP.Do(req)
 	if err != nil {
-		return nil, nil, &Error{Message: c.transportMessage(ctx, err)}
+		return nil, &Error{Message: c.transportMessage(ctx, err)}
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 256<<20))
-	if err != nil {
-		return nil, nil, &Error{Status: resp.StatusCode, Message: "reading the answer: " + c.transportMessage(ctx, err)}
+	if resp.StatusCode/100 != 2 {
+		body, err := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+		if err != nil {
+			return nil, &Error{Status: resp.StatusCode, Message: "reading the answer: " + c.transportMessage(ctx, err)}
+		}
+		var env envelope
+		jsonErr := json.Unmarshal(body, &env)
+		return c.warnings(env), c.apiError(resp.StatusCode, path, env, jsonErr != nil, body)
 	}
+	body := &limitedReader{r: resp.Body, n: maxBody}
+	br := bufio.NewReader(body)
+	head, _ := br.Peek(512) // what to show when the answer is not Prometheus's JSON at all
 	var env envelope
-	jsonErr := json.Unmarshal(body, &env)
-	for i, w := range env.Warnings {
-		env.Warnings[i] = c.serverText(w)
+	err = decodeEnvelope(json.NewDecoder(br), &env, onData)
+	switch {
+	case errors.Is(err, errStop):
+	case err != nil && !bytes.HasPrefix(bytes.TrimSpace(head), []byte("{")):
+		return nil, &Error{Status: resp.StatusCode, Message: c.serverText(string(head))}
+	case body.hit:
+		return nil, &Error{Status: resp.StatusCode, Message: fmt.Sprintf("the answer is larger than %d MB; narrow the query", maxBody>>20)}
+	case err != nil && ctx.Err() != nil:
+		return nil, &Error{Status: resp.StatusCode, Message: "reading the answer: " + c.transportMessage(ctx, err)}
+	case err != nil:
+		return nil, &Error{Status: resp.StatusCode, Message: "unexpected answer from " + path + ": " + c.serverText(err.Error())}
 	}
-	if jsonErr == nil && env.Status == "success" && resp.StatusCode/100 == 2 {
-		return env.Data, env.Warnings, nil
+	if env.Status != "success" {
+		return c.warnings(env), c.apiError(resp.StatusCode, path, env, false, nil)
 	}
-	e := &Error{Status: resp.StatusCode, ErrorType: c.serverText(env.ErrorType), Message: c.serverText(env.Error)}
-	if jsonErr != nil || env.Error == "" {
+	return c.warnings(env), nil
+}
+
+// errStop ends decoding of an answer early, after a limit was reached.
+var errStop = errors.New("stop decoding")
+
+// decodeEnvelope reads {"status":…, "data":…, "warnings":[…], …} field by field, handing data to onData.
+func decodeEnvelope(dec *json.Decoder, env *envelope, onData func(*json.Decoder) error) error {
+	if err := expectDelim(dec, '{'); err != nil {
+		return err
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		key, _ := tok.(string)
+		switch key {
+		case "data":
+			if err := onData(dec); err != nil {
+				return err
+			}
+		case "warnings":
+			if env.Warnings, err = decodeStrings(dec, maxWarnings); err != nil {
+				return err
+			}
+		case "infos":
+			if env.Infos, err = decodeStrings(dec, maxWarnings); err != nil {
+				return err
+			}
+		case "status", "errorType", "error":
+			var v string
+			if err := dec.Decode(&v); err != nil {
+				return err
+			}
+			switch key {
+			case "status":
+				env.Status = v
+			case "errorType":
+				env.ErrorType = v
+			default:
+				env.Error = v
+			}
+		default:
+			var skip json.RawMessage
+			if err := dec.Decode(&skip); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// decodeStrings reads an array of strings, keeping at most limit of them.
+func decodeStrings(dec *json.Decoder, limit int) ([]string, error) {
+	if err := expectDelim(dec, '['); err != nil {
+		return nil, err
+	}
+	var out []string
+	for dec.More() {
+		var s string
+		if err := dec.Decode(&s); err != nil {
+			return nil, err
+		}
+		if len(out) < limit {
+			out = append(out, s)
+		}
+	}
+	_, err := dec.Token()
+	return out, err
+}
+
+func expectDelim(dec *json.Decoder, want json.Delim) error {
+	tok, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	if d, ok := tok.(json.Delim); !ok || d != want {
+		return fmt.Errorf("expected %q, found %v", want, tok)
+	}
+	return nil
+}
+
+// warnings are the answer's warnings and infos (Prometheus 3's annotations), as the plugin shows them.
+func (c *Client) warnings(env envelope) []string {
+	var out []string
+	for _, w := range append(env.Warnings, env.Infos...) {
+		out = append(out, c.serverText(w))
+	}
+	return out
+}
+
+// apiError turns a failed answer into an Error carrying the server's own message, or a hint when it has none.
+func (c *Client) apiError(status int, path string, env envelope, notJSON bool, body []byte) *Error {
+	e := &Error{Status: status, ErrorType: c.serverText(env.ErrorType), Message: c.serverText(env.Error)}
+	if notJSON || env.Error == "" {
 		e.Message = c.serverText(string(body))
-		switch resp.StatusCode {
+		switch status {
 		case http.StatusUnauthorized, http.StatusForbidden:
-			e.Message = "the server refused the credentials (" + http.StatusText(resp.StatusCode) + "): check basic auth, the bearer token or OAuth forwarding"
+			e.Message = "the server refused the credentials (" + http.StatusText(status) + "): check basic auth, the bearer token or OAuth forwarding"
 			if s := c.serverText(string(body)); s != "" {
 				e.Message += ": " + s
 			}
@@ -127,10 +258,30 @@ func (c *Client) call(ctx context.Context, path string, params url.Values, metho
 			e.Message = "no Prometheus HTTP API at " + redact.URL(c.BaseURL) + path + " (check the server URL)"
 		}
 		if e.Message == "" {
-			e.Message = http.StatusText(resp.StatusCode)
+			e.Message = http.StatusText(status)
 		}
 	}
-	return nil, env.Warnings, e
+	return e
+}
+
+// limitedReader reads at most n bytes and records whether the answer went beyond.
+type limitedReader struct {
+	r   io.Reader
+	n   int64
+	hit bool
+}
+
+func (l *limitedReader) Read(p []byte) (int, error) {
+	if l.n <= 0 {
+		l.hit = true
+		return 0, io.ErrUnexpectedEOF
+	}
+	if int64(len(p)) > l.n {
+		p = p[:l.n]
+	}
+	n, err := l.r.Read(p)
+	l.n -= int64(n)
+	return n, err
 }
 
 // transportMessage says why a request got no answer, without the URL's credentials.
@@ -157,44 +308,44 @@ func (c *Client) method() string {
 
 // QueryRange evaluates expr at start, start+step, … ≤ end.
 func (c *Client) QueryRange(ctx context.Context, expr string, start, end time.Time, step time.Duration) (model.Matrix, []string, error) {
-	data, warns, err := c.call(ctx, "/api/v1/query_range", url.Values{
+	var m model.Matrix
+	var truncated bool
+	warns, err := c.stream(ctx, "/api/v1/query_range", url.Values{
 		"query": {expr}, "start": {formatTime(start)}, "end": {formatTime(end)},
 		"step": {strconv.FormatFloat(step.Seconds(), 'f', -1, 64)},
-	}, c.method())
+	}, c.method(), func(dec *json.Decoder) (err error) {
+		m, truncated, err = decodeMatrixStream(dec)
+		return err
+	})
 	if err != nil {
 		return nil, warns, err
 	}
-	m, err := decodeMatrix(data)
-	if err != nil {
-		return nil, warns, &Error{Status: http.StatusOK, Message: "unexpected query_range answer: " + err.Error()}
+	if truncated {
+		warns = append(warns, TruncatedWarning)
 	}
 	return m, warns, nil
 }
 
+// TruncatedWarning is among a query's warnings when its answer was cut at query.MaxSeriesPerQuery series or
+// query.MaxPointsPerQuery points; Eval turns it into query.TruncatedNotice.
+const TruncatedWarning = "inferscope: answer truncated"
+
 // Query evaluates an instant query; scalars come back as a one-element vector.
 func (c *Client) Query(ctx context.Context, expr string, at time.Time) (model.Vector, []string, error) {
-	data, warns, err := c.call(ctx, "/api/v1/query", url.Values{"query": {expr}, "time": {formatTime(at)}}, c.method())
+	var v model.Vector
+	var truncated bool
+	warns, err := c.stream(ctx, "/api/v1/query", url.Values{"query": {expr}, "time": {formatTime(at)}}, c.method(),
+		func(dec *json.Decoder) (err error) {
+			v, truncated, err = decodeVectorStream(dec)
+			return err
+		})
 	if err != nil {
 		return nil, warns, err
 	}
-	var r struct {
-		ResultType string          `json:"resultType"`
-		Result     json.RawMessage `json:"result"`
+	if truncated {
+		warns = append(warns, TruncatedWarning)
 	}
-	if err := json.Unmarshal(data, &r); err != nil {
-		return nil, warns, &Error{Status: http.StatusOK, Message: "unexpected query answer: " + err.Error()}
-	}
-	switch r.ResultType {
-	case "vector":
-		var v model.Vector
-		err = json.Unmarshal(r.Result, &v)
-		return v, warns, err
-	case "scalar":
-		var s model.Scalar
-		err = json.Unmarshal(r.Result, &s)
-		return model.Vector{{Metric: model.Metric{}, Value: s.Value, Timestamp: s.Timestamp}}, warns, err
-	}
-	return nil, warns, &Error{Status: http.StatusOK, Message: "query result type " + r.ResultType + " is not a vector"}
+	return v, warns, nil
 }
 
 // LabelValues lists a label's values on series matching any of the selectors (all series when none).

@@ -104,17 +104,28 @@ func (ev *Evaluator) Eval(ctx context.Context, q query.Query, r query.Request) (
 	}
 	wg.Wait()
 	seen := map[string]bool{}
+	truncated := false
 	for i, e := range exprs {
 		if errs[i] != nil {
 			return ans, queryError(q, e, errs[i])
 		}
 		for _, w := range warnings[i] {
-			if !seen[w] {
-				seen[w] = true
+			switch {
+			case seen[w]:
+			case w == TruncatedWarning:
+				truncated = true
+			default:
 				res.Notices = append(res.Notices, "Prometheus warning: "+w)
 			}
+			seen[w] = true
 		}
 		res.Outputs = append(res.Outputs, Outputs(q, e, results[i])...)
+	}
+	if len(res.Outputs) > query.MaxSeriesPerQuery {
+		res.Outputs, truncated = res.Outputs[:query.MaxSeriesPerQuery], true
+	}
+	if truncated {
+		res.Notices = append(res.Notices, query.TruncatedNotice(len(res.Outputs)))
 	}
 	if len(res.Outputs) == 0 && len(exprs) > 0 && q.QueryType != query.TypePromQL {
 		res.Notices = append(res.Notices, fmt.Sprintf("no selected endpoint has data for %s/%s in this range", q.QueryType, strings.Join(q.MeasureList(), ",")))

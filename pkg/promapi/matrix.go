@@ -8,6 +8,8 @@ import (
 	"strconv"
 
 	"github.com/prometheus/common/model"
+
+	"github.com/inferscope/inferscope-vllm/pkg/query"
 )
 
 // series is one range-query result series, decoded faster than model.SampleStream: a 1-hour, 64-series
@@ -90,4 +92,109 @@ func decodeMatrix(data json.RawMessage) (model.Matrix, error) {
 		m[i] = &model.SampleStream{Metric: metric, Values: s.Values}
 	}
 	return m, nil
+}
+
+// decodeMatrixStream reads {"resultType":"matrix","result":[…]} series by series, stopping (with errStop and
+// truncated set) once query.MaxSeriesPerQuery series or query.MaxPointsPerQuery points are held.
+func decodeMatrixStream(dec *json.Decoder) (m model.Matrix, truncated bool, err error) {
+	points := 0
+	err = decodeResult(dec, "matrix", func() error {
+		if len(m) >= query.MaxSeriesPerQuery {
+			truncated = true
+			return errStop
+		}
+		var s series
+		if err := dec.Decode(&s); err != nil {
+			return err
+		}
+		if points += len(s.Values); points > query.MaxPointsPerQuery {
+			truncated = true
+			return errStop
+		}
+		metric := make(model.Metric, len(s.Metric))
+		for k, v := range s.Metric {
+			metric[model.LabelName(k)] = model.LabelValue(v)
+		}
+		m = append(m, &model.SampleStream{Metric: metric, Values: s.Values})
+		return nil
+	})
+	return m, truncated, err
+}
+
+// decodeVectorStream reads {"resultType":"vector"|"scalar","result":…} sample by sample, stopping at
+// query.MaxSeriesPerQuery samples.
+func decodeVectorStream(dec *json.Decoder) (v model.Vector, truncated bool, err error) {
+	err = decodeResult(dec, "vector", func() error {
+		if len(v) >= query.MaxSeriesPerQuery {
+			truncated = true
+			return errStop
+		}
+		var s model.Sample
+		if err := dec.Decode(&s); err != nil {
+			return err
+		}
+		v = append(v, &s)
+		return nil
+	}, func(raw json.RawMessage) error {
+		var s model.Scalar
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return err
+		}
+		v = model.Vector{{Metric: model.Metric{}, Value: s.Value, Timestamp: s.Timestamp}}
+		return nil
+	})
+	return v, truncated, err
+}
+
+// decodeResult walks a data object, calling each for every element of its result array; a scalar result (an
+// array that is one [time, "value"] pair) goes to scalar when given. resultType must be want (or scalar).
+func decodeResult(dec *json.Decoder, want string, each func() error, scalar ...func(json.RawMessage) error) error {
+	if err := expectDelim(dec, '{'); err != nil {
+		return err
+	}
+	var resultType string
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		switch tok {
+		case "resultType":
+			if err := dec.Decode(&resultType); err != nil {
+				return err
+			}
+			if resultType != want && !(resultType == "scalar" && len(scalar) > 0) {
+				return fmt.Errorf("result type %s is not a %s", resultType, want)
+			}
+		case "result":
+			if resultType == "scalar" && len(scalar) > 0 {
+				var raw json.RawMessage
+				if err := dec.Decode(&raw); err != nil {
+					return err
+				}
+				if err := scalar[0](raw); err != nil {
+					return err
+				}
+				continue
+			}
+			if err := expectDelim(dec, '['); err != nil {
+				return err
+			}
+			for dec.More() {
+				if err := each(); err != nil {
+					return err
+				}
+			}
+			if _, err := dec.Token(); err != nil {
+				return err
+			}
+		default:
+			var skip json.RawMessage
+			if err := dec.Decode(&skip); err != nil {
+				return err
+			}
+		}
+	}
+	_, err := dec.Token()
+	return err
 }

@@ -1,5 +1,7 @@
 package query
 
+import "fmt"
+
 // Limits on what one query may ask for. Viewers can send any query, so each of these bounds memory or time; a
 // query over a limit is refused with an error naming it, except MaxPointsPerSeries, which raises the step.
 const (
@@ -18,4 +20,15 @@ const (
 	MaxExprBytes = 64 << 10
 	// MaxExecutedQueryBytes bounds the executed-query string a response carries for the query inspector.
 	MaxExecutedQueryBytes = 4 << 10
+	// MaxSeriesPerQuery bounds the series (frames) one query returns, in both modes; beyond it the answer is cut
+	// and a notice says how to narrow the query. A fleet of 256 endpoints × 8 engines × 4 quantiles fits.
+	MaxSeriesPerQuery = 10_000
+	// MaxPointsPerQuery bounds the points of one query's answer (16 bytes each while decoded), in both modes.
+	MaxPointsPerQuery = 5_000_000
 )
+
+// TruncatedNotice is the notice of an answer cut at MaxSeriesPerQuery or MaxPointsPerQuery.
+func TruncatedNotice(kept int) string {
+	return fmt.Sprintf("only the first %d series are shown (at most %d series and %d points per query): narrow the query with endpoint, model or engine filters, or a shorter range",
+		kept, MaxSeriesPerQuery, MaxPointsPerQuery)
+}
