@@ -20,29 +20,72 @@ import (
 // streamPathPrefix starts every Live channel path this data source serves: query/<id>.
 const streamPathPrefix = "query/"
 
-// maxStreams bounds the registry; dashboards with many variable combinations register many queries.
-const maxStreams = 1000
+// Bounds of a data source's stream registry (each data source instance has its own): dashboards with many
+// variable combinations register many queries, and any Viewer can register more.
+const (
+	maxStreams     = 1000
+	maxStreamBytes = 4 << 20 // query JSON held
+)
 
-// streamRegistry remembers the queries whose frames point at a Live channel, so RunStream can evaluate them.
+// streamRegistry remembers the queries whose frames point at a Live channel, so RunStream can evaluate them. When
+// full, it forgets the least recently registered query that no stream is running; a running stream's query is
+// never evicted, and a query that finds the registry full of running streams gets no channel.
 type streamRegistry struct {
 	mu      sync.Mutex
-	queries map[string]query.Query
+	entries map[string]*streamEntry
+	bytes   int
+	clock   uint64
 }
 
-func newStreamRegistry() *streamRegistry { return &streamRegistry{queries: map[string]query.Query{}} }
+type streamEntry struct {
+	q       query.Query
+	size    int
+	running int    // RunStream calls evaluating it now
+	used    uint64 // registry clock of the last registration
+}
 
-// register returns the channel for a query, the same for identical queries.
+func newStreamRegistry() *streamRegistry { return &streamRegistry{entries: map[string]*streamEntry{}} }
+
+// register returns the channel for a query, the same for identical queries, or "" when the registry is full of
+// running streams.
 func (r *streamRegistry) register(uid string, q query.Query) string {
 	b, _ := json.Marshal(q)
 	sum := sha256.Sum256(b)
 	id := hex.EncodeToString(sum[:8])
 	r.mu.Lock()
-	if len(r.queries) >= maxStreams {
-		r.queries = map[string]query.Query{} // the next QueryData of a live panel registers its query again
+	defer r.mu.Unlock()
+	r.clock++
+	if e := r.entries[id]; e != nil {
+		e.used = r.clock
+	} else {
+		if len(b) > maxStreamBytes {
+			return ""
+		}
+		for len(r.entries) >= maxStreams || r.bytes+len(b) > maxStreamBytes {
+			if !r.evictIdle() {
+				return ""
+			}
+		}
+		r.entries[id] = &streamEntry{q: q, size: len(b), used: r.clock}
+		r.bytes += len(b)
 	}
-	r.queries[id] = q
-	r.mu.Unlock()
 	return live.Channel{Scope: live.ScopeDatasource, Namespace: uid, Path: streamPathPrefix + id}.String()
+}
+
+// evictIdle forgets the least recently registered query without a running stream; false when there is none.
+func (r *streamRegistry) evictIdle() bool {
+	var oldest string
+	for id, e := range r.entries {
+		if e.running == 0 && (oldest == "" || e.used < r.entries[oldest].used) {
+			oldest = id
+		}
+	}
+	if oldest == "" {
+		return false
+	}
+	r.bytes -= r.entries[oldest].size
+	delete(r.entries, oldest)
+	return true
 }
 
 func (r *streamRegistry) lookup(path string) (query.Query, bool) {
@@ -52,8 +95,28 @@ func (r *streamRegistry) lookup(path string) (query.Query, bool) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	q, ok := r.queries[id]
-	return q, ok
+	e, ok := r.entries[id]
+	if !ok {
+		return query.Query{}, false
+	}
+	return e.q, true
+}
+
+// acquire is lookup for a stream that starts running: its query stays registered until release.
+func (r *streamRegistry) acquire(path string) (query.Query, func(), bool) {
+	id, _ := strings.CutPrefix(path, streamPathPrefix)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	e, ok := r.entries[id]
+	if !ok || !strings.HasPrefix(path, streamPathPrefix) {
+		return query.Query{}, nil, false
+	}
+	e.running++
+	return e.q, func() {
+		r.mu.Lock()
+		e.running--
+		r.mu.Unlock()
+	}, true
 }
 
 // SubscribeStream accepts channels of queries this instance has answered in direct mode.
@@ -72,10 +135,14 @@ func (d *Datasource) PublishStream(_ context.Context, _ *backend.PublishStreamRe
 // RunStream sends, after every scrape round, the newest value of each of the query's series as one wide frame,
 // until Grafana cancels the stream when the last subscriber leaves.
 func (d *Datasource) RunStream(ctx context.Context, req *backend.RunStreamRequest, sender *backend.StreamSender) error {
-	q, ok := d.streams.lookup(req.Path)
-	if !ok || d.direct == nil {
-		return fmt.Errorf("no stream at path %q", req.Path)
+	if d.direct == nil {
+		return fmt.Errorf("no stream at path %.64q", req.Path)
 	}
+	q, release, ok := d.streams.acquire(req.Path)
+	if !ok {
+		return fmt.Errorf("no stream at path %.64q", req.Path)
+	}
+	defer release()
 	rounds, unsubscribe := d.direct.scraper.Subscribe()
 	defer unsubscribe()
 	interval := time.Duration(d.settings.ScrapeInterval)
