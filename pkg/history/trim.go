@@ -1,7 +1,6 @@
 package history
 
 import (
-	"slices"
 	"sort"
 )
 
@@ -72,65 +71,60 @@ func (ep *endpoint) rowColumns() [][]int64 {
 	return append(cols, ep.head.ts)
 }
 
-// enforceCap drops the oldest data until Bytes is under MaxBytes. Each pass
-// drops at most one block per endpoint, globally oldest first, so endpoints
-// lose history evenly; the block holding an endpoint's newest scrape is
-// never dropped. Only one goroutine trims at a time; concurrent callers
-// return at once, as the trimming one rechecks the total after every drop.
+// enforceCap drops the oldest data until Bytes is under MaxBytes, taking it only from endpoints above their fair
+// share (MaxBytes divided by the number of endpoints), oldest block first among them, so those endpoints lose
+// history evenly and an endpoint that churns series or is simply bigger can never evict the history of one within
+// its share. The block holding an endpoint's newest scrape is never dropped; when the endpoints above their share
+// have nothing else, the largest other endpoint gives way (the cap holds), and when no endpoint has anything
+// droppable, heads are sealed so that the next scrape of each makes its older scrapes droppable. Only one goroutine trims
+// at a time; concurrent callers return at once, as the trimming one rechecks the total after every drop.
 func (s *Store) enforceCap() {
 	if s.maxBytes <= 0 || s.bytes.Load() <= s.maxBytes || !s.trimMu.TryLock() {
 		return
 	}
 	defer s.trimMu.Unlock()
 	for s.bytes.Load() > s.maxBytes {
-		type cand struct {
-			ep    *endpoint
-			start int64
+		eps := s.snapshot()
+		if len(eps) == 0 {
+			return
 		}
-		var cands []cand
-		for _, ep := range s.snapshot() {
+		share := s.maxBytes / int64(len(eps))
+		var pick, fallback *endpoint
+		var pickStart, fallbackSize int64
+		for _, ep := range eps {
 			ep.mu.RLock()
 			if !ep.removed && ep.droppable() {
-				cands = append(cands, cand{ep, ep.blocks[0].ts[0]})
+				if start := ep.blocks[0].ts[0]; ep.reported > share && (pick == nil || start < pickStart || start == pickStart && ep.name < pick.name) {
+					pick, pickStart = ep, start
+				}
+				if fallback == nil || ep.reported > fallbackSize {
+					fallback, fallbackSize = ep, ep.reported
+				}
 			}
 			ep.mu.RUnlock()
 		}
-		if len(cands) == 0 {
-			s.cutHeads()
+		if pick == nil {
+			// The endpoints above their share are down to their newest scrapes: the cap still holds, so the
+			// largest of the others gives way.
+			pick = fallback
+		}
+		if pick == nil {
+			s.cutHeads(eps)
 			return
 		}
-		slices.SortFunc(cands, func(a, b cand) int {
-			if a.start != b.start {
-				if a.start < b.start {
-					return -1
-				}
-				return 1
-			}
-			if a.ep.name < b.ep.name {
-				return -1
-			}
-			return 1
-		})
-		for _, c := range cands {
-			ep := c.ep
-			ep.mu.Lock()
-			if !ep.removed && ep.droppable() {
-				ep.dropBlocks(1)
-				s.bytes.Add(ep.settle())
-			}
-			ep.mu.Unlock()
-			if s.bytes.Load() <= s.maxBytes {
-				return
-			}
+		pick.mu.Lock()
+		if !pick.removed && pick.droppable() {
+			pick.dropBlocks(1)
+			s.bytes.Add(pick.settle())
 		}
+		pick.mu.Unlock()
 	}
 }
 
-// cutHeads seals every head holding more than one scrape when nothing else
-// is droppable, so that the next scrape of each endpoint makes its older
-// scrapes droppable. Only a cap too small for the heads alone gets here.
-func (s *Store) cutHeads() {
-	for _, ep := range s.snapshot() {
+// cutHeads seals every head of eps holding more than one scrape when nothing is droppable, so that the next scrape
+// of each makes its older scrapes droppable. Only a cap too small for the heads alone gets here.
+func (s *Store) cutHeads(eps []*endpoint) {
+	for _, ep := range eps {
 		ep.mu.Lock()
 		if !ep.removed && len(ep.head.ts) > 1 {
 			ep.sealHead()

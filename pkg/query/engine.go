@@ -77,16 +77,21 @@ func (e *Engine) Eval(ctx context.Context, q Query, r Request) (*Result, error) 
 	if err != nil {
 		return nil, err
 	}
+	c.ctx = ctx
 	res := &Result{Step: time.Duration(c.step) * time.Millisecond, Window: time.Duration(c.window) * time.Millisecond}
 	for _, m := range q.MeasureList() {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
 		outs, err := c.measure(m)
+		if err == nil {
+			err = c.stopped()
+		}
 		if err != nil {
 			return nil, err
 		}
 		res.Outputs = append(res.Outputs, outs...)
+	}
+	if kept := capOutputs(res.Outputs); kept < len(res.Outputs) {
+		res.Outputs = res.Outputs[:kept]
+		res.Notices = append(res.Notices, TruncatedNotice(kept))
 	}
 	if c.stepNotice != "" {
 		res.Notices = append(res.Notices, c.stepNotice)
@@ -112,6 +117,30 @@ type evalCtx struct {
 	requestedFrom    int64
 	scrapeIntervalMs int64
 	stepNotice       string
+	// ctx is checked while series are read, so a cancelled query stops and releases history at once.
+	ctx context.Context
+	// fetched counts the stored points read, against MaxFetchedPoints; err is why reading stopped.
+	fetched int
+	err     error
+}
+
+// stopped is the reason evaluation must stop: the query was cancelled or read too much.
+func (c *evalCtx) stopped() error {
+	if c.err == nil && c.ctx != nil {
+		c.err = c.ctx.Err()
+	}
+	return c.err
+}
+
+// capOutputs is how many outputs fit MaxSeriesPerQuery and MaxPointsPerQuery.
+func capOutputs(outs []Output) int {
+	points := 0
+	for i, o := range outs {
+		if points += len(o.Points); i >= MaxSeriesPerQuery || points > MaxPointsPerQuery {
+			return i
+		}
+	}
+	return len(outs)
 }
 
 type endpointNames struct {
@@ -195,9 +224,20 @@ func (c *evalCtx) fetch(sig vllm.Signal, suffix string, keep ...string) []input 
 
 // fetchName selects one sample name on one endpoint.
 func (c *evalCtx) fetchName(endpoint, name string, keep ...string) []input {
+	if c.stopped() != nil {
+		return nil
+	}
 	var out []input
 	rankSrc, rankOut := vllm.RankLabel(name)
-	for _, s := range c.e.Source.Select(endpoint, name, c.from-c.window-c.lookback, c.to) {
+	selected := c.e.Source.Select(endpoint, name, c.from-c.window-c.lookback, c.to)
+	for _, s := range selected {
+		c.fetched += len(s.Points)
+	}
+	if c.fetched > MaxFetchedPoints {
+		c.err = fmt.Errorf("the query reads more than %d stored points: narrow it with endpoint, model or engine filters, or a shorter range", MaxFetchedPoints)
+		return nil
+	}
+	for _, s := range selected {
 		model := s.Labels.Get("model_name")
 		if model == "" {
 			model = s.Labels.Get("model")

@@ -14,7 +14,8 @@ import (
 
 // memSource is a Source over series held in memory, for tests.
 type memSource struct {
-	series map[string][]Series // endpoint -> series
+	series  map[string][]Series // endpoint -> series
+	selects int                 // Select calls, to see that a cancelled query stops reading
 }
 
 func (m *memSource) Endpoints() []string {
@@ -39,6 +40,7 @@ func (m *memSource) Names(endpoint string) []string {
 }
 
 func (m *memSource) Select(endpoint, name string, from, to int64) []Series {
+	m.selects++
 	var out []Series
 	for _, s := range m.series[endpoint] {
 		if s.Name != name {

@@ -25,6 +25,10 @@ const (
 	MaxSeriesPerQuery = 10_000
 	// MaxPointsPerQuery bounds the points of one query's answer (16 bytes each while decoded), in both modes.
 	MaxPointsPerQuery = 5_000_000
+	// MaxFetchedPoints bounds the stored points one direct-mode query reads (decompressed to 16 bytes each, about
+	// 400 MB): a query over more is refused, since history is compressed some 20-fold and a query over all of it
+	// would need many times the memory cap.
+	MaxFetchedPoints = 25_000_000
 )
 
 // TruncatedNotice is the notice of an answer cut at MaxSeriesPerQuery or MaxPointsPerQuery.

@@ -1,8 +1,11 @@
 package query
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"math"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -134,5 +137,41 @@ func TestDescribeIsSmall(t *testing.T) {
 	b, _ := json.Marshal(q)
 	if d := Describe("direct mode", time.Second, time.Minute, string(b)); len(d) > MaxExecutedQueryBytes {
 		t.Fatalf("executed query string is %d bytes", len(d))
+	}
+}
+
+// TestCancelledQueryStops: cancellation used to be checked only between measures, so a cancelled query over a
+// large endpoint went on reading (and holding) its history.
+func TestCancelledQueryStops(t *testing.T) {
+	const t0 = 1_700_000_000_000
+	src := &memSource{}
+	for i := 0; i < 100; i++ {
+		src.add("big", "vllm:num_requests_running", map[string]string{"engine": strconv.Itoa(i)}, pts(t0, 1, 2, 3))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	eng := &Engine{Source: src, ScrapeInterval: 5 * time.Second}
+	_, err := eng.Eval(ctx, Query{QueryType: TypeQueue}, Request{From: time.UnixMilli(t0), To: time.UnixMilli(t0 + 10000), Interval: 5 * time.Second})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	if src.selects > 0 {
+		t.Fatalf("%d selects after the query was cancelled", src.selects)
+	}
+}
+
+// TestAnswersAreCappedAtMaxSeries: a high-cardinality endpoint used to return one frame per series (190k).
+func TestAnswersAreCappedAtMaxSeries(t *testing.T) {
+	const t0 = 1_700_000_000_000
+	src := &memSource{}
+	for i := 0; i < MaxSeriesPerQuery+5; i++ {
+		src.add("big", "vllm:request_success_total", map[string]string{"finished_reason": strconv.Itoa(i)}, pts(t0, 1))
+	}
+	res := evalOne(t, src, Query{QueryType: TypeRaw, Metric: "vllm:request_success_total"}, t0, t0)
+	if len(res.Outputs) != MaxSeriesPerQuery {
+		t.Fatalf("%d outputs", len(res.Outputs))
+	}
+	if !strings.Contains(strings.Join(res.Notices, "\n"), "only the first 10000 series are shown") {
+		t.Fatalf("notices %q", res.Notices)
 	}
 }

@@ -43,7 +43,7 @@ type Options struct {
 // Defaults for the limits, sized from real vLLM payloads (an 8-engine server with every option is ~500 KB).
 const (
 	DefaultMaxBodyBytes = 16 << 20
-	DefaultMaxSamples   = 200_000
+	DefaultMaxSamples   = 50_000 // kept (vLLM, Ascend, Dynamo) series; an 8-engine server exposes about 4 300
 	DefaultConcurrency  = 16
 )
 
