@@ -171,6 +171,9 @@ func (s *Scraper) scrapeOne(ctx context.Context, t Target) {
 			return // shutting down: not the endpoint's fault
 		}
 		st.Error = err.Error()
+		if errors.Is(err, exposition.ErrSampleLimit) {
+			st.Error += " (kept vLLM, Ascend and Dynamo series; raise maxSamples in the data source settings or drop labels at the source)"
+		}
 		st.Duration = time.Since(start)
 		// Like Prometheus: up drops to 0 and every other series of the endpoint gets a staleness marker.
 		s.rec.Append(t.Name, start.UnixMilli(), upScrape(0, nil))
