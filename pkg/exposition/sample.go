@@ -120,7 +120,7 @@ func (p *parser) parseSample(i int) error {
 
 	n := len(p.samples)
 	if p.maxSamples > 0 && n >= p.maxSamples {
-		return fmt.Errorf("exposition: %w: more than %d vLLM series (at line %d); raise maxSamples or drop labels at the source", ErrSampleLimit, p.maxSamples, p.lineNo)
+		return fmt.Errorf("exposition: %w: more than %d samples (at line %d)", ErrSampleLimit, p.maxSamples, p.lineNo)
 	}
 	p.samples = append(p.samples, Sample{Name: r.name, Labels: labels, Value: v, TimestampMs: ts, HasTimestamp: hasTs})
 	if m.nRuns == 0 || p.runs[len(p.runs)-1].fam != r.fam {
