@@ -33,6 +33,7 @@ type direct struct {
 	scraper           *scraper.Scraper
 	engine            *query.Engine
 	scrub             *redact.Scrubber
+	releaseMemory     func()
 }
 
 // newDirect builds the runtime and starts scraping.
@@ -59,7 +60,8 @@ func newDirect(ctx context.Context, s backend.DataSourceInstanceSettings, st Set
 		MaxBodyBytes: st.MaxBodyBytes(), MaxSamples: st.MaxSamples, Client: client, Scrub: scrub,
 	})
 	d := &direct{settings: st, client: client, anonymous: anonymous, store: store, scraper: sc, scrub: scrub,
-		engine: &query.Engine{Source: query.HistorySource{Store: store}, ScrapeInterval: time.Duration(st.ScrapeInterval)}}
+		releaseMemory: reserveMemory(st.MaxMemoryBytes()),
+		engine:        &query.Engine{Source: query.HistorySource{Store: store}, ScrapeInterval: time.Duration(st.ScrapeInterval)}}
 	sc.Start()
 	return d, nil
 }
@@ -69,6 +71,7 @@ func (d *direct) close() {
 	d.scraper.Stop()
 	d.client.CloseIdleConnections()
 	d.anonymous.CloseIdleConnections()
+	d.releaseMemory()
 }
 
 // eval answers one query from history, adding a notice for every selected endpoint whose last scrape failed.

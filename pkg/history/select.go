@@ -44,9 +44,6 @@ func (ep *endpoint) selectSeries(name string, from, to int64, match func(exposit
 	total, nLabels := 0, 0
 	for _, id := range ids {
 		x := ep.series[id].id
-		if match != nil && !match(x.labels) {
-			continue
-		}
 		n := 0
 		for _, b := range blocks {
 			if st, ok := b.stream(id); ok {
@@ -58,7 +55,8 @@ func (ep *endpoint) selectSeries(name string, from, to int64, match func(exposit
 				n += st.n
 			}
 		}
-		if n == 0 {
+		// match only sees series with points in the blocks read, so a caller counting matches counts those.
+		if n == 0 || match != nil && !match(x.labels) {
 			continue
 		}
 		picked = append(picked, id)

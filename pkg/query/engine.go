@@ -27,8 +27,9 @@ type Source interface {
 	Endpoints() []string
 	// Names lists the sample names an endpoint currently exposes.
 	Names(endpoint string) []string
-	// Select returns the points in [from, to] (ms) of every series named name on endpoint.
-	Select(endpoint, name string, from, to int64) []Series
+	// Select returns the points in [from, to] (ms) of every series named name on endpoint whose labels match
+	// (all when match is nil); match sees each series once, in no particular order, before its points are read.
+	Select(endpoint, name string, from, to int64, match func(exposition.Labels) bool) []Series
 	// Bounds is the time span of history held for an endpoint.
 	Bounds(endpoint string) (oldest, newest int64, ok bool)
 }
@@ -119,9 +120,10 @@ type evalCtx struct {
 	stepNotice       string
 	// ctx is checked while series are read, so a cancelled query stops and releases history at once.
 	ctx context.Context
-	// fetched counts the stored points read, against MaxFetchedPoints; err is why reading stopped.
-	fetched int
-	err     error
+	// series and fetched count the stored series and points read, against MaxFetchedSeries and MaxFetchedPoints;
+	// err is why reading stopped.
+	series, fetched int
+	err             error
 }
 
 // stopped is the reason evaluation must stop: the query was cancelled or read too much.
@@ -229,32 +231,39 @@ func (c *evalCtx) fetchName(endpoint, name string, keep ...string) []input {
 	}
 	var out []input
 	rankSrc, rankOut := vllm.RankLabel(name)
-	selected := c.e.Source.Select(endpoint, name, c.from-c.window-c.lookback, c.to)
+	modelOf := func(ls exposition.Labels) string {
+		if m := ls.Get("model_name"); m != "" {
+			return m
+		}
+		return ls.Get("model")
+	}
+	rankOf := func(ls exposition.Labels) string {
+		if rankSrc == "" {
+			return ""
+		}
+		return ls.Get(rankSrc)
+	}
+	// The filters run inside Select, before any point is copied, and stop a query reading too many series.
+	match := func(ls exposition.Labels) bool {
+		if c.modelRe != nil && !c.modelRe.MatchString(modelOf(ls)) || c.rankRe != nil && !c.rankRe.MatchString(rankOf(ls)) || !c.matchLabels(ls) {
+			return false
+		}
+		if c.series++; c.series > MaxFetchedSeries {
+			return false
+		}
+		return true
+	}
+	selected := c.e.Source.Select(endpoint, name, c.from-c.window-c.lookback, c.to, match)
 	for _, s := range selected {
 		c.fetched += len(s.Points)
 	}
-	if c.fetched > MaxFetchedPoints {
-		c.err = fmt.Errorf("the query reads more than %d stored points: narrow it with endpoint, model or engine filters, or a shorter range", MaxFetchedPoints)
+	if c.series > MaxFetchedSeries || c.fetched > MaxFetchedPoints {
+		c.err = fmt.Errorf("the query reads more than %d stored series or %d points: narrow it with endpoint, model or engine filters, or a shorter range",
+			MaxFetchedSeries, MaxFetchedPoints)
 		return nil
 	}
 	for _, s := range selected {
-		model := s.Labels.Get("model_name")
-		if model == "" {
-			model = s.Labels.Get("model")
-		}
-		if c.modelRe != nil && !c.modelRe.MatchString(model) {
-			continue
-		}
-		rank := ""
-		if rankSrc != "" {
-			rank = s.Labels.Get(rankSrc)
-		}
-		if c.rankRe != nil && !c.rankRe.MatchString(rank) {
-			continue
-		}
-		if !c.matchLabels(s.Labels) {
-			continue
-		}
+		model, rank := modelOf(s.Labels), rankOf(s.Labels)
 		labels := map[string]string{"endpoint": endpoint}
 		if model != "" {
 			labels["model_name"] = model

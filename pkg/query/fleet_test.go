@@ -39,11 +39,11 @@ func (m *memSource) Names(endpoint string) []string {
 	return out
 }
 
-func (m *memSource) Select(endpoint, name string, from, to int64) []Series {
+func (m *memSource) Select(endpoint, name string, from, to int64, match func(exposition.Labels) bool) []Series {
 	m.selects++
 	var out []Series
 	for _, s := range m.series[endpoint] {
-		if s.Name != name {
+		if s.Name != name || match != nil && !match(s.Labels) {
 			continue
 		}
 		var pts []derive.Point

@@ -1,6 +1,9 @@
 package query
 
-import "github.com/inferscope/inferscope-vllm/pkg/history"
+import (
+	"github.com/inferscope/inferscope-vllm/pkg/exposition"
+	"github.com/inferscope/inferscope-vllm/pkg/history"
+)
 
 // HistorySource answers the engine from direct mode's in-memory history store.
 type HistorySource struct{ Store *history.Store }
@@ -15,8 +18,8 @@ func (h HistorySource) Names(endpoint string) []string { return h.Store.Names(en
 func (h HistorySource) Bounds(endpoint string) (int64, int64, bool) { return h.Store.Bounds(endpoint) }
 
 // Select returns an endpoint's series of one name in [from, to].
-func (h HistorySource) Select(endpoint, name string, from, to int64) []Series {
-	in := h.Store.Select(endpoint, name, from, to, nil)
+func (h HistorySource) Select(endpoint, name string, from, to int64, match func(exposition.Labels) bool) []Series {
+	in := h.Store.Select(endpoint, name, from, to, match)
 	out := make([]Series, len(in))
 	for i, s := range in {
 		out[i] = Series{Name: s.Name, Labels: s.Labels, Points: s.Points}

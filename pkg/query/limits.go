@@ -29,6 +29,9 @@ const (
 	// 400 MB): a query over more is refused, since history is compressed some 20-fold and a query over all of it
 	// would need many times the memory cap.
 	MaxFetchedPoints = 25_000_000
+	// MaxFetchedSeries bounds the stored series one direct-mode query reads; 256 endpoints × 8 engines × 28
+	// latency buckets fit four times over.
+	MaxFetchedSeries = 250_000
 )
 
 // TruncatedNotice is the notice of an answer cut at MaxSeriesPerQuery or MaxPointsPerQuery.

@@ -1,0 +1,46 @@
+package history
+
+import (
+	"fmt"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestAccountingMatchesHeap keeps Store.Bytes honest: it is the number maxMemoryMB is enforced against, so the
+// heap the store really holds must not be much larger. A churning endpoint (every series new on every scrape)
+// stresses the per-series costs; the heap is measured after collections, with the scrapes themselves gone.
+func TestAccountingMatchesHeap(t *testing.T) {
+	if testing.Short() {
+		t.Skip("measures the heap")
+	}
+	scrapes := make([]string, 40)
+	for i := range scrapes {
+		var b strings.Builder
+		b.WriteString("# TYPE vllm:num_requests_running gauge\n")
+		for j := 0; j < 5000; j++ {
+			fmt.Fprintf(&b, "vllm:num_requests_running{engine=\"%d\",model_name=\"m\",request_id=\"s%d-%d\"} %d\n", j%8, i, j, j%7)
+		}
+		scrapes[i] = b.String()
+	}
+	heap := func() uint64 {
+		runtime.GC()
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc
+	}
+	before := heap()
+	s := New(Options{Retention: time.Hour, MaxBytes: -1})
+	for i, text := range scrapes {
+		s.Append("churn", int64(1_700_000_000_000)+int64(i)*1000, parseText(t, text))
+	}
+	held := heap() - before
+	ratio := float64(held) / float64(s.Bytes())
+	t.Logf("store counts %d KB, heap holds %d KB (×%.2f)", s.Bytes()>>10, held>>10, ratio)
+	if ratio > 1.25 {
+		t.Errorf("the heap holds %.2f× what the store counts", ratio)
+	}
+	runtime.KeepAlive(s)
+}
