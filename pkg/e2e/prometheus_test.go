@@ -45,7 +45,14 @@ func promModeQueries() []query.Query {
 			// V1 endpoints only: where a model or fleet mixes V0's gauge with V1's counters, direct mode returns
 			// two series with the same labels, which no PromQL answer can hold.
 			query.Query{QueryType: query.TypeCache, Measure: "prefix_hit_rate", GroupBy: g, Endpoint: "v1.*"},
+			// Both modes sum a raw metric over the group (direct mode used to return one series per endpoint).
+			query.Query{QueryType: query.TypeRaw, Metric: "vllm:num_requests_running", GroupBy: g},
+			query.Query{QueryType: query.TypeRaw, Metric: "vllm:time_to_first_token_seconds", Histogram: "quantiles", Quantiles: []float64{0.9}, GroupBy: g, Endpoint: "v1.*"},
 		)
+		// A score query returns that score only (Prometheus mode used to return every load and score).
+		for _, score := range query.BalanceScores {
+			out = append(out, query.Query{QueryType: query.TypeDPBalance, Measure: "running_waiting", Score: score, GroupBy: g})
+		}
 	}
 	for _, m := range []string{"ttft", "itl", "e2e", "queue", "request_tpot", "ascend_fine_ttft", "ascend_batch_size",
 		"timer:vllm_profiling_server:create_chat_completion:duration"} {

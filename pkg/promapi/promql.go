@@ -479,6 +479,15 @@ func (g *gen) dpBalance(m string) []Expr {
 		idle := "count by " + s + " (" + L + " == 0 and on (instance, engine) " + others + " > 0) or count by " + s + " " + L + " * 0"
 		out = append(out, Expr{Measure: "idle_while_waiting", Unit: "short", PromQL: idle})
 	}
+	if g.q.Score != "" {
+		// One score, without the loads, for alert rules and the dashboards' balance panels.
+		for _, e := range out {
+			if e.Measure == g.q.Score {
+				return []Expr{e}
+			}
+		}
+		return nil
+	}
 	return out
 }
 

@@ -43,3 +43,18 @@ func TestRangeQueriesStayWithinPrometheusPointLimit(t *testing.T) {
 		t.Errorf("notices %q lack the raised step", ans.Result.Notices)
 	}
 }
+
+// TestScoreSelectsOneExpression (issue 12, item 1): the DP-balance generator ignored Score and returned every load
+// and score; the shipped balance panels and the DP-imbalance alert rule read one score.
+func TestScoreSelectsOneExpression(t *testing.T) {
+	names := Names{"vllm:num_requests_running": true, "vllm:num_requests_waiting": true}
+	for _, score := range query.BalanceScores {
+		exprs, err := Generate(query.Query{QueryType: query.TypeDPBalance, Measure: "running_waiting", Score: score}, names, nil, time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(exprs) != 1 || exprs[0].Measure != score {
+			t.Errorf("score %s: %d expressions %v", score, len(exprs), exprs)
+		}
+	}
+}

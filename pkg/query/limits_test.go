@@ -175,3 +175,22 @@ func TestAnswersAreCappedAtMaxSeries(t *testing.T) {
 		t.Fatalf("notices %q", res.Notices)
 	}
 }
+
+// TestRawGroupBySums (issue 12, item 2): raw with groupBy model or fleet returned one identically-labelled series
+// per endpoint; like Prometheus mode's sum, it is one series per group.
+func TestRawGroupBySums(t *testing.T) {
+	const t0 = 1_700_000_000_000
+	src := &memSource{}
+	src.add("a", "vllm:num_requests_running", map[string]string{"engine": "0", "model_name": "m"}, pts(t0, 1, 2))
+	src.add("a", "vllm:num_requests_running", map[string]string{"engine": "1", "model_name": "m"}, pts(t0, 10, 20))
+	src.add("b", "vllm:num_requests_running", map[string]string{"engine": "0", "model_name": "m"}, pts(t0, 100, 200))
+	for _, g := range []Group{GroupModel, GroupFleet} {
+		res := evalOne(t, src, Query{QueryType: TypeRaw, Metric: "vllm:num_requests_running", GroupBy: g}, t0, t0+5000)
+		if len(res.Outputs) != 1 {
+			t.Fatalf("%s: %d outputs: %+v", g, len(res.Outputs), res.Outputs)
+		}
+		if got := res.Outputs[0].Points; len(got) != 2 || got[0].V != 111 || got[1].V != 222 {
+			t.Fatalf("%s: points %v, want sums 111, 222", g, got)
+		}
+	}
+}

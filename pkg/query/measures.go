@@ -499,21 +499,32 @@ func (c *evalCtx) poolTokens() []Output {
 // raw returns any series by name: gauges and counters as exposed, histograms as bucket values or quantiles.
 func (c *evalCtx) raw() []Output {
 	name := c.q.Metric
-	var outs []Output
+	// Inputs of every endpoint are aggregated together, so groupBy model or fleet sums across endpoints as
+	// Prometheus mode's sum does.
+	var quantileIns, bucketIns, plainIns []input
 	for _, ep := range c.endpoints {
 		switch {
 		case ep.names[name+"_bucket"] && c.q.Histogram == "quantiles":
-			outs = append(outs, c.quantiles(c.fetchName(ep.name, name+"_bucket"), name, "", c.q.Quantiles)...)
+			quantileIns = append(quantileIns, c.fetchName(ep.name, name+"_bucket")...)
 		case ep.names[name+"_bucket"]:
-			outs = append(outs, c.gauge(c.fetchName(ep.name, name+"_bucket", "le"), aggSum, name+"_bucket", "", 1)...)
+			bucketIns = append(bucketIns, c.fetchName(ep.name, name+"_bucket", "le")...)
 		case ep.names[name]:
-			outs = append(outs, c.gauge(c.rawInputs(ep.name, name), aggSum, name, "", 1)...)
+			plainIns = append(plainIns, c.rawInputs(ep.name, name)...)
 		}
+	}
+	var outs []Output
+	if len(quantileIns) > 0 {
+		outs = append(outs, c.quantiles(quantileIns, name, "", c.q.Quantiles)...)
+	}
+	if len(bucketIns) > 0 {
+		outs = append(outs, c.gauge(bucketIns, aggSum, name+"_bucket", "", 1)...)
+	}
+	if len(plainIns) > 0 {
+		outs = append(outs, c.gauge(plainIns, aggSum, name, "", 1)...)
 	}
 	return outs
 }
 
-// rawInputs keeps every label of a raw series so nothing is silently summed away.
 func (c *evalCtx) rawInputs(endpoint, name string) []input {
 	ins := c.fetchName(endpoint, name)
 	for i := range ins {

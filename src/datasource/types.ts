@@ -306,6 +306,8 @@ export interface VllmOptions extends DataSourceJsonData {
   maxMemoryMB?: number;
   maxBodyMB?: number;
   maxSamples?: number;
+  /** allowLinkLocalTargets lets endpoints and the server URL be link-local or cloud-metadata addresses. */
+  allowLinkLocalTargets?: boolean;
   /** Standard Grafana HTTP settings used by Prometheus mode (and basic auth / TLS in direct mode). */
   oauthPassThru?: boolean;
   timeout?: number;

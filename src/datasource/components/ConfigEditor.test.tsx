@@ -102,6 +102,34 @@ describe('ConfigEditor', () => {
     );
   });
 
+  it('sends the saved credentials to an unsaved URL only when asked', async () => {
+    post.mockResolvedValueOnce({ up: false, error: 'server returned HTTP status 401 Unauthorized' });
+    post.mockResolvedValueOnce({ up: true, samples: 7, detection: { flavor: 'vLLM V1' } });
+    render(
+      <ConfigEditor
+        options={settings({ mode: 'direct', endpoints: [{ url: 'http://new:8000/metrics' }] })}
+        onOptionsChange={jest.fn()}
+      />
+    );
+    await act(async () => {
+      fireEvent.click(screen.getByTestId(testIds.configEditor.testEndpoint(0)));
+    });
+    expect(post).toHaveBeenLastCalledWith(
+      '/api/datasources/uid/x/resources/probe',
+      { url: 'http://new:8000/metrics' },
+      { showErrorAlert: false }
+    );
+    await act(async () => {
+      fireEvent.click(screen.getByTestId(testIds.configEditor.testEndpointWithCredentials(0)));
+    });
+    expect(post).toHaveBeenLastCalledWith(
+      '/api/datasources/uid/x/resources/probe',
+      { url: 'http://new:8000/metrics', useStoredCredentials: true },
+      { showErrorAlert: false }
+    );
+    expect(screen.getByTestId(testIds.configEditor.endpointMessage(0))).toHaveTextContent('Up: vLLM V1');
+  });
+
   it('explains why an endpoint test failed', async () => {
     post.mockRejectedValueOnce({ status: 403, data: { error: 'only organization admins may test endpoints' } });
     render(

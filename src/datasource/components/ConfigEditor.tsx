@@ -1,6 +1,6 @@
 import React from 'react';
 import { DataSourcePluginOptionsEditorProps } from '@grafana/data';
-import { DataSourceHttpSettings, Field, FieldSet, Input, RadioButtonGroup, Stack } from '@grafana/ui';
+import { DataSourceHttpSettings, Field, FieldSet, Input, RadioButtonGroup, Stack, Switch } from '@grafana/ui';
 import { testIds } from '../../components/testIds';
 import { Mode, VllmOptions, VllmSecureOptions } from '../types';
 import { validateSettings } from '../validation';
@@ -118,9 +118,9 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
                 onChange={(maxBodyMB) => update({ maxBodyMB })}
               />
               <NumberInput
-                label="Max samples"
-                description="Per scrape of one endpoint."
-                placeholder="200000"
+                label="Max series"
+                description="vLLM series kept per scrape of one endpoint."
+                placeholder="50000"
                 value={jsonData.maxSamples}
                 testId={testIds.configEditor.maxSamples}
                 onChange={(maxSamples) => update({ maxSamples })}
@@ -128,6 +128,16 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
             </Stack>
           </>
         )}
+        <Field
+          label="Allow link-local targets"
+          description="Let endpoints and the server URL be link-local or cloud-metadata addresses (169.254.x.x, fe80::). Off unless your inference servers really live there."
+        >
+          <Switch
+            data-testid={testIds.configEditor.allowLinkLocalTargets}
+            value={Boolean(jsonData.allowLinkLocalTargets)}
+            onChange={(e) => update({ allowLinkLocalTargets: e.currentTarget.checked || undefined })}
+          />
+        </Field>
         {mode === 'prometheus' && (
           <Field label="HTTP method" description="POST allows long queries; some proxies only allow GET.">
             <div data-testid={testIds.configEditor.httpMethod}>

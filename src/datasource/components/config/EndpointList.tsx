@@ -37,11 +37,14 @@ export function describeDetection(d?: Detection): string {
   return parts.join(', ');
 }
 
-/** probeEndpoint asks the saved data source to scrape one URL; only org admins may, and only for saved settings. */
-export async function probeEndpoint(uid: string, url: string): Promise<ProbeResult> {
+/**
+ * probeEndpoint asks the saved data source to scrape one URL; only org admins may, and only for saved settings.
+ * A URL that is not one of the saved endpoints gets the stored credentials only when useStoredCredentials is set.
+ */
+export async function probeEndpoint(uid: string, url: string, useStoredCredentials = false): Promise<ProbeResult> {
   return getBackendSrv().post<ProbeResult>(
     `/api/datasources/uid/${uid}/resources/probe`,
-    { url },
+    useStoredCredentials ? { url, useStoredCredentials } : { url },
     { showErrorAlert: false }
   );
 }
@@ -51,10 +54,10 @@ export function EndpointList({ uid, endpoints, errors, missing, onChange }: Prop
   const [tests, setTests] = useState<Record<number, TestState>>({});
   const setEndpoint = (i: number, patch: Partial<Endpoint>) =>
     onChange(endpoints.map((e, j) => (j === i ? { ...e, ...patch } : e)));
-  const runTest = async (i: number) => {
+  const runTest = async (i: number, useStoredCredentials = false) => {
     setTests((t) => ({ ...t, [i]: { loading: true } }));
     try {
-      const result = await probeEndpoint(uid, endpoints[i].url);
+      const result = await probeEndpoint(uid, endpoints[i].url, useStoredCredentials);
       setTests((t) => ({ ...t, [i]: { loading: false, result } }));
     } catch (err) {
       setTests((t) => ({
@@ -127,6 +130,17 @@ export function EndpointList({ uid, endpoints, errors, missing, onChange }: Prop
                       ? `Up: ${describeDetection(t.result.detection)}; ${t.result.samples ?? 0} samples`
                       : `Down: ${t.result.error ?? 'no answer'}`}
                   </Text>
+                )}
+                {t && !t.loading && t.result && !t.result.up && (
+                  <Button
+                    size="sm"
+                    fill="text"
+                    data-testid={testIds.configEditor.testEndpointWithCredentials(i)}
+                    tooltip="An unsaved URL is tested without the data source's credentials; send them to this URL"
+                    onClick={() => runTest(i, true)}
+                  >
+                    Test again with the saved credentials
+                  </Button>
                 )}
               </div>
             </Stack>
