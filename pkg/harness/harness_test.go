@@ -120,7 +120,7 @@ func TestDatasourceExecutable(t *testing.T) {
 		if err := json.Unmarshal(res.Body, &eps); err != nil {
 			t.Fatal(err)
 		}
-		if len(eps) != 2 || eps[0].Name != "engine-a" || eps[1].Name != "127.0.0.1:2" || !strings.Contains(eps[1].URL, "[redacted]@127.0.0.1:2") {
+		if len(eps) != 2 || eps[0].Name != "engine-a" || eps[1].Name != "127.0.0.1:2" || !strings.Contains(eps[1].URL, "xxxxx@127.0.0.1:2") {
 			t.Fatalf("endpoints = %+v", eps)
 		}
 		if strings.Contains(string(res.Body), "s3cret") || strings.Contains(string(res.Body), "tok-never-shown") {
