@@ -283,3 +283,38 @@ func contains(list []string, s string) bool {
 	}
 	return false
 }
+
+// TestShippedDashboardsAreNotEditable: dashboards a plugin ships are replaced on every upgrade, so they are
+// marked editable: false (Grafana's dashboard linter's uneditable-dashboard rule); users save a copy to change one.
+func TestShippedDashboardsAreNotEditable(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(harness.RepoRoot(t), "dashboards", "*.json"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no dashboards: %v", err)
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var d struct {
+			Editable *bool `json:"editable"`
+		}
+		if err := json.Unmarshal(b, &d); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		if d.Editable == nil || *d.Editable {
+			t.Errorf("%s: editable must be false", filepath.Base(f))
+		}
+	}
+}
+
+// TestLicenseIsComplete: the plugin catalog's license check refuses the Apache template's placeholders.
+func TestLicenseIsComplete(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(harness.RepoRoot(t), "LICENSE"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), "{yyyy}") || strings.Contains(string(b), "{name of copyright owner}") {
+		t.Error("LICENSE still holds the template's placeholders")
+	}
+}
