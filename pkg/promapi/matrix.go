@@ -71,29 +71,6 @@ func parseValue(b []byte) (float64, error) {
 	return strconv.ParseFloat(string(b), 64)
 }
 
-// decodeMatrix reads a query_range result into model.Matrix.
-func decodeMatrix(data json.RawMessage) (model.Matrix, error) {
-	var r struct {
-		ResultType string   `json:"resultType"`
-		Result     []series `json:"result"`
-	}
-	if err := json.Unmarshal(data, &r); err != nil {
-		return nil, err
-	}
-	if r.ResultType != "" && r.ResultType != "matrix" {
-		return nil, fmt.Errorf("result type %s is not a matrix", r.ResultType)
-	}
-	m := make(model.Matrix, len(r.Result))
-	for i, s := range r.Result {
-		metric := make(model.Metric, len(s.Metric))
-		for k, v := range s.Metric {
-			metric[model.LabelName(k)] = model.LabelValue(v)
-		}
-		m[i] = &model.SampleStream{Metric: metric, Values: s.Values}
-	}
-	return m, nil
-}
-
 // decodeMatrixStream reads {"resultType":"matrix","result":[…]} series by series, stopping (with errStop and
 // truncated set) once query.MaxSeriesPerQuery series or query.MaxPointsPerQuery points are held.
 func decodeMatrixStream(dec *json.Decoder) (m model.Matrix, truncated bool, err error) {
