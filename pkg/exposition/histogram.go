@@ -172,7 +172,7 @@ func groupSeries(f *Family, special string) seriesGroups {
 				}
 			}
 			if gi < 0 {
-				gi = int32(len(g.labels))
+				gi = int32(len(g.labels)) // #nosec G115 -- a histogram's label sets come from a body of at most 1 GiB (maxBodyMB), so their count fits in int32
 				ls := s.Labels
 				if hasSpecial {
 					lo := len(backing)

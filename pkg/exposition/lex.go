@@ -177,7 +177,7 @@ func parseInt(b []byte) (int64, bool) {
 		}
 	}
 	if neg {
-		return -int64(u-1) - 1, true
+		return -int64(u-1) - 1, true // #nosec G115 -- u is at most 1<<63 here (checked above), so u-1 fits in int64
 	}
 	if u > math.MaxInt64 {
 		return 0, false

@@ -111,7 +111,7 @@ func (s *Scrape) Add(f Family) {
 	if s.index == nil {
 		s.index = map[string]int32{}
 	}
-	s.index[f.Name] = int32(len(s.Families))
+	s.index[f.Name] = int32(len(s.Families)) // #nosec G115 -- a scrape's families come from a body of at most 1 GiB (maxBodyMB), so their count fits in int32
 	s.Families = append(s.Families, f)
 }
 

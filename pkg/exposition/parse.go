@@ -362,12 +362,12 @@ func (p *parser) resolve(name []byte, col int) (int32, error) {
 		}
 	}
 	if r.fam < 0 {
-		r.fam = int32(len(p.fams))
+		r.fam = int32(len(p.fams)) // #nosec G115 -- a body is at most 1 GiB (maxBodyMB), so counts of its families fit in int32
 		p.famIndex[s] = r.fam
 		p.fams = append(p.fams, Family{Name: s})
 		p.meta = append(p.meta, famMeta{drop: p.keep != nil && !p.keep(s)})
 	}
-	ri := int32(len(p.res))
+	ri := int32(len(p.res)) // #nosec G115 -- a body is at most 1 GiB (maxBodyMB), so counts of its lines fit in int32
 	p.res = append(p.res, r)
 	p.names[s] = ri
 	return ri, nil
@@ -441,7 +441,7 @@ func (p *parser) finish() *Scrape {
 		s.index = make(map[string]int32, len(p.fams)-dropped)
 		for i := range p.fams {
 			if !p.meta[i].drop {
-				s.index[p.fams[i].Name] = int32(len(s.Families))
+				s.index[p.fams[i].Name] = int32(len(s.Families)) // #nosec G115 -- a body is at most 1 GiB (maxBodyMB), so counts of its families fit in int32
 				s.Families = append(s.Families, p.fams[i])
 			}
 		}

@@ -125,10 +125,10 @@ func (p *parser) parseSample(i int) error {
 	p.samples = append(p.samples, Sample{Name: r.name, Labels: labels, Value: v, TimestampMs: ts, HasTimestamp: hasTs})
 	if m.nRuns == 0 || p.runs[len(p.runs)-1].fam != r.fam {
 		if m.nRuns == 0 {
-			m.lo = int32(n)
+			m.lo = int32(n) // #nosec G115 -- a body is at most 1 GiB (maxBodyMB), so counts of its lines fit in int32
 		}
 		m.nRuns++
-		p.runs = append(p.runs, run{fam: r.fam, lo: int32(n), hi: int32(n)})
+		p.runs = append(p.runs, run{fam: r.fam, lo: int32(n), hi: int32(n)}) // #nosec G115 -- a body is at most 1 GiB (maxBodyMB), so counts of its lines fit in int32
 	}
 	p.runs[len(p.runs)-1].hi++
 	m.n++

@@ -9,7 +9,7 @@ func (w *valueAppender) writeBit(bit uint64) {
 		w.free = 8
 	}
 	w.free--
-	w.buf[len(w.buf)-1] |= byte(bit << w.free)
+	w.buf[len(w.buf)-1] |= byte(bit << w.free) // #nosec G115 -- bit is 0 or 1 and free < 8
 }
 
 // writeBits appends the low n bits of v (n <= 64), MSB first.
@@ -20,7 +20,7 @@ func (w *valueAppender) writeBits(v uint64, n uint8) {
 			w.free = 8
 		}
 		k := min(n, w.free)
-		chunk := byte(v>>(n-k)) & byte(1<<k-1)
+		chunk := byte(v>>(n-k)) & byte(1<<k-1) // #nosec G115 -- the value is masked to k < 8 bits
 		w.free -= k
 		w.buf[len(w.buf)-1] |= chunk << w.free
 		n -= k

@@ -185,7 +185,7 @@ func (h *headBlock) seal() *block {
 	b.data = make([]byte, 0, total)
 	for id := 0; id <= last; id++ {
 		hs := &h.series[id]
-		b.off[id] = uint32(len(b.data))
+		b.off[id] = uint32(len(b.data)) // #nosec G115 -- a block holds at most blockRows points of at most maxSamples (10 000 000) series, about two bytes each: under 4 GiB
 		if hs.n == 0 {
 			continue
 		}
@@ -206,7 +206,7 @@ func (h *headBlock) seal() *block {
 		}
 		b.data = append(b.data, hs.buf...)
 	}
-	b.off[last+1] = uint32(len(b.data))
+	b.off[last+1] = uint32(len(b.data)) // #nosec G115 -- a block holds at most blockRows points of at most maxSamples (10 000 000) series, about two bytes each: under 4 GiB
 	b.bytes += blockSize + int64(cap(b.data)) + 4*int64(cap(b.off)) + 8*int64(cap(b.ts))
 	return b
 }

@@ -107,7 +107,7 @@ func (ep *endpoint) newRow(t int64) uint8 {
 	h.maxT = max(h.maxT, t)
 	ep.rowSeq++
 	ep.lastT, ep.hasRows = t, true
-	return uint8(len(h.ts) - 1)
+	return uint8(len(h.ts) - 1) // #nosec G115 -- a head holds at most blockRows (120) rows
 }
 
 // sealHead moves the head into a sealed block and starts a new head.
@@ -130,7 +130,7 @@ func (ep *endpoint) append(t int64, sc *exposition.Scrape) {
 	}
 	ep.trimRetention(t - ep.st.retention)
 	row := ep.newRow(t)
-	rs := uint32(ep.rowSeq)
+	rs := uint32(ep.rowSeq) // #nosec G115 -- sequence numbers are kept in 32 bits; 2^32 scrapes are 136 years at 1 s
 	cur := ep.cur[:0]
 	hint := 0
 	if sc != nil {
@@ -144,7 +144,7 @@ func (ep *endpoint) append(t int64, sc *exposition.Scrape) {
 					continue // duplicate within the scrape: the first wins
 				}
 				sr.seen = rs
-				sr.pos = int32(len(cur))
+				sr.pos = int32(len(cur)) // #nosec G115 -- a scrape holds at most maxSamples (10 000 000) series
 				cur = append(cur, id)
 				pt, explicit := t, false
 				if smp.HasTimestamp && smp.TimestampMs != t {
@@ -154,7 +154,7 @@ func (ep *endpoint) append(t int64, sc *exposition.Scrape) {
 					continue // out of order: dropped as Prometheus does
 				}
 				ep.headBytes += ep.head.appendPoint(id, row, pt, explicit, smp.Value)
-				sr.lastT, sr.lastSeq = pt, uint32(ep.head.seq)
+				sr.lastT, sr.lastSeq = pt, uint32(ep.head.seq) // #nosec G115 -- sequence numbers are kept in 32 bits; 2^32 scrapes are 136 years at 1 s
 			}
 		}
 	}
@@ -196,7 +196,7 @@ func (ep *endpoint) markStale(id int32, row uint8, t int64) {
 		ownTS = true
 	}
 	ep.headBytes += ep.head.appendPoint(id, row, t, ownTS, derive.StaleNaN)
-	sr.lastT, sr.lastSeq = t, uint32(ep.head.seq)
+	sr.lastT, sr.lastSeq = t, uint32(ep.head.seq) // #nosec G115 -- sequence numbers are kept in 32 bits; 2^32 scrapes are 136 years at 1 s
 }
 
 // resolve returns the series id of smp, adding the series if it is new.
@@ -246,7 +246,7 @@ func (ep *endpoint) add(h uint64, smp *exposition.Sample) int32 {
 		id = ep.free[n-1]
 		ep.free = ep.free[:n-1]
 	} else {
-		id = int32(len(ep.series))
+		id = int32(len(ep.series)) // #nosec G115 -- series per endpoint are bounded by maxSamples (at most 10 000 000) per scrape times blockRows, below 2^31
 		ep.series = append(ep.series, series{})
 		oldCap := cap(ep.head.series)
 		ep.head.series = append(ep.head.series, headSeries{})

@@ -63,7 +63,7 @@ func (a *valueAppender) append(v float64, n int) {
 		a.mode = modeInt
 		a.writeBit(modeInt)
 		a.putDelta(iv)
-		a.prev = uint64(iv)
+		a.prev = uint64(iv) // #nosec G115 -- stores the bit pattern of an int64
 	case n == 0:
 		a.mode = modeXOR
 		a.writeBit(modeXOR)
@@ -71,8 +71,8 @@ func (a *valueAppender) append(v float64, n int) {
 		a.prev = math.Float64bits(v)
 		a.leading = noWindow
 	case a.mode == modeInt && isInt:
-		a.putDelta(iv - int64(a.prev))
-		a.prev = uint64(iv)
+		a.putDelta(iv - int64(a.prev)) // #nosec G115 -- reinterprets the stored bit pattern of an int64
+		a.prev = uint64(iv)            // #nosec G115 -- stores the bit pattern of an int64
 	case a.mode == modeInt:
 		a.toXOR(n)
 		a.putXOR(v)
@@ -104,7 +104,7 @@ func (a *valueAppender) toXOR(n int) {
 // putDelta writes an integer delta with a prefix code sized for counters:
 // '0' unchanged, '10'+3 bits for +-4, then 7, 13, 20 and 64 bit zigzags.
 func (a *valueAppender) putDelta(d int64) {
-	zz := uint64(d<<1) ^ uint64(d>>63)
+	zz := uint64(d<<1) ^ uint64(d>>63) // #nosec G115 -- zigzag encoding of the bit pattern
 	switch {
 	case zz == 0:
 		a.writeBit(0)
@@ -132,9 +132,9 @@ func (a *valueAppender) putXOR(v float64) {
 		a.writeBit(0)
 		return
 	}
-	lead := uint8(bits.LeadingZeros64(x))
-	trail := uint8(bits.TrailingZeros64(x))
-	if lead >= 32 { // the leading count has 5 bits
+	lead := uint8(bits.LeadingZeros64(x))   // #nosec G115 -- a count of bits of a uint64 is at most 64
+	trail := uint8(bits.TrailingZeros64(x)) // #nosec G115 -- a count of bits of a uint64 is at most 64
+	if lead >= 32 {                         // the leading count has 5 bits
 		lead = 31
 	}
 	if a.leading != noWindow && lead >= a.leading && trail >= a.trailing {
@@ -168,24 +168,24 @@ func (r *valueReader) init(b []byte) {
 func (r *valueReader) next() float64 {
 	if !r.started {
 		r.started = true
-		r.mode = uint8(r.br.readBit())
+		r.mode = uint8(r.br.readBit()) // #nosec G115 -- a bit is 0 or 1
 		if r.mode == modeInt {
-			r.prev = uint64(r.getDelta())
-			return float64(int64(r.prev))
+			r.prev = uint64(r.getDelta()) // #nosec G115 -- stores the bit pattern of an int64
+			return float64(int64(r.prev)) // #nosec G115 -- reinterprets the stored bit pattern of an int64
 		}
 		r.prev = r.br.readBits(64)
 		return math.Float64frombits(r.prev)
 	}
 	if r.mode == modeInt {
-		r.prev += uint64(r.getDelta())
-		return float64(int64(r.prev))
+		r.prev += uint64(r.getDelta()) // #nosec G115 -- stores the bit pattern of an int64 delta
+		return float64(int64(r.prev))  // #nosec G115 -- reinterprets the stored bit pattern of an int64
 	}
 	if r.br.readBit() == 0 {
 		return math.Float64frombits(r.prev)
 	}
 	if r.br.readBit() == 1 {
 		hdr := r.br.readBits(11)
-		lead, sig := uint8(hdr>>6), uint8(hdr&63)
+		lead, sig := uint8(hdr>>6), uint8(hdr&63) // #nosec G115 -- hdr>>6 is at most 3 and hdr&63 at most 63
 		if sig == 0 {
 			sig = 64
 		}

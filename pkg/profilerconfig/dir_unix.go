@@ -48,17 +48,17 @@ func openDir(pin *dirPin) (*dirHandle, error) {
 	}
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
-		unix.Close(fd)
+		_ = unix.Close(fd) // already failing; the error returned says why
 		return nil, ioError("inspect", pin.dir, err)
 	}
 	if uint64(st.Dev) != pin.dev || st.Ino != pin.ino { //nolint:unconvert // Dev is int32 on darwin
-		unix.Close(fd)
+		_ = unix.Close(fd) // already failing; the error returned says why
 		return nil, fmt.Errorf("%w: %s was replaced after the settings were saved; if that change is intended, save the app settings again", ErrNotAllowed, pin.dir)
 	}
 	return &dirHandle{fd: fd, pin: pin}, nil
 }
 
-func (d *dirHandle) close() { unix.Close(d.fd) }
+func (d *dirHandle) close() { _ = unix.Close(d.fd) } // read-only handle: nothing to flush
 
 // path is name inside the directory, for messages.
 func (d *dirHandle) path(name string) string { return d.pin.dir + string(os.PathSeparator) + name }

@@ -177,7 +177,7 @@ func lock(d *dirHandle, name string) (func(), error) {
 		return nil, fmt.Errorf("lock file: %w", err)
 	}
 	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		f.Close()
+		_ = f.Close() // only opened to be locked; the error returned says why
 		return nil, fmt.Errorf("lock file %s: %w", d.path(name), ErrNotRegular)
 	}
 	return lockFile(f)
@@ -203,7 +203,7 @@ func replace(d *dirHandle, name string, doc []byte, mode fs.FileMode, old fs.Fil
 	}
 	defer func() {
 		if err != nil {
-			tmp.Close()
+			_ = tmp.Close() // already failing: the temp file is removed next
 			d.remove(tmpName)
 		}
 	}()
