@@ -65,9 +65,10 @@ func (e *Error) Error() string {
 	}
 }
 
-// BadQuery reports whether the server rejected the expression itself (a 400 bad_data), not the request.
+// BadQuery reports whether the server rejected the expression itself (Prometheus's 400 bad_data,
+// VictoriaMetrics' 422), not the request.
 func (e *Error) BadQuery() bool {
-	return e.Status == http.StatusBadRequest || e.ErrorType == "bad_data"
+	return e.Status == http.StatusBadRequest || e.Status == http.StatusUnprocessableEntity || e.ErrorType == "bad_data"
 }
 
 // maxBody caps what is read of one answer; a larger answer fails with a message saying so.

@@ -205,6 +205,9 @@ func Outputs(q query.Query, e Expr, m model.Matrix) []query.Output {
 		measure := e.Measure
 		for k, v := range s.Metric {
 			switch {
+			case v == "":
+				// An empty label is an absent one, as in Prometheus; VictoriaMetrics' label_replace writes them.
+				continue
 			case k == model.MetricNameLabel:
 				if measure == "" {
 					measure = string(v)

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/common/model"
+
 	"github.com/inferscope/inferscope-vllm/pkg/query"
 )
 
@@ -56,5 +58,33 @@ func TestScoreSelectsOneExpression(t *testing.T) {
 		if len(exprs) != 1 || exprs[0].Measure != score {
 			t.Errorf("score %s: %d expressions %v", score, len(exprs), exprs)
 		}
+	}
+}
+
+// TestEmptyLabelsAreAbsent (issue 12, item 4): VictoriaMetrics' label_replace writes the target label as "" when
+// the regex does not match; frames then carried model_name="" and no longer matched direct mode's.
+func TestEmptyLabelsAreAbsent(t *testing.T) {
+	m := model.Matrix{{Metric: model.Metric{"instance": "a:8000", "engine": "", "model_name": "", "finished_reason": "stop"},
+		Values: []model.SamplePair{{Timestamp: 1_700_000_000_000, Value: 1}}}}
+	outs := Outputs(query.Query{QueryType: query.TypeRaw, Metric: "x"}, Expr{Measure: "x"}, m)
+	if len(outs) != 1 || len(outs[0].Labels) != 2 || outs[0].Labels["endpoint"] != "a:8000" || outs[0].Labels["finished_reason"] != "stop" {
+		t.Fatalf("labels %v", outs[0].Labels)
+	}
+}
+
+// TestVictoriaMetrics422IsInvalidPromQL (issue 12, item 6): VictoriaMetrics answers a rejected expression with 422.
+func TestVictoriaMetrics422IsInvalidPromQL(t *testing.T) {
+	srv := fakeProm(t, func(w http.ResponseWriter, r *http.Request) bool {
+		if r.URL.Path == "/api/v1/query_range" {
+			promErr(w, http.StatusUnprocessableEntity, "422", `cannot parse "rate(x[": unexpected end of stream`)
+			return true
+		}
+		return false
+	})
+	now := time.Unix(1_790_000_000, 0)
+	_, err := evaluator(srv.URL, time.Second).Eval(context.Background(), query.Query{QueryType: query.TypePromQL, Expr: "rate(x["},
+		query.Request{From: now.Add(-time.Hour), To: now, Interval: 15 * time.Second})
+	if err == nil || !strings.HasPrefix(err.Error(), "invalid PromQL: cannot parse") {
+		t.Fatalf("err = %v", err)
 	}
 }

@@ -194,3 +194,15 @@ func TestRawGroupBySums(t *testing.T) {
 		}
 	}
 }
+
+// TestRawEmptyLabelsAreAbsent: an exposed label with an empty value is no label at all, as in Prometheus, so both
+// modes report the same label sets.
+func TestRawEmptyLabelsAreAbsent(t *testing.T) {
+	const t0 = 1_700_000_000_000
+	src := &memSource{}
+	src.add("a", "vllm:request_success_total", map[string]string{"finished_reason": "stop", "lora_name": ""}, pts(t0, 1))
+	res := evalOne(t, src, Query{QueryType: TypeRaw, Metric: "vllm:request_success_total"}, t0, t0)
+	if l := res.Outputs[0].Labels; len(l) != 2 || l["finished_reason"] != "stop" {
+		t.Fatalf("labels %v", l)
+	}
+}

@@ -529,7 +529,7 @@ func (c *evalCtx) rawInputs(endpoint, name string) []input {
 	ins := c.fetchName(endpoint, name)
 	for i := range ins {
 		for _, l := range ins[i].series.Labels {
-			if _, ok := ins[i].labels[l.Name]; !ok {
+			if _, ok := ins[i].labels[l.Name]; !ok && l.Value != "" { // empty is absent, as in Prometheus
 				ins[i].labels[l.Name] = l.Value
 			}
 		}
