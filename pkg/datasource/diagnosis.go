@@ -31,12 +31,12 @@ func (d *Datasource) diagnose(ctx context.Context, q query.Query, dq backend.Dat
 		}
 		return res.Outputs, nil
 	}
-	findings, err := query.Diagnose(ctx, q, eval)
+	findings, skipped, err := query.Diagnose(ctx, q, eval)
 	if err != nil {
-		return backend.ErrDataResponse(backend.StatusBadRequest, "diagnosis: "+err.Error())
+		return backend.ErrDataResponse(backend.StatusTimeout, "diagnosis: "+err.Error())
 	}
 	f := query.DiagnosisFrame(findings)
-	for _, n := range notices {
+	for _, n := range append(notices, skipped...) {
 		f.Meta.Notices = append(f.Meta.Notices, data.Notice{Severity: data.NoticeSeverityWarning, Text: n})
 	}
 	return backend.DataResponse{Frames: data.Frames{f}}

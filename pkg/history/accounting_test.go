@@ -2,6 +2,7 @@ package history
 
 import (
 	"fmt"
+	"math"
 	"runtime"
 	"strings"
 	"testing"
@@ -43,4 +44,26 @@ func TestAccountingMatchesHeap(t *testing.T) {
 		t.Errorf("the heap holds %.2f× what the store counts", ratio)
 	}
 	runtime.KeepAlive(s)
+}
+
+// TestSelectBoundedReadsNothingOverBudget: a query's point budget is checked before a selection is decoded, so one
+// selection over a huge endpoint cannot blow it.
+func TestSelectBoundedReadsNothingOverBudget(t *testing.T) {
+	s := New(Options{Retention: time.Hour, MaxBytes: -1})
+	sc := singleEngine(t)
+	for i := 0; i < 10; i++ {
+		s.Append("a", int64(1_700_000_000_000)+int64(i)*5000, sc)
+	}
+	name := s.Names("a")[0]
+	all := s.Select("a", name, 0, math.MaxInt64, nil)
+	total := 0
+	for _, sr := range all {
+		total += len(sr.Points)
+	}
+	if got, ok := s.SelectBounded("a", name, 0, math.MaxInt64, nil, total); !ok || len(got) != len(all) {
+		t.Fatalf("within budget: %d series, ok %v", len(got), ok)
+	}
+	if got, ok := s.SelectBounded("a", name, 0, math.MaxInt64, nil, total-1); ok || got != nil {
+		t.Fatalf("over budget: %d series, ok %v", len(got), ok)
+	}
 }

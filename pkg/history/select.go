@@ -14,20 +14,27 @@ import (
 // derive.StaleNaN. match runs under the endpoint's read lock and must neither
 // keep nor modify the labels it is given.
 func (s *Store) Select(endpoint, name string, from, to int64, match func(exposition.Labels) bool) []Series {
-	ep := s.rlock(endpoint)
-	if ep == nil {
-		return nil
-	}
-	defer ep.mu.RUnlock()
-	return ep.selectSeries(name, from, to, match)
+	out, _ := s.SelectBounded(endpoint, name, from, to, match, 0)
+	return out
 }
 
-// selectSeries implements Select under the read lock.
-func (ep *endpoint) selectSeries(name string, from, to int64, match func(exposition.Labels) bool) []Series {
+// SelectBounded is Select that returns nothing and false, before decoding anything, when the selection holds
+// more than maxPoints points (0: no bound), so a query's budget holds however large one selection is.
+func (s *Store) SelectBounded(endpoint, name string, from, to int64, match func(exposition.Labels) bool, maxPoints int) ([]Series, bool) {
+	ep := s.rlock(endpoint)
+	if ep == nil {
+		return nil, true
+	}
+	defer ep.mu.RUnlock()
+	return ep.selectSeries(name, from, to, match, maxPoints)
+}
+
+// selectSeries implements SelectBounded under the read lock.
+func (ep *endpoint) selectSeries(name string, from, to int64, match func(exposition.Labels) bool, maxPoints int) ([]Series, bool) {
 	lo, hi := max(from, ep.floor()), to
 	ids := ep.byName[name]
 	if lo > hi || len(ids) == 0 || !ep.hasRows {
-		return nil
+		return nil, true
 	}
 	// Blocks overlapping [lo, hi], the head last.
 	var blocks []*block
@@ -63,8 +70,11 @@ func (ep *endpoint) selectSeries(name string, from, to int64, match func(exposit
 		total += n
 		nLabels += len(x.labels)
 	}
+	if maxPoints > 0 && total > maxPoints {
+		return nil, false
+	}
 	if len(picked) == 0 {
-		return nil
+		return nil, true
 	}
 	out := make([]Series, 0, len(picked))
 	pts := make([]derive.Point, 0, total)
@@ -93,5 +103,5 @@ func (ep *endpoint) selectSeries(name string, from, to int64, match func(exposit
 		}
 		out = append(out, sr)
 	}
-	return out
+	return out, true
 }

@@ -110,18 +110,35 @@ func diagnosisRules() []rule {
 	}
 }
 
-// Diagnose evaluates every rule with the base query's endpoint, model and engine filters.
-func Diagnose(ctx context.Context, base Query, eval Evaluator) ([]Finding, error) {
+// Diagnose evaluates every rule with the base query's endpoint, model and engine filters. A rule whose query
+// fails (say, over a read limit because one endpoint is huge) is skipped and named in skipped, so the other
+// findings still show; only a cancelled query fails the whole diagnosis.
+func Diagnose(ctx context.Context, base Query, eval Evaluator) (findings []Finding, skipped []string, err error) {
 	var out []Finding
-	for _, r := range diagnosisRules() {
+	skip := func(r *rule, err error) error {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		skipped = append(skipped, fmt.Sprintf("diagnosis rule %q was skipped: %v", r.symptom, err))
+		return nil
+	}
+	rules := diagnosisRules()
+	for i := range rules {
+		r := &rules[i]
 		hits, err := r.evaluate(ctx, base, eval)
 		if err != nil {
-			return nil, err
+			if err := skip(r, err); err != nil {
+				return nil, nil, err
+			}
+			continue
 		}
 		if r.also != nil && len(hits) > 0 {
 			also, err := r.also.evaluate(ctx, base, eval)
 			if err != nil {
-				return nil, err
+				if err := skip(r, err); err != nil {
+					return nil, nil, err
+				}
+				continue
 			}
 			kept := map[findingKey]float64{}
 			for k, v := range hits {
@@ -146,7 +163,7 @@ func Diagnose(ctx context.Context, base Query, eval Evaluator) ([]Finding, error
 				Endpoint: k.endpoint, Engine: k.engine, Value: hits[k]})
 		}
 	}
-	return out, nil
+	return out, skipped, nil
 }
 
 type findingKey struct{ endpoint, engine string }

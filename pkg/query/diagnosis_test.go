@@ -2,6 +2,7 @@ package query
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -17,9 +18,9 @@ func diagnose(t *testing.T, src *memSource, now int64) []Finding {
 		}
 		return res.Outputs, nil
 	}
-	f, err := Diagnose(context.Background(), Query{QueryType: TypeDiagnosis}, eval)
-	if err != nil {
-		t.Fatal(err)
+	f, skipped, err := Diagnose(context.Background(), Query{QueryType: TypeDiagnosis}, eval)
+	if err != nil || len(skipped) > 0 {
+		t.Fatal(err, skipped)
 	}
 	return f
 }
@@ -102,5 +103,33 @@ func TestDiagnosisEndpointDown(t *testing.T) {
 	want := []string{"critical endpoint down: its last scrape failed @ dead", "critical endpoint down: its last scrape failed @ flapping"}
 	if strings.Join(lines, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("findings:\n%s\nwant:\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestDiagnosisSkipsFailingRules: one rule query over a read limit used to fail the whole table.
+func TestDiagnosisSkipsFailingRules(t *testing.T) {
+	eval := func(ctx context.Context, q Query) ([]Output, error) {
+		if q.QueryType == TypeQueue {
+			return nil, errors.New("the query reads more than 250000 stored series")
+		}
+		if q.QueryType == TypeRaw {
+			return []Output{{Measure: "up", Labels: map[string]string{"endpoint": "dead"}, Points: pts(1_700_000_000_000, 0)}}, nil
+		}
+		return nil, nil
+	}
+	f, skipped, err := Diagnose(context.Background(), Query{QueryType: TypeDiagnosis}, eval)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f) != 1 || f[0].Endpoint != "dead" {
+		t.Errorf("findings %+v", f)
+	}
+	if len(skipped) != 2 || !strings.Contains(skipped[0], "more than 10 requests waiting") || !strings.Contains(skipped[0], "250000 stored series") {
+		t.Errorf("skipped %q", skipped)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, _, err := Diagnose(ctx, Query{QueryType: TypeDiagnosis}, func(ctx context.Context, q Query) ([]Output, error) { return nil, ctx.Err() }); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled diagnosis: %v", err)
 	}
 }

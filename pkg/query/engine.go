@@ -29,7 +29,9 @@ type Source interface {
 	Names(endpoint string) []string
 	// Select returns the points in [from, to] (ms) of every series named name on endpoint whose labels match
 	// (all when match is nil); match sees each series once, in no particular order, before its points are read.
-	Select(endpoint, name string, from, to int64, match func(exposition.Labels) bool) []Series
+	// When the selection holds more than maxPoints points (0: no bound) it returns nothing and false, without
+	// reading them.
+	Select(endpoint, name string, from, to int64, match func(exposition.Labels) bool, maxPoints int) ([]Series, bool)
 	// Bounds is the time span of history held for an endpoint.
 	Bounds(endpoint string) (oldest, newest int64, ok bool)
 }
@@ -253,11 +255,11 @@ func (c *evalCtx) fetchName(endpoint, name string, keep ...string) []input {
 		}
 		return true
 	}
-	selected := c.e.Source.Select(endpoint, name, c.from-c.window-c.lookback, c.to, match)
+	selected, fits := c.e.Source.Select(endpoint, name, c.from-c.window-c.lookback, c.to, match, MaxFetchedPoints-c.fetched)
 	for _, s := range selected {
 		c.fetched += len(s.Points)
 	}
-	if c.series > MaxFetchedSeries || c.fetched > MaxFetchedPoints {
+	if !fits || c.series > MaxFetchedSeries || c.fetched > MaxFetchedPoints {
 		c.err = fmt.Errorf("the query reads more than %d stored series or %d points: narrow it with endpoint, model or engine filters, or a shorter range",
 			MaxFetchedSeries, MaxFetchedPoints)
 		return nil

@@ -39,7 +39,7 @@ func (m *memSource) Names(endpoint string) []string {
 	return out
 }
 
-func (m *memSource) Select(endpoint, name string, from, to int64, match func(exposition.Labels) bool) []Series {
+func (m *memSource) Select(endpoint, name string, from, to int64, match func(exposition.Labels) bool, maxPoints int) ([]Series, bool) {
 	m.selects++
 	var out []Series
 	for _, s := range m.series[endpoint] {
@@ -54,7 +54,14 @@ func (m *memSource) Select(endpoint, name string, from, to int64, match func(exp
 		}
 		out = append(out, Series{Name: s.Name, Labels: s.Labels, Points: pts})
 	}
-	return out
+	n := 0
+	for _, s := range out {
+		n += len(s.Points)
+	}
+	if maxPoints > 0 && n > maxPoints {
+		return nil, false
+	}
+	return out, true
 }
 
 func (m *memSource) Bounds(endpoint string) (int64, int64, bool) {

@@ -18,11 +18,11 @@ func (h HistorySource) Names(endpoint string) []string { return h.Store.Names(en
 func (h HistorySource) Bounds(endpoint string) (int64, int64, bool) { return h.Store.Bounds(endpoint) }
 
 // Select returns an endpoint's series of one name in [from, to].
-func (h HistorySource) Select(endpoint, name string, from, to int64, match func(exposition.Labels) bool) []Series {
-	in := h.Store.Select(endpoint, name, from, to, match)
+func (h HistorySource) Select(endpoint, name string, from, to int64, match func(exposition.Labels) bool, maxPoints int) ([]Series, bool) {
+	in, ok := h.Store.SelectBounded(endpoint, name, from, to, match, maxPoints)
 	out := make([]Series, len(in))
 	for i, s := range in {
 		out[i] = Series{Name: s.Name, Labels: s.Labels, Points: s.Points}
 	}
-	return out
+	return out, ok
 }
