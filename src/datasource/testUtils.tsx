@@ -1,4 +1,5 @@
 import React from 'react';
+import { act, render, RenderResult } from '@testing-library/react';
 
 interface MockComboboxProps {
   options: Array<{ value: string; label?: string }>;
@@ -33,4 +34,16 @@ export function MockCombobox({ options, value, onChange, ...rest }: MockCombobox
       ))}
     </select>
   );
+}
+
+/**
+ * renderSettled renders inside act() and lets the component's resource loads settle, as a user would see it a
+ * moment after it appears; rendering outside act() leaves those state updates unwrapped.
+ */
+export async function renderSettled(ui: React.ReactElement): Promise<RenderResult> {
+  let result: RenderResult | undefined;
+  await act(async () => {
+    result = render(ui);
+  });
+  return result!;
 }

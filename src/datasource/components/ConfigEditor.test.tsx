@@ -1,9 +1,10 @@
 import React from 'react';
-import { act, fireEvent, render, screen, waitFor } from '@testing-library/react';
+import { act, fireEvent, screen, waitFor } from '@testing-library/react';
 import { DataSourceSettings } from '@grafana/data';
 import { ConfigEditor } from './ConfigEditor';
 import { testIds } from '../../components/testIds';
 import { VllmOptions, VllmSecureOptions } from '../types';
+import { renderSettled } from '../testUtils';
 
 const post = jest.fn();
 const get = jest.fn();
@@ -32,9 +33,9 @@ beforeEach(() => {
 });
 
 describe('ConfigEditor', () => {
-  it('adds, edits and removes endpoints in jsonData', () => {
+  it('adds, edits and removes endpoints in jsonData', async () => {
     const onChange = jest.fn();
-    const { rerender } = render(
+    const { rerender } = await renderSettled(
       <ConfigEditor options={settings({ mode: 'direct', endpoints: [] })} onOptionsChange={onChange} />
     );
     expect(screen.getByText('Direct mode needs at least one /metrics endpoint URL.')).toBeInTheDocument();
@@ -59,8 +60,8 @@ describe('ConfigEditor', () => {
     expect(onChange).toHaveBeenLastCalledWith(expect.objectContaining({ jsonData: { mode: 'direct', endpoints: [] } }));
   });
 
-  it('shows validation messages mirroring the backend', () => {
-    render(
+  it('shows validation messages mirroring the backend', async () => {
+    await renderSettled(
       <ConfigEditor
         options={settings({
           mode: 'direct',
@@ -83,7 +84,7 @@ describe('ConfigEditor', () => {
       samples: 42,
       detection: { flavor: 'vLLM V1', ranks: ['0', '1'], rankLabel: 'engine', specDecode: true },
     });
-    render(
+    await renderSettled(
       <ConfigEditor
         options={settings({ mode: 'direct', endpoints: [{ url: 'http://a:8000/metrics' }] })}
         onOptionsChange={jest.fn()}
@@ -105,7 +106,7 @@ describe('ConfigEditor', () => {
   it('sends the saved credentials to an unsaved URL only when asked', async () => {
     post.mockResolvedValueOnce({ up: false, error: 'server returned HTTP status 401 Unauthorized' });
     post.mockResolvedValueOnce({ up: true, samples: 7, detection: { flavor: 'vLLM V1' } });
-    render(
+    await renderSettled(
       <ConfigEditor
         options={settings({ mode: 'direct', endpoints: [{ url: 'http://new:8000/metrics' }] })}
         onOptionsChange={jest.fn()}
@@ -132,7 +133,7 @@ describe('ConfigEditor', () => {
 
   it('explains why an endpoint test failed', async () => {
     post.mockRejectedValueOnce({ status: 403, data: { error: 'only organization admins may test endpoints' } });
-    render(
+    await renderSettled(
       <ConfigEditor
         options={settings({ mode: 'direct', endpoints: [{ url: 'http://a:8000/metrics' }] })}
         onOptionsChange={jest.fn()}
@@ -156,7 +157,7 @@ describe('ConfigEditor', () => {
       },
       { name: 'v0', url: 'http://v0/metrics', up: false, error: 'connection refused' },
     ]);
-    render(
+    await renderSettled(
       <ConfigEditor
         options={settings({ mode: 'direct', endpoints: [{ url: 'http://v1/metrics' }] })}
         onOptionsChange={jest.fn()}
@@ -170,9 +171,11 @@ describe('ConfigEditor', () => {
     });
   });
 
-  it('keeps the bearer token in secureJsonData and shows it as configured once saved', () => {
+  it('keeps the bearer token in secureJsonData and shows it as configured once saved', async () => {
     const onChange = jest.fn();
-    const { rerender } = render(<ConfigEditor options={settings({ mode: 'direct' })} onOptionsChange={onChange} />);
+    const { rerender } = await renderSettled(
+      <ConfigEditor options={settings({ mode: 'direct' })} onOptionsChange={onChange} />
+    );
     fireEvent.change(screen.getByLabelText('Bearer token'), { target: { value: 's3cret' } });
     const sent = onChange.mock.lastCall[0] as Settings;
     expect(sent.secureJsonData).toEqual({ bearerToken: 's3cret' });
@@ -191,8 +194,8 @@ describe('ConfigEditor', () => {
     );
   });
 
-  it("shows Grafana's HTTP settings and the server scrape interval in Prometheus mode", () => {
-    render(
+  it("shows Grafana's HTTP settings and the server scrape interval in Prometheus mode", async () => {
+    await renderSettled(
       <ConfigEditor
         options={settings({ mode: 'prometheus' }, { url: 'http://prometheus:9090', access: 'proxy' })}
         onOptionsChange={jest.fn()}
@@ -209,9 +212,9 @@ describe('ConfigEditor', () => {
     expect(screen.queryByTestId(testIds.configEditor.endpointStatus)).not.toBeInTheDocument();
   });
 
-  it('keeps the direct-mode basic auth password in secureJsonData', () => {
+  it('keeps the direct-mode basic auth password in secureJsonData', async () => {
     const onChange = jest.fn();
-    render(
+    await renderSettled(
       <ConfigEditor
         options={settings(
           { mode: 'direct' },
@@ -225,9 +228,9 @@ describe('ConfigEditor', () => {
     expect(onChange).toHaveBeenLastCalledWith(expect.objectContaining({ basicAuthUser: 'admin' }));
   });
 
-  it('switches mode through the radio group', () => {
+  it('switches mode through the radio group', async () => {
     const onChange = jest.fn();
-    render(<ConfigEditor options={settings({})} onOptionsChange={onChange} />);
+    await renderSettled(<ConfigEditor options={settings({})} onOptionsChange={onChange} />);
     fireEvent.click(screen.getByLabelText('Prometheus'));
     expect(onChange).toHaveBeenLastCalledWith(expect.objectContaining({ jsonData: { mode: 'prometheus' } }));
   });

@@ -1,10 +1,11 @@
 import React from 'react';
-import { act, fireEvent, render, screen, waitFor, within } from '@testing-library/react';
+import { act, fireEvent, screen, waitFor, within } from '@testing-library/react';
 import { LoadingState, PanelData } from '@grafana/data';
 import { testIds } from '../../components/testIds';
 import type { DataSource } from '../datasource';
 import { VllmQuery } from '../types';
 import { QueryEditor } from './QueryEditor';
+import { renderSettled } from '../testUtils';
 
 jest.mock('@grafana/runtime', () => ({
   ...jest.requireActual('@grafana/runtime'),
@@ -32,11 +33,11 @@ function fakeDatasource() {
   return { ds: { listResource } as unknown as DataSource, listResource };
 }
 
-function setup(query: Partial<VllmQuery>, data?: PanelData) {
+async function setup(query: Partial<VllmQuery>, data?: PanelData) {
   const { ds, listResource } = fakeDatasource();
   const onChange = jest.fn();
   const onRunQuery = jest.fn();
-  const utils = render(
+  const utils = await renderSettled(
     <QueryEditor
       query={{ refId: 'A', ...query }}
       datasource={ds}
@@ -61,7 +62,7 @@ async function pick(testId: string, value: string) {
 
 describe('QueryEditor', () => {
   it('explains the selected query type and shows only its fields', async () => {
-    setup({ queryType: 'kv_cache_usage' });
+    await setup({ queryType: 'kv_cache_usage' });
     expect(screen.getByText(/Percent of the KV-cache pool in use/)).toBeInTheDocument();
     expect(screen.getByTestId(testIds.queryEditor.measure)).toBeInTheDocument();
     expect(screen.queryByTestId(testIds.queryEditor.window)).not.toBeInTheDocument();
@@ -71,7 +72,7 @@ describe('QueryEditor', () => {
   });
 
   it('shows the latency family and quantiles for latency queries', async () => {
-    const { onChange, onRunQuery } = setup({ queryType: 'latency', quantiles: [0.5] });
+    const { onChange, onRunQuery } = await setup({ queryType: 'latency', quantiles: [0.5] });
     expect(screen.getByTestId(testIds.queryEditor.latencyMetric)).toBeInTheDocument();
     const quantiles = screen.getByLabelText('Quantiles');
     fireEvent.change(quantiles, { target: { value: '0.5, 0.99' } });
@@ -84,7 +85,7 @@ describe('QueryEditor', () => {
   });
 
   it('offers Ascend profiler timers from the metrics resource as latency families', async () => {
-    setup({ queryType: 'latency' });
+    await setup({ queryType: 'latency' });
     await waitFor(() =>
       expect(options(testIds.queryEditor.latencyMetric)).toContain('vllm_profiling_forward:duration')
     );
@@ -92,13 +93,13 @@ describe('QueryEditor', () => {
     expect(options(testIds.queryEditor.latencyMetric)).not.toContain('vllm:num_requests_running');
   });
 
-  it('names the rank-load measure of DP balance queries', () => {
-    setup({ queryType: 'dp_balance' });
+  it('names the rank-load measure of DP balance queries', async () => {
+    await setup({ queryType: 'dp_balance' });
     expect(screen.getByText('Rank load measure')).toBeInTheDocument();
   });
 
-  it('validates the capacity headroom', () => {
-    const { onChange } = setup({ queryType: 'capacity', headroom: 0.95 });
+  it('validates the capacity headroom', async () => {
+    const { onChange } = await setup({ queryType: 'capacity', headroom: 0.95 });
     expect(screen.getByText('Headroom must be between 0 and 0.9.')).toBeInTheDocument();
     const input = screen.getByLabelText('Headroom');
     fireEvent.change(input, { target: { value: '0.2' } });
@@ -106,14 +107,14 @@ describe('QueryEditor', () => {
     expect(onChange).toHaveBeenLastCalledWith(expect.objectContaining({ headroom: 0.2 }));
   });
 
-  it('shows validation messages for bad regexes and windows', () => {
-    setup({ queryType: 'throughput', model: '(', window: '1d' });
+  it('shows validation messages for bad regexes and windows', async () => {
+    await setup({ queryType: 'throughput', model: '(', window: '1d' });
     expect(screen.getByText('Not a valid regular expression.')).toBeInTheDocument();
     expect(screen.getByText(/positive duration/)).toBeInTheDocument();
   });
 
   it('fills the model picker from the models resource and template variables', async () => {
-    const { onChange, listResource } = setup({ queryType: 'queue' });
+    const { onChange, listResource } = await setup({ queryType: 'queue' });
     await waitFor(() => expect(listResource).toHaveBeenCalledWith('models', undefined));
     await waitFor(() =>
       expect(options(testIds.queryEditor.model)).toEqual(['(none)', 'llama-3-8b', 'Qwen2.5-7B', '$model'])
@@ -125,7 +126,7 @@ describe('QueryEditor', () => {
   it('reports resource errors beside the picker', async () => {
     const { ds, listResource } = fakeDatasource();
     listResource.mockRejectedValue({ data: { error: 'Prometheus mode is not implemented' } });
-    render(
+    await renderSettled(
       <QueryEditor
         query={{ refId: 'A', queryType: 'queue' }}
         datasource={ds}
@@ -139,7 +140,7 @@ describe('QueryEditor', () => {
   });
 
   it('builds raw queries from a metric name and label filters', async () => {
-    const { onChange, listResource } = setup({ queryType: 'raw' });
+    const { onChange, listResource } = await setup({ queryType: 'raw' });
     expect(screen.getByText('Raw queries need a metric name.')).toBeInTheDocument();
     await waitFor(() => expect(options(testIds.queryEditor.rawMetric)).toContain('vllm:num_requests_running'));
     await pick(testIds.queryEditor.rawMetric, 'vllm:num_requests_running');
@@ -155,12 +156,12 @@ describe('QueryEditor', () => {
     expect(onChange).toHaveBeenLastCalledWith(expect.objectContaining({ labels: { finished_reason: 'stop' } }));
   });
 
-  it('edits PromQL and shows the executed query', () => {
+  it('edits PromQL and shows the executed query', async () => {
     const data = {
       state: LoadingState.Done,
       series: [{ refId: 'A', fields: [], length: 0, meta: { executedQueryString: 'sum(vllm:num_requests_running)' } }],
     } as unknown as PanelData;
-    const { onChange, onRunQuery } = setup({ queryType: 'promql', expr: 'up' }, data);
+    const { onChange, onRunQuery } = await setup({ queryType: 'promql', expr: 'up' }, data);
     expect(screen.queryByTestId(testIds.queryEditor.model)).not.toBeInTheDocument();
     fireEvent.blur(screen.getByLabelText('code'), { target: { value: 'rate(x[5m])' } });
     expect(onChange).toHaveBeenLastCalledWith(expect.objectContaining({ expr: 'rate(x[5m])' }));
@@ -170,7 +171,7 @@ describe('QueryEditor', () => {
   });
 
   it("drops the old type's fields when the type changes", async () => {
-    const { onChange } = setup({
+    const { onChange } = await setup({
       queryType: 'latency',
       measure: 'mean',
       quantiles: [0.5],
@@ -181,20 +182,20 @@ describe('QueryEditor', () => {
     expect(onChange).toHaveBeenLastCalledWith({ refId: 'A', queryType: 'throughput', model: 'm', legendFormat: 'x' });
   });
 
-  it('asks for a PromQL expression', () => {
-    setup({ queryType: 'promql' });
+  it('asks for a PromQL expression', async () => {
+    await setup({ queryType: 'promql' });
     expect(screen.getByText('Enter a PromQL expression.')).toBeInTheDocument();
   });
 
-  it('changes how series are grouped', () => {
-    const { onChange, onRunQuery } = setup({ queryType: 'throughput' });
+  it('changes how series are grouped', async () => {
+    const { onChange, onRunQuery } = await setup({ queryType: 'throughput' });
     fireEvent.click(within(screen.getByTestId(testIds.queryEditor.groupBy)).getByLabelText('Model'));
     expect(onChange).toHaveBeenLastCalledWith(expect.objectContaining({ groupBy: 'model' }));
     expect(onRunQuery).toHaveBeenCalled();
   });
 
-  it('commits the legend on blur', () => {
-    const { onChange } = setup({ queryType: 'queue' });
+  it('commits the legend on blur', async () => {
+    const { onChange } = await setup({ queryType: 'queue' });
     const legend = screen.getByLabelText('Legend');
     fireEvent.change(legend, { target: { value: '{{endpoint}}' } });
     expect(onChange).not.toHaveBeenCalled();

@@ -1,15 +1,16 @@
 import React from 'react';
-import { fireEvent, render, screen, waitFor } from '@testing-library/react';
+import { fireEvent, screen, waitFor } from '@testing-library/react';
 import { testIds } from '../../components/testIds';
 import type { DataSource } from '../datasource';
 import { VariableQuery } from '../types';
 import { normalizeVariableQuery, VariableQueryEditor } from './VariableQueryEditor';
+import { renderSettled } from '../testUtils';
 
-function setup(query: VariableQuery | string, values: string[] = ['llama-3-8b', 'mistral-7b']) {
+async function setup(query: VariableQuery | string, values: string[] = ['llama-3-8b', 'mistral-7b']) {
   const listResource = jest.fn(async () => values);
   const ds = { listResource } as unknown as DataSource;
   const onChange = jest.fn();
-  render(
+  await renderSettled(
     <VariableQueryEditor query={query as VariableQuery} datasource={ds} onChange={onChange} onRunQuery={jest.fn()} />
   );
   return { onChange, listResource };
@@ -17,7 +18,7 @@ function setup(query: VariableQuery | string, values: string[] = ['llama-3-8b', 
 
 describe('VariableQueryEditor', () => {
   it('lists the resource and previews its values', async () => {
-    const { listResource } = setup({ refId: 'A', queryType: 'variable', resource: 'models' });
+    const { listResource } = await setup({ refId: 'A', queryType: 'variable', resource: 'models' });
     await waitFor(() =>
       expect(screen.getByTestId(testIds.variableEditor.preview)).toHaveTextContent('2 value(s): llama-3-8b, mistral-7b')
     );
@@ -26,14 +27,16 @@ describe('VariableQueryEditor', () => {
   });
 
   it('switches resource and keeps the stored shape', async () => {
-    const { onChange } = setup({ refId: 'A', queryType: 'variable', resource: 'models' });
+    const { onChange } = await setup({ refId: 'A', queryType: 'variable', resource: 'models' });
     fireEvent.click(screen.getByLabelText('Engines / DP ranks'));
     expect(onChange).toHaveBeenLastCalledWith({ refId: 'A', queryType: 'variable', resource: 'engines' });
     await waitFor(() => expect(screen.getByTestId(testIds.variableEditor.preview)).toHaveTextContent('2 value(s)'));
   });
 
   it('asks for a label when listing label values', async () => {
-    const { onChange, listResource } = setup({ refId: 'A', queryType: 'variable', resource: 'label-values' }, ['stop']);
+    const { onChange, listResource } = await setup({ refId: 'A', queryType: 'variable', resource: 'label-values' }, [
+      'stop',
+    ]);
     expect(listResource).not.toHaveBeenCalled();
     const label = screen.getByLabelText('Label');
     fireEvent.change(label, { target: { value: 'finished_reason' } });
@@ -49,7 +52,7 @@ describe('VariableQueryEditor', () => {
 
   it('shows why values could not be listed', async () => {
     const listResource = jest.fn().mockRejectedValue({ data: { error: 'Prometheus mode is not implemented' } });
-    render(
+    await renderSettled(
       <VariableQueryEditor
         query={{ refId: 'A', queryType: 'variable', resource: 'metrics' }}
         datasource={{ listResource } as unknown as DataSource}
@@ -64,7 +67,7 @@ describe('VariableQueryEditor', () => {
     );
   });
 
-  it('reads legacy string queries', () => {
+  it('reads legacy string queries', async () => {
     expect(normalizeVariableQuery('engines')).toEqual({
       refId: 'variable',
       queryType: 'variable',
