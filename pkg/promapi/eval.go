@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/inferscope/inferscope-vllm/pkg/derive"
+	"github.com/inferscope/inferscope-vllm/pkg/measure"
 	"github.com/inferscope/inferscope-vllm/pkg/query"
 	"github.com/inferscope/inferscope-vllm/pkg/vllm"
 )
@@ -167,8 +168,12 @@ func (ev *Evaluator) restrictUpToVLLMJobs(ctx context.Context, q query.Query) (q
 	return q, nil
 }
 
+// needsCacheConfig reports whether the query's formulas read cache_config_info's labels as values.
 func needsCacheConfig(q query.Query) bool {
-	return q.QueryType == query.TypeCapacity || (q.QueryType == query.TypeKVCacheUsage && q.Measure == "blocks")
+	return measure.Reads(q.Outputs(), func(n measure.Node) bool {
+		info, ok := n.(*measure.InfoProduct)
+		return ok && info.Signal.ID == vllm.CacheConfig.ID
+	})
 }
 
 // cacheConfigs lists the distinct num_gpu_blocks / block_size pairs of the selected endpoints.

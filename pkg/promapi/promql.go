@@ -2,6 +2,7 @@ package promapi
 
 import (
 	"fmt"
+	"math"
 	"regexp"
 	"sort"
 	"strconv"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/prometheus/common/model"
 
+	"github.com/inferscope/inferscope-vllm/pkg/measure"
 	"github.com/inferscope/inferscope-vllm/pkg/query"
 	"github.com/inferscope/inferscope-vllm/pkg/vllm"
 )
@@ -37,18 +39,24 @@ func Generate(q query.Query, names Names, configs []CacheConfig, window time.Dur
 	if err := q.Validate(); err != nil {
 		return nil, err
 	}
+	outputs := q.Outputs()
+	if len(outputs) == 0 {
+		return nil, fmt.Errorf("query type %q has no generated PromQL", q.QueryType)
+	}
 	g := &gen{q: q, names: names, configs: configs, w: model.Duration(window).String()}
 	g.rankRe, _ = regexp.Compile("^(?:" + q.Engine + ")$")
+	metricUnit := q.LatencySignal().Unit
 	var out []Expr
-	for _, m := range q.MeasureList() {
-		exprs, err := g.measure(m)
-		if err != nil {
-			return nil, err
-		}
-		for _, e := range exprs {
-			if e.PromQL != "" {
-				out = append(out, e)
+	for _, o := range outputs {
+		name, unit := o.Resolve(q.Metric, metricUnit)
+		for _, e := range g.exprs(o.Node) {
+			if e.PromQL == "" {
+				continue
 			}
+			if name != "" {
+				e.Measure, e.Unit = name, unit
+			}
+			out = append(out, e)
 		}
 	}
 	return out, nil
@@ -62,28 +70,93 @@ type gen struct {
 	rankRe  *regexp.Regexp
 }
 
-func (g *gen) measure(m string) ([]Expr, error) {
-	switch g.q.QueryType {
-	case query.TypeKVCacheUsage:
-		return g.kvCache(m), nil
-	case query.TypeSpecDecode:
-		return g.specDecode(m), nil
-	case query.TypeDPBalance:
-		return g.dpBalance(m), nil
-	case query.TypeLatency:
-		return g.latency(m)
-	case query.TypeThroughput:
-		return g.throughput(m), nil
-	case query.TypeQueue:
-		return g.queue(m), nil
-	case query.TypeCache:
-		return g.cache(m), nil
-	case query.TypeCapacity:
-		return g.capacity(), nil
-	case query.TypeRaw:
-		return g.raw(), nil
+// exprs prints one output's node: one expression, or one per quantile for a histogram quantile.
+func (g *gen) exprs(n measure.Node) []Expr {
+	switch n := n.(type) {
+	case *measure.Quantiles:
+		return g.quantiles(g.held(g.signal(n.Signal)), "", "")
+	case *measure.Raw:
+		return g.raw()
 	}
-	return nil, fmt.Errorf("query type %q is not available in Prometheus mode", g.q.QueryType)
+	return []Expr{{PromQL: g.print(n)}}
+}
+
+// print is the PromQL of a node over the names the server holds; "" when it reads nothing the server has.
+func (g *gen) print(n measure.Node) string {
+	switch n := n.(type) {
+	case *measure.Gauge:
+		var exclude []string
+		for _, u := range n.Unless {
+			exclude = append(exclude, g.held(u)...)
+		}
+		e := g.gauge(n.Signal, string(n.Agg), exclude, n.Keep...)
+		if n.Scale != 0 && n.Scale != 1 {
+			e = scale(e, strconv.FormatFloat(n.Scale, 'g', -1, 64))
+		}
+		return e
+	case *measure.Rate:
+		return g.rate(n.Signal, n.Suffix, matchers(n.Match), n.Keep...)
+	case *measure.Div:
+		num, den := g.print(n.Num), g.print(n.Den)
+		if num == "" || den == "" {
+			return ""
+		}
+		if _, ok := n.Num.(*measure.Add); ok {
+			num = "(" + num + ")"
+		}
+		switch {
+		case n.Form == measure.UsedPercent:
+			return "(1 - " + num + " / (" + den + " > 0)) * 100"
+		case n.Ignoring != "":
+			return num + " / ignoring (" + n.Ignoring + ") group_left () (" + den + " != 0)"
+		case n.Form == measure.OnePlus:
+			return "1 + " + ratio(num, den)
+		}
+		return ratio(num, den)
+	case *measure.Add:
+		a, b := g.print(n.A), g.print(n.B)
+		if a == "" || b == "" {
+			return ""
+		}
+		return a + " + " + b
+	case *measure.Or:
+		parts := make([]string, len(n.Parts))
+		for i, p := range n.Parts {
+			parts[i] = g.print(p)
+		}
+		return or(parts...)
+	case *measure.Mean:
+		sig := g.signal(n.Signal)
+		return ratio(g.rate(sig, "_sum", nil), g.rate(sig, "_count", nil))
+	case *measure.InfoProduct:
+		return g.infoProduct(n)
+	case *measure.Balance:
+		return g.balance(n)
+	case *measure.Capacity:
+		pool, mean := g.print(n.Pool), g.print(n.Mean)
+		if pool == "" || mean == "" {
+			return ""
+		}
+		return "(" + pool + ") / (" + mean + " > 0) * " + strconv.FormatFloat(1-*g.q.Headroom, 'g', -1, 64)
+	}
+	return ""
+}
+
+// signal is the node's signal, or the query's latency family when the node names none.
+func (g *gen) signal(s vllm.Signal) vllm.Signal {
+	if len(s.Names) == 0 {
+		return g.q.LatencySignal()
+	}
+	return s
+}
+
+// matchers are a node's catalog matchers as PromQL label matchers.
+func matchers(ms []measure.Matcher) []string {
+	out := make([]string, len(ms))
+	for i, m := range ms {
+		out[i] = m.Label + "=~" + strconv.Quote(m.Regex)
+	}
+	return out
 }
 
 // held returns the names of a signal the server holds (histograms by base name), preferred first, leaving
@@ -170,10 +243,10 @@ func norm(name, expr string) string {
 
 // terms is the `or` of inner(selector) over the held names, each endpoint answered by its preferred name and
 // not at all when it has a name of exclude (a better source); suffix is added to histogram base names.
-func (g *gen) terms(names []string, suffix string, exclude []string, inner func(sel string) string) string {
+func (g *gen) terms(names []string, suffix string, exclude, extra []string, inner func(sel string) string) string {
 	var parts []string
 	for i, n := range names {
-		t := norm(n, inner(g.sel(n+suffix)))
+		t := norm(n, inner(g.sel(n+suffix, extra...)))
 		var better []string
 		for _, p := range names[:i] {
 			better = append(better, p+suffix)
@@ -222,16 +295,16 @@ func (g *gen) gauge(sig vllm.Signal, agg string, exclude []string, extraBy ...st
 	if len(names) == 0 {
 		return ""
 	}
-	return agg + " by " + g.by(names, extraBy...) + " (max without (pid) (" + g.terms(names, "", exclude, instant) + "))"
+	return agg + " by " + g.by(names, extraBy...) + " (max without (pid) (" + g.terms(names, "", exclude, nil, instant) + "))"
 }
 
 // rate is sum by (…) (rate(x[w])) over a counter, or a histogram's _sum / _count with suffix.
-func (g *gen) rate(sig vllm.Signal, suffix string, extraBy ...string) string {
+func (g *gen) rate(sig vllm.Signal, suffix string, match []string, extraBy ...string) string {
 	names := g.held(sig)
 	if len(names) == 0 {
 		return ""
 	}
-	return "sum by " + g.by(names, extraBy...) + " (" + g.terms(names, suffix, nil, g.rangeRate) + ")"
+	return "sum by " + g.by(names, extraBy...) + " (" + g.terms(names, suffix, nil, match, g.rangeRate) + ")"
 }
 
 // ratio divides two aggregated expressions, guarded against a zero denominator as direct mode's Ratio is.
@@ -262,199 +335,71 @@ func or(exprs ...string) string {
 	return strings.Join(parts, " or ")
 }
 
-func (g *gen) kvCache(m string) []Expr {
-	if m == "blocks" {
-		return []Expr{
-			{Measure: "total_blocks", Unit: "short", PromQL: or(g.gauge(vllm.AscendTotalBlocks, "sum", nil), g.gauge(vllm.DynamoTotalBlocks, "sum", nil), g.cacheConfig(false))},
-			{Measure: "free_blocks", Unit: "short", PromQL: g.gauge(vllm.AscendFreeBlocks, "sum", nil)},
-			{Measure: "allocated_blocks", Unit: "short", PromQL: or(g.gauge(vllm.AscendAllocatedBlocks, "sum", nil), g.gauge(vllm.DynamoActiveBlocks, "sum", nil))},
-		}
-	}
-	return []Expr{{Measure: "kv_usage", Unit: "percent", PromQL: g.kvUsage()}}
-}
-
-// kvUsage takes each endpoint's best source: Ascend's per-dp blocks, else vLLM's gauge, else Dynamo's.
-func (g *gen) kvUsage() string {
-	var ascend string
-	free, total := g.gauge(vllm.AscendFreeBlocks, "sum", nil), g.gauge(vllm.AscendTotalBlocks, "sum", nil)
-	if free != "" && total != "" {
-		ascend = "(1 - " + free + " / (" + total + " > 0)) * 100"
-	}
-	ascendNames := g.held(vllm.AscendFreeBlocks)
-	v := scale(g.gauge(vllm.KVUsage, "avg", ascendNames), "100")
-	d := scale(g.gauge(vllm.DynamoKVUsage, "avg", append(ascendNames, g.held(vllm.KVUsage)...)), "100")
-	return or(ascend, v, d)
-}
-
-// cacheConfig is num_gpu_blocks (or × block_size for the pool in tokens) per engine from the info gauge's labels.
-func (g *gen) cacheConfig(tokens bool) string {
-	if !g.names.Has(vllm.CacheConfig.Names[0]) {
+// infoProduct is the product of an info gauge's numeric labels per series, written into the expression for each
+// label combination the server holds (PromQL cannot turn a label into a value): num_gpu_blocks, or × block_size
+// for the pool in tokens.
+func (g *gen) infoProduct(n *measure.InfoProduct) string {
+	name := n.Signal.Names[0]
+	if !g.names.Has(name) {
 		return ""
 	}
 	var parts []string
 	for _, c := range g.configs {
-		blocks, err1 := strconv.ParseFloat(c.NumGPUBlocks, 64)
-		size, err2 := strconv.ParseFloat(c.BlockSize, 64)
-		if err1 != nil || !(blocks > 0) || (tokens && (err2 != nil || !(size > 0))) {
+		v := 1.0
+		var m []string
+		for _, l := range n.Labels {
+			x, err := strconv.ParseFloat(c.value(l), 64)
+			if err != nil || !(x > 0) {
+				v = math.NaN()
+				break
+			}
+			v *= x
+			m = append(m, l+"="+strconv.Quote(c.value(l)))
+		}
+		if math.IsNaN(v) {
 			continue
 		}
-		v := blocks
-		m := []string{"num_gpu_blocks=" + strconv.Quote(c.NumGPUBlocks)}
-		if tokens {
-			v = blocks * size
-			m = append(m, "block_size="+strconv.Quote(c.BlockSize))
-		}
-		parts = append(parts, g.sel(vllm.CacheConfig.Names[0], m...)+" * 0 + "+strconv.FormatFloat(v, 'g', -1, 64))
+		parts = append(parts, g.sel(name, m...)+" * 0 + "+strconv.FormatFloat(v, 'g', -1, 64))
 	}
 	if len(parts) == 0 {
 		return ""
 	}
-	return "sum by " + g.by(vllm.CacheConfig.Names) + " (max without (pid) (" + strings.Join(parts, " or ") + "))"
+	return "sum by " + g.by(n.Signal.Names) + " (max without (pid) (" + strings.Join(parts, " or ") + "))"
 }
 
-func (g *gen) specDecode(m string) []Expr {
-	switch m {
-	case "acceptance_rate":
-		r := ratio(g.rate(vllm.SpecAcceptedTokens, ""), g.rate(vllm.SpecDraftTokens, ""))
-		v0 := g.gauge(vllm.V0AcceptanceRate, "avg", g.held(vllm.SpecDraftTokens))
-		return []Expr{{Measure: "acceptance_rate", Unit: "percentunit", PromQL: or(r, v0)}}
-	case "acceptance_length":
-		r := ratio(g.rate(vllm.SpecAcceptedTokens, ""), g.rate(vllm.SpecDrafts, ""))
-		if r != "" {
-			r = "1 + " + r
-		}
-		return []Expr{{Measure: "acceptance_length", Unit: "short", PromQL: r}}
-	case "per_position":
-		num, den := g.rate(vllm.SpecAcceptedPerPos, "", "position"), g.rate(vllm.SpecDrafts, "")
-		e := ""
-		if num != "" && den != "" {
-			e = num + " / ignoring (position) group_left () (" + den + " != 0)"
-		}
-		return []Expr{{Measure: "acceptance_per_position", Unit: "percentunit", PromQL: e}}
-	case "num_spec_tokens":
-		return []Expr{{Measure: "num_spec_tokens", Unit: "short", PromQL: g.gauge(vllm.AscendNumSpecTokens, "avg", nil)}}
-	case "efficiency":
-		return []Expr{{Measure: "efficiency", Unit: "percentunit", PromQL: g.gauge(vllm.V0Efficiency, "avg", nil)}}
+// value is the config's value of one cache_config_info label.
+func (c CacheConfig) value(label string) string {
+	switch label {
+	case "num_gpu_blocks":
+		return c.NumGPUBlocks
+	case "block_size":
+		return c.BlockSize
 	}
-	return nil
-}
-
-func (g *gen) latencySignal() (vllm.Signal, error) {
-	if sig, ok := vllm.LatencyMetrics[g.q.Metric]; ok {
-		return sig, nil
-	}
-	name, isTimer := strings.CutPrefix(g.q.Metric, "timer:")
-	if !isTimer {
-		return vllm.Signal{}, fmt.Errorf("latency metric %q is unknown", g.q.Metric)
-	}
-	sig, ok := vllm.TimerSignal(name)
-	if !ok {
-		return vllm.Signal{}, fmt.Errorf("timer %q is not a vllm_profiling_* histogram", name)
-	}
-	return sig, nil
-}
-
-func (g *gen) latency(m string) ([]Expr, error) {
-	sig, err := g.latencySignal()
-	if err != nil {
-		return nil, err
-	}
-	if m == "mean" {
-		return []Expr{{Measure: g.q.Metric + "_mean", Unit: sig.Unit, PromQL: ratio(g.rate(sig, "_sum"), g.rate(sig, "_count"))}}, nil
-	}
-	return g.quantiles(g.held(sig), g.q.Metric, sig.Unit), nil
+	return ""
 }
 
 // quantiles is histogram_quantile(q, sum by (le, …) (rate(x_bucket[w]))) per quantile.
-func (g *gen) quantiles(names []string, measure, unit string) []Expr {
+func (g *gen) quantiles(names []string, name, unit string) []Expr {
 	if len(names) == 0 {
 		return nil
 	}
-	buckets := "sum by " + g.by(names, "le") + " (" + g.terms(names, "_bucket", nil, g.rangeRate) + ")"
+	buckets := "sum by " + g.by(names, "le") + " (" + g.terms(names, "_bucket", nil, nil, g.rangeRate) + ")"
 	var out []Expr
 	for _, q := range g.q.Quantiles {
-		out = append(out, Expr{Measure: measure, Unit: unit, Labels: map[string]string{"quantile": query.FormatQuantile(q)},
+		out = append(out, Expr{Measure: name, Unit: unit, Labels: map[string]string{"quantile": query.FormatQuantile(q)},
 			PromQL: "histogram_quantile(" + strconv.FormatFloat(q, 'g', -1, 64) + ", " + buckets + ")"})
 	}
 	return out
 }
 
-func (g *gen) throughput(m string) []Expr {
-	switch m {
-	case "generation_tokens":
-		return []Expr{{Measure: "generation_tokens_per_second", Unit: "short", PromQL: g.rate(vllm.GenerationTokens, "")}}
-	case "prompt_tokens":
-		return []Expr{{Measure: "prompt_tokens_per_second", Unit: "short", PromQL: g.rate(vllm.PromptTokens, "")}}
-	case "requests":
-		return []Expr{{Measure: "requests_per_second", Unit: "reqps", PromQL: g.rate(vllm.RequestSuccess, "", "finished_reason")}}
-	case "ascend_input":
-		return []Expr{{Measure: "input_tokens_per_second", Unit: "short", PromQL: g.rate(vllm.AscendInputTokens, "")}}
-	case "ascend_output":
-		return []Expr{{Measure: "output_tokens_per_second", Unit: "short", PromQL: g.rate(vllm.AscendOutputTokens, "")}}
-	}
-	return nil
-}
-
-func (g *gen) queue(m string) []Expr {
-	switch m {
-	case "running":
-		return []Expr{{Measure: "running", Unit: "short", PromQL: g.gauge(vllm.Running, "sum", nil)}}
-	case "waiting":
-		return []Expr{{Measure: "waiting", Unit: "short", PromQL: g.gauge(vllm.Waiting, "sum", nil)}}
-	case "waiting_by_reason":
-		return []Expr{{Measure: "waiting", Unit: "short", PromQL: g.gauge(vllm.WaitingByReason, "sum", nil, "reason")}}
-	case "swapped":
-		return []Expr{{Measure: "swapped", Unit: "short", PromQL: g.gauge(vllm.Swapped, "sum", nil)}}
-	case "ascend_batch_size", "ascend_waiting_batch_size":
-		sig := vllm.AscendBatchSize
-		if m == "ascend_waiting_batch_size" {
-			sig = vllm.AscendWaitingBatchSize
-		}
-		return []Expr{{Measure: m + "_avg", Unit: "short", PromQL: ratio(g.rate(sig, "_sum"), g.rate(sig, "_count"))}}
-	}
-	return nil
-}
-
-func (g *gen) cache(m string) []Expr {
-	switch m {
-	case "preemptions":
-		return []Expr{{Measure: "preemptions_per_second", Unit: "short", PromQL: g.rate(vllm.Preemptions, "")}}
-	case "prefix_hit_rate":
-		r := ratio(g.rate(vllm.PrefixHits, ""), g.rate(vllm.PrefixQueries, ""))
-		v0 := g.gauge(vllm.V0PrefixHitRate, "avg", g.held(vllm.PrefixQueries))
-		return []Expr{{Measure: "prefix_hit_rate", Unit: "percentunit", PromQL: or(r, v0)}}
-	case "external_prefix_hit_rate":
-		return []Expr{{Measure: m, Unit: "percentunit", PromQL: ratio(g.rate(vllm.ExternalPrefixHits, ""), g.rate(vllm.ExternalPrefixQueries, ""))}}
-	case "mm_hit_rate":
-		return []Expr{{Measure: m, Unit: "percentunit", PromQL: ratio(g.rate(vllm.MMCacheHits, ""), g.rate(vllm.MMCacheQueries, ""))}}
-	}
-	return nil
-}
-
-// dpBalance is each rank's load and, per score group, max/mean, CV and idle ranks while others wait, with
+// balance is a rank's load (the load node per engine / DP rank) or one score over each group's ranks, with
 // direct mode's conventions: max/mean is 1 and CV 0 when every rank is idle.
-func (g *gen) dpBalance(m string) []Expr {
+func (g *gen) balance(n *measure.Balance) string {
 	lg := *g
 	lg.q.GroupBy = query.GroupEngine
-	var load string
-	unit := "short"
-	switch m {
-	case "running":
-		load = lg.gauge(vllm.Running, "sum", nil)
-	case "waiting":
-		load = lg.gauge(vllm.Waiting, "sum", nil)
-	case "running_waiting":
-		r, w := lg.gauge(vllm.Running, "sum", nil), lg.gauge(vllm.Waiting, "sum", nil)
-		if r != "" && w != "" {
-			load = r + " + " + w
-		}
-	case "kv_usage":
-		load, unit = lg.kvUsage(), "percent"
-	case "generation_tps":
-		load = lg.rate(vllm.GenerationTokens, "")
-	}
-	if load == "" {
-		return nil
+	load := lg.print(n.Load)
+	if load == "" || n.Score == "" {
+		return load
 	}
 	var s string
 	switch g.q.GroupBy {
@@ -467,47 +412,22 @@ func (g *gen) dpBalance(m string) []Expr {
 	}
 	L := "(" + load + ")"
 	avg := "avg by " + s + " " + L
-	out := []Expr{
-		{Measure: "load", Unit: unit, PromQL: load},
-		{Measure: "max_over_mean", Unit: "short", PromQL: "max by " + s + " " + L + " / (" + avg + " != 0) or (" + avg + " == 0) * 0 + 1"},
-		{Measure: "cv", Unit: "short", PromQL: "stddev by " + s + " " + L + " / (" + avg + " != 0) or (" + avg + " == 0)"},
-	}
-	if w := lg.gauge(vllm.Waiting, "sum", nil); w != "" {
+	switch n.Score {
+	case measure.ScoreMaxOverMean:
+		return "max by " + s + " " + L + " / (" + avg + " != 0) or (" + avg + " == 0) * 0 + 1"
+	case measure.ScoreCV:
+		return "stddev by " + s + " " + L + " / (" + avg + " != 0) or (" + avg + " == 0)"
+	case measure.ScoreIdleWhileWaiting:
+		w := lg.print(n.Waiting)
+		if w == "" {
+			return ""
+		}
 		// Waiting of the ranks that carry a load, and for each rank the waiting of the other ranks in its group.
 		W := "(" + w + " and on (instance, engine) " + L + ")"
 		others := "(sum by " + s + " " + W + " - on " + s + " group_right () " + W + ")"
-		idle := "count by " + s + " (" + L + " == 0 and on (instance, engine) " + others + " > 0) or count by " + s + " " + L + " * 0"
-		out = append(out, Expr{Measure: "idle_while_waiting", Unit: "short", PromQL: idle})
+		return "count by " + s + " (" + L + " == 0 and on (instance, engine) " + others + " > 0) or count by " + s + " " + L + " * 0"
 	}
-	if g.q.Score != "" {
-		// One score, without the loads, for alert rules and the dashboards' balance panels.
-		for _, e := range out {
-			if e.Measure == g.q.Score {
-				return []Expr{e}
-			}
-		}
-		return nil
-	}
-	return out
-}
-
-// capacity is the KV pool in tokens, the mean tokens per request, and pool ÷ mean × (1 − headroom).
-func (g *gen) capacity() []Expr {
-	pool := g.cacheConfig(true)
-	p, gn, c := g.rate(vllm.PromptTokensHist, "_sum"), g.rate(vllm.GenerationTokensHist, "_sum"), g.rate(vllm.PromptTokensHist, "_count")
-	mean := ""
-	if p != "" && gn != "" && c != "" {
-		mean = "(" + p + " + " + gn + ") / (" + c + " != 0)"
-	}
-	capReq := ""
-	if pool != "" && mean != "" {
-		capReq = "(" + pool + ") / (" + mean + " > 0) * " + strconv.FormatFloat(1-*g.q.Headroom, 'g', -1, 64)
-	}
-	return []Expr{
-		{Measure: "kv_pool_tokens", Unit: "short", PromQL: pool},
-		{Measure: "capacity_requests", Unit: "short", PromQL: capReq},
-		{Measure: "mean_tokens_per_request", Unit: "short", PromQL: mean},
-	}
+	return ""
 }
 
 // raw returns a series by name: histograms as summed buckets or quantiles, others with every label kept
@@ -515,7 +435,7 @@ func (g *gen) capacity() []Expr {
 func (g *gen) raw() []Expr {
 	name := g.q.Metric
 	switch {
-	case g.names.Has(name+"_bucket") && g.q.Histogram == "quantiles":
+	case g.names.Has(name+"_bucket") && g.q.Histogram == query.HistogramQuantiles:
 		return g.quantiles([]string{name}, name, "")
 	case g.names.Has(name + "_bucket"):
 		return []Expr{{Measure: name + "_bucket", PromQL: "sum by " + g.by([]string{name}, "le") + " (max without (pid) (" + norm(name, g.sel(name+"_bucket")) + "))"}}

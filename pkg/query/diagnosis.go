@@ -8,6 +8,9 @@ import (
 	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/data"
+
+	"github.com/inferscope/inferscope-vllm/pkg/measure"
+	"github.com/inferscope/inferscope-vllm/pkg/vllm"
 )
 
 // DiagnosisWindow is how much recent data each diagnosis rule looks at; "sustained" means over all of it.
@@ -31,8 +34,9 @@ type Evaluator func(ctx context.Context, q Query) ([]Output, error)
 // rule maps what a query shows to a symptom, its likely cause and the knob to turn, after the seed's
 // troubleshooting table.
 type rule struct {
+	// entry is the catalog measure the rule reads; query adds its other fields (metric, window, score, groupBy).
+	entry    *measure.Entry
 	query    Query
-	measure  string
 	reduce   func([]float64) float64
 	trips    func(v float64) bool
 	severity string
@@ -63,46 +67,46 @@ func lastOf(v []float64) float64 { return v[len(v)-1] }
 
 // diagnosisRules are evaluated in order; each names the knob an operator would turn.
 func diagnosisRules() []rule {
-	preempting := &rule{query: Query{QueryType: TypeCache, Measure: "preemptions"}, measure: "preemptions_per_second", reduce: meanOf,
+	preempting := &rule{entry: measure.CachePreemptions, reduce: meanOf,
 		trips: func(v float64) bool { return v > 0 }}
 	return []rule{
 		// First: when an endpoint does not answer, nothing else about it can be diagnosed.
-		{query: Query{QueryType: TypeRaw, Metric: "up"}, measure: "up", reduce: lastOf,
+		{entry: measure.RawSeries, query: Query{Metric: vllm.Up}, reduce: lastOf,
 			trips: func(v float64) bool { return v < 1 }, severity: "critical",
 			symptom: "endpoint down: its last scrape failed",
 			cause:   "the server is down or unreachable, rejects the credentials, or does not answer with a metrics exposition",
 			knob:    "check the vLLM process and its /metrics port; the data source's Save & test shows each endpoint's error"},
-		{query: Query{QueryType: TypeQueue, Measure: "waiting"}, measure: "waiting", reduce: minOf,
+		{entry: measure.QueueWaiting, reduce: minOf,
 			trips: func(v float64) bool { return v > 10 }, severity: "critical",
 			symptom: "more than 10 requests waiting for 5 minutes",
 			cause:   "prefill cannot keep up: long prompts block the scheduler or the deployment is out of capacity",
 			knob:    "enable --enable-chunked-prefill; lower --max-model-len if prompts allow; add replicas"},
-		{query: Query{QueryType: TypeKVCacheUsage}, measure: "kv_usage", reduce: minOf,
+		{entry: measure.KVUsage, reduce: minOf,
 			trips: func(v float64) bool { return v > 90 }, severity: "critical", also: preempting,
 			symptom: "KV-cache usage above 90 % with preemptions",
 			cause:   "the KV pool is too small for the running batch, so requests are evicted and recomputed",
 			knob:    "lower --max-num-seqs, or use --kv-cache-dtype fp8 (quantize weights first if memory is tight)"},
-		{query: Query{QueryType: TypeQueue, Measure: "swapped"}, measure: "swapped", reduce: minOf,
+		{entry: measure.QueueSwapped, reduce: minOf,
 			trips: func(v float64) bool { return v > 0 }, severity: "warning",
 			symptom: "requests swapped to CPU for 5 minutes (V0)",
 			cause:   "the GPU KV pool is too small; swap only buys time and costs recomputation",
 			knob:    "add GPU memory or lower concurrency (--max-num-seqs); --swap-space only absorbs short peaks"},
-		{query: Query{QueryType: TypeLatency, Metric: "ttft", Quantiles: []float64{0.95}, Window: "5m"}, measure: "ttft", reduce: lastOf,
+		{entry: measure.LatencyQuantiles, query: Query{Metric: "ttft", Quantiles: []float64{0.95}, Window: "5m"}, reduce: lastOf,
 			trips: func(v float64) bool { return v > 0.5 }, severity: "warning",
 			symptom: "TTFT p95 above 500 ms",
 			cause:   "prefills wait behind other work or run unchunked",
 			knob:    "enable --enable-chunked-prefill and raise --max-num-batched-tokens; check the queue"},
-		{query: Query{QueryType: TypeCache, Measure: "prefix_hit_rate", Window: "5m"}, measure: "prefix_hit_rate", reduce: meanOf,
+		{entry: measure.CachePrefixHitRate, query: Query{Window: "5m"}, reduce: meanOf,
 			trips: func(v float64) bool { return v < 0.4 }, severity: "info",
 			symptom: "prefix-cache hit rate below 40 %",
 			cause:   "prefix caching is off, or traffic does not reuse prompts (multi-turn chat should)",
 			knob:    "enable --enable-prefix-caching; route a conversation's turns to the same replica"},
-		{query: Query{QueryType: TypeDPBalance, Measure: "running_waiting", Score: "idle_while_waiting", GroupBy: GroupEndpoint},
-			measure: "idle_while_waiting", reduce: lastOf, trips: func(v float64) bool { return v > 0 }, severity: "warning",
+		{entry: measure.DPBalanceRunningWaiting, query: Query{Score: measure.ScoreIdleWhileWaiting, GroupBy: GroupEndpoint},
+			reduce: lastOf, trips: func(v float64) bool { return v > 0 }, severity: "warning",
 			symptom: "DP ranks idle while others queue",
 			cause:   "the data-parallel router sends most requests to a few ranks (vllm-project/vllm#48808)",
 			knob:    "check the DP load-balancing policy of the router / API servers; spread traffic across ranks"},
-		{query: Query{QueryType: TypeSpecDecode, Measure: "acceptance_rate", Window: "5m"}, measure: "acceptance_rate", reduce: meanOf,
+		{entry: measure.SpecAcceptanceRate, query: Query{Window: "5m"}, reduce: meanOf,
 			trips: func(v float64) bool { return v < 0.5 }, severity: "info",
 			symptom: "speculative-decoding acceptance below 50 %",
 			cause:   "the draft model or n-gram proposer predicts the target poorly, wasting compute",
@@ -171,6 +175,7 @@ type findingKey struct{ endpoint, engine string }
 // evaluate returns, per endpoint and engine, the reduced value of every series where the rule trips.
 func (r *rule) evaluate(ctx context.Context, base Query, eval Evaluator) (map[findingKey]float64, error) {
 	q := r.query
+	q.QueryType, q.Measure = r.entry.Type, r.entry.Name
 	q.Endpoint, q.Model = base.Endpoint, base.Model
 	if q.QueryType != TypeDPBalance {
 		q.Engine = base.Engine
@@ -182,9 +187,13 @@ func (r *rule) evaluate(ctx context.Context, base Query, eval Evaluator) (map[fi
 	if err != nil {
 		return nil, err
 	}
+	want := q.Metric // a raw query's series are named by its metric
+	if first := q.Outputs(); len(first) > 0 && first[0].Name != "" {
+		want, _ = first[0].Resolve(q.Metric, "")
+	}
 	hits := map[findingKey]float64{}
 	for _, o := range outs {
-		if o.Measure != r.measure || len(o.Points) == 0 {
+		if o.Measure != want || len(o.Points) == 0 {
 			continue
 		}
 		vals := make([]float64, len(o.Points))

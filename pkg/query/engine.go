@@ -7,10 +7,12 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/inferscope/inferscope-vllm/pkg/derive"
 	"github.com/inferscope/inferscope-vllm/pkg/exposition"
+	"github.com/inferscope/inferscope-vllm/pkg/measure"
 	"github.com/inferscope/inferscope-vllm/pkg/vllm"
 )
 
@@ -82,15 +84,22 @@ func (e *Engine) Eval(ctx context.Context, q Query, r Request) (*Result, error) 
 	}
 	c.ctx = ctx
 	res := &Result{Step: time.Duration(c.step) * time.Millisecond, Window: time.Duration(c.window) * time.Millisecond}
-	for _, m := range q.MeasureList() {
-		outs, err := c.measure(m)
-		if err == nil {
-			err = c.stopped()
+	outputs := q.Outputs()
+	if len(outputs) == 0 {
+		return nil, fmt.Errorf("query type %q is not evaluated from scraped history", q.QueryType)
+	}
+	metricUnit := q.LatencySignal().Unit
+	for _, o := range outputs {
+		name, unit := o.Resolve(q.Metric, metricUnit)
+		for _, out := range c.eval(o.Node) {
+			if name != "" {
+				out.Measure, out.Unit = name, unit
+			}
+			res.Outputs = append(res.Outputs, out)
 		}
-		if err != nil {
+		if err := c.stopped(); err != nil {
 			return nil, err
 		}
-		res.Outputs = append(res.Outputs, outs...)
 	}
 	if kept := capOutputs(res.Outputs); kept < len(res.Outputs) {
 		res.Outputs = res.Outputs[:kept]
@@ -121,19 +130,26 @@ type evalCtx struct {
 	scrapeIntervalMs int64
 	stepNotice       string
 	// ctx is checked while series are read, so a cancelled query stops and releases history at once.
-	ctx context.Context
-	// series and fetched count the stored series and points read, against MaxFetchedSeries and MaxFetchedPoints;
-	// err is why reading stopped.
+	ctx    context.Context
+	budget *readBudget
+	// memo holds each catalog node's result; rankCtx is this evaluation grouped per rank, for balance loads.
+	memo    map[measure.Node][]Output
+	rankCtx *evalCtx
+}
+
+// readBudget counts the stored series and points a query has read, against MaxFetchedSeries and
+// MaxFetchedPoints; err is why reading stopped.
+type readBudget struct {
 	series, fetched int
 	err             error
 }
 
 // stopped is the reason evaluation must stop: the query was cancelled or read too much.
 func (c *evalCtx) stopped() error {
-	if c.err == nil && c.ctx != nil {
-		c.err = c.ctx.Err()
+	if c.budget.err == nil && c.ctx != nil {
+		c.budget.err = c.ctx.Err()
 	}
-	return c.err
+	return c.budget.err
 }
 
 // capOutputs is how many outputs fit MaxSeriesPerQuery and MaxPointsPerQuery.
@@ -167,7 +183,7 @@ func (e *Engine) newEvalCtx(q Query, r Request) (*evalCtx, error) {
 	c := &evalCtx{
 		e: e, q: q, step: step, window: window, from: start, to: end, requestedFrom: from, stepNotice: rng.Notice,
 		lookback: Lookback.Milliseconds(), steps: derive.Steps(start, end, step), scrapeIntervalMs: scrape,
-		labelRes: map[string]*regexp.Regexp{},
+		labelRes: map[string]*regexp.Regexp{}, budget: &readBudget{}, memo: map[measure.Node][]Output{},
 	}
 	c.modelRe, _ = compileAnchored(q.Model)
 	c.rankRe, _ = compileAnchored(q.Engine)
@@ -212,22 +228,34 @@ type input struct {
 }
 
 // fetch selects every series of a signal (with a sample-name suffix such as "_bucket") on the selected
-// endpoints that match the model and rank filters; keep names the labels carried into the output besides
-// endpoint, model and rank.
-func (c *evalCtx) fetch(sig vllm.Signal, suffix string, keep ...string) []input {
+// endpoints that match the model and rank filters and the catalog's matchers; keep names the labels carried into
+// the output besides endpoint, model and rank.
+func (c *evalCtx) fetch(sig vllm.Signal, suffix string, match []measure.Matcher, keep ...string) []input {
 	var out []input
 	for _, ep := range c.endpoints {
 		base, ok := sig.Name(func(n string) bool { return ep.names[n] })
 		if !ok {
 			continue
 		}
-		out = append(out, c.fetchName(ep.name, base+suffix, keep...)...)
+		out = append(out, c.fetchName(ep.name, base+suffix, match, keep...)...)
 	}
 	return out
 }
 
+// catalogRes holds the compiled regular expressions of the catalog's matchers, which are few and constant.
+var catalogRes sync.Map // regex → *regexp.Regexp
+
+func catalogRe(re string) *regexp.Regexp {
+	if r, ok := catalogRes.Load(re); ok {
+		return r.(*regexp.Regexp)
+	}
+	r := regexp.MustCompile("^(?:" + re + ")$")
+	catalogRes.Store(re, r)
+	return r
+}
+
 // fetchName selects one sample name on one endpoint.
-func (c *evalCtx) fetchName(endpoint, name string, keep ...string) []input {
+func (c *evalCtx) fetchName(endpoint, name string, catalogMatch []measure.Matcher, keep ...string) []input {
 	if c.stopped() != nil {
 		return nil
 	}
@@ -250,17 +278,23 @@ func (c *evalCtx) fetchName(endpoint, name string, keep ...string) []input {
 		if c.modelRe != nil && !c.modelRe.MatchString(modelOf(ls)) || c.rankRe != nil && !c.rankRe.MatchString(rankOf(ls)) || !c.matchLabels(ls) {
 			return false
 		}
-		if c.series++; c.series > MaxFetchedSeries {
+		for _, m := range catalogMatch {
+			if !catalogRe(m.Regex).MatchString(ls.Get(m.Label)) {
+				return false
+			}
+		}
+		if c.budget.series++; c.budget.series > MaxFetchedSeries {
 			return false
 		}
 		return true
 	}
-	selected, fits := c.e.Source.Select(endpoint, name, c.from-c.window-c.lookback, c.to, match, MaxFetchedPoints-c.fetched)
+	b := c.budget
+	selected, fits := c.e.Source.Select(endpoint, name, c.from-c.window-c.lookback, c.to, match, MaxFetchedPoints-b.fetched)
 	for _, s := range selected {
-		c.fetched += len(s.Points)
+		b.fetched += len(s.Points)
 	}
-	if !fits || c.series > MaxFetchedSeries || c.fetched > MaxFetchedPoints {
-		c.err = fmt.Errorf("the query reads more than %d stored series or %d points: narrow it with endpoint, model or engine filters, or a shorter range",
+	if !fits || b.series > MaxFetchedSeries || b.fetched > MaxFetchedPoints {
+		b.err = fmt.Errorf("the query reads more than %d stored series or %d points: narrow it with endpoint, model or engine filters, or a shorter range",
 			MaxFetchedSeries, MaxFetchedPoints)
 		return nil
 	}
@@ -383,11 +417,11 @@ const (
 // gauge evaluates grouped gauges at every step. Series that differ only by the multi-API-server pid label are
 // folded first with max, since the freshest process's value is not knowable from the exposition and the
 // largest is the safe one for pressure alerts.
-func (c *evalCtx) gauge(ins []input, agg aggregation, measure, unit string, scale float64) []Output {
+func (c *evalCtx) gauge(ins []input, agg aggregation, scale float64) []Output {
 	ins = foldPID(ins)
 	var outs []Output
 	for _, g := range c.groupInputs(ins) {
-		o := Output{Measure: measure, Labels: g.labels, Unit: unit}
+		o := Output{Labels: g.labels}
 		for _, t := range c.steps {
 			var acc float64
 			n := 0
@@ -495,12 +529,12 @@ func (c *evalCtx) rates(groups []*group) []map[int64]float64 {
 }
 
 // rate evaluates grouped counters as per-second rates.
-func (c *evalCtx) rate(ins []input, measure, unit string) []Output {
+func (c *evalCtx) rate(ins []input) []Output {
 	groups := c.groupInputs(ins)
 	rates := c.rates(groups)
 	var outs []Output
 	for gi, g := range groups {
-		o := Output{Measure: measure, Labels: g.labels, Unit: unit}
+		o := Output{Labels: g.labels}
 		for _, t := range c.steps {
 			if v, ok := rates[gi][t]; ok {
 				o.Points = append(o.Points, derive.Point{T: t, V: v})
@@ -513,41 +547,8 @@ func (c *evalCtx) rate(ins []input, measure, unit string) []Output {
 	return outs
 }
 
-// ratio evaluates sum(rate(num)) / sum(rate(den)) per group, joined on the reported labels; transform maps
-// the two rates to the output value (and may refuse, e.g. for a zero denominator).
-func (c *evalCtx) ratio(num, den []input, measure, unit string, transform func(n, d float64) (float64, bool)) []Output {
-	ng, dg := c.groupInputs(num), c.groupInputs(den)
-	nr, dr := c.rates(ng), c.rates(dg)
-	dIndex := map[string]int{}
-	for i, g := range dg {
-		dIndex[g.key] = i
-	}
-	var outs []Output
-	for ni, g := range ng {
-		di, ok := dIndex[g.key]
-		if !ok {
-			continue
-		}
-		o := Output{Measure: measure, Labels: g.labels, Unit: unit}
-		for _, t := range c.steps {
-			n, ok1 := nr[ni][t]
-			d, ok2 := dr[di][t]
-			if !ok1 || !ok2 {
-				continue
-			}
-			if v, ok := transform(n, d); ok {
-				o.Points = append(o.Points, derive.Point{T: t, V: v})
-			}
-		}
-		if len(o.Points) > 0 {
-			outs = append(outs, o)
-		}
-	}
-	return outs
-}
-
 // quantiles evaluates histogram_quantile(q, sum by (le, ...) (rate(x_bucket[w]))) for each quantile.
-func (c *evalCtx) quantiles(buckets []input, measure, unit string, qs []float64) []Output {
+func (c *evalCtx) quantiles(buckets []input, qs []float64) []Output {
 	var outs []Output
 	for _, g := range c.groupInputs(buckets) {
 		series := make([]derive.BucketSeries, len(g.members))
@@ -558,7 +559,7 @@ func (c *evalCtx) quantiles(buckets []input, measure, unit string, qs []float64)
 		for i, q := range qs {
 			l := copyLabels(g.labels)
 			l["quantile"] = formatQuantile(q)
-			perQ[i] = Output{Measure: measure, Labels: l, Unit: unit}
+			perQ[i] = Output{Labels: l}
 		}
 		for _, t := range c.steps {
 			// Equal bounds from several members are summed by HistogramQuantile, which is exactly sum by (le).

@@ -1,166 +1,114 @@
 package query
 
 import (
-	"fmt"
 	"math"
 	"strconv"
 
 	"github.com/inferscope/inferscope-vllm/pkg/derive"
+	"github.com/inferscope/inferscope-vllm/pkg/measure"
 	"github.com/inferscope/inferscope-vllm/pkg/vllm"
 )
 
-// measure dispatches one measure of the query's type.
-func (c *evalCtx) measure(m string) ([]Output, error) {
-	switch c.q.QueryType {
-	case TypeKVCacheUsage:
-		return c.kvCache(m), nil
-	case TypeSpecDecode:
-		return c.specDecode(m), nil
-	case TypeDPBalance:
-		return c.dpBalance(m), nil
-	case TypeLatency:
-		return c.latency(m)
-	case TypeThroughput:
-		return c.throughput(m), nil
-	case TypeQueue:
-		return c.queue(m), nil
-	case TypeCache:
-		return c.cache(m), nil
-	case TypeCapacity:
-		return c.capacity(), nil
-	case TypeRaw:
-		return c.raw(), nil
-	}
-	return nil, fmt.Errorf("query type %q is not supported", c.q.QueryType)
-}
-
-// kvCache reports KV-cache usage percent from whichever source each endpoint has: the Ascend profiler's
-// per-DP block gauges where present (they are what Ascend operators watch), else vLLM's own gauge (V1 name, then
-// the pre-0.9 name), else Dynamo's.
-func (c *evalCtx) kvCache(m string) []Output {
-	if m == "blocks" {
-		var outs []Output
-		for _, s := range []struct {
-			sig     vllm.Signal
-			measure string
-		}{
-			{vllm.AscendTotalBlocks, "total_blocks"}, {vllm.AscendFreeBlocks, "free_blocks"},
-			{vllm.AscendAllocatedBlocks, "allocated_blocks"}, {vllm.DynamoTotalBlocks, "total_blocks"},
-			{vllm.DynamoActiveBlocks, "allocated_blocks"},
-		} {
-			outs = append(outs, c.gauge(c.fetch(s.sig, ""), aggSum, s.measure, "short", 1)...)
-		}
-		return append(outs, c.gauge(c.cacheConfigBlocks(), aggSum, "total_blocks", "short", 1)...)
+// eval evaluates one node of a catalog formula over the selected endpoints' history, as Prometheus evaluates
+// the PromQL pkg/promapi prints for the same node. Results are memoized per node: a subtree shared by several
+// outputs (a balance's load, capacity's pool) is read once. Callers must not modify what it returns.
+func (c *evalCtx) eval(n measure.Node) []Output {
+	if outs, ok := c.memo[n]; ok {
+		return outs
 	}
 	var outs []Output
-	for _, ep := range c.endpointsBySource() {
-		switch {
-		case ep.ascend:
-			free := c.onEndpoint(ep.name, vllm.AscendFreeBlocks, "")
-			total := c.onEndpoint(ep.name, vllm.AscendTotalBlocks, "")
-			outs = append(outs, c.gaugeRatio(free, total, "kv_usage", "percent", func(f, t float64) (float64, bool) {
-				return derive.KVUsagePercentFromBlocks(f, t)
-			})...)
-		case ep.vllm:
-			outs = append(outs, c.gauge(c.onEndpoint(ep.name, vllm.KVUsage, ""), aggAvg, "kv_usage", "percent", 100)...)
-		case ep.dynamo:
-			outs = append(outs, c.gauge(c.onEndpoint(ep.name, vllm.DynamoKVUsage, ""), aggAvg, "kv_usage", "percent", 100)...)
+	switch n := n.(type) {
+	case *measure.Gauge:
+		outs = c.gauge(c.fetchUnless(n.Signal, n.Unless, n.Keep), aggOf(n.Agg), scaleOf(n.Scale))
+	case *measure.Rate:
+		outs = c.rate(c.fetch(n.Signal, n.Suffix, n.Match, n.Keep...))
+	case *measure.Div:
+		outs = join(c.eval(n.Num), c.eval(n.Den), n.Ignoring, divide(n.Form))
+	case *measure.Add:
+		outs = join(c.eval(n.A), c.eval(n.B), "", func(a, b float64) (float64, bool) { return a + b, true })
+	case *measure.Or:
+		for _, p := range n.Parts {
+			outs = append(outs, c.eval(p)...)
 		}
+	case *measure.Quantiles:
+		outs = c.quantiles(c.fetch(c.signal(n.Signal), "_bucket", nil), c.q.Quantiles)
+	case *measure.Mean:
+		sig := c.signal(n.Signal)
+		outs = join(c.rate(c.fetch(sig, "_sum", nil)), c.rate(c.fetch(sig, "_count", nil)), "", derive.HistogramMean)
+	case *measure.InfoProduct:
+		outs = c.gauge(c.infoProduct(n), aggSum, 1)
+	case *measure.Balance:
+		outs = c.balance(n)
+	case *measure.Capacity:
+		outs = join(c.eval(n.Pool), c.eval(n.Mean), "", func(pool, mean float64) (float64, bool) {
+			return derive.ConcurrentCapacity(pool, mean, *c.q.Headroom)
+		})
+	case *measure.Raw:
+		outs = c.raw()
 	}
+	c.memo[n] = outs
 	return outs
 }
 
-type endpointSource struct {
-	name                 string
-	ascend, vllm, dynamo bool
-}
-
-// endpointsBySource says which KV-usage source each selected endpoint has.
-func (c *evalCtx) endpointsBySource() []endpointSource {
-	var out []endpointSource
-	for _, ep := range c.endpoints {
-		has := func(n string) bool { return ep.names[n] }
-		_, ascend := vllm.AscendFreeBlocks.Name(has)
-		_, v := vllm.KVUsage.Name(has)
-		_, d := vllm.DynamoKVUsage.Name(has)
-		out = append(out, endpointSource{name: ep.name, ascend: ascend, vllm: v, dynamo: d})
+func aggOf(a measure.Agg) aggregation {
+	if a == measure.Avg {
+		return aggAvg
 	}
-	return out
+	return aggSum
 }
 
-// fetchUnless fetches a V0 gauge only on endpoints that lack the V1 counter that replaced it, so a fleet mixing
-// versions gets each endpoint's value from the best source it has.
-func (c *evalCtx) fetchUnless(gauge, counter vllm.Signal) []input {
-	var out []input
-	for _, ep := range c.endpoints {
-		has := func(n string) bool { return ep.names[n] }
-		if _, ok := counter.Name(has); ok {
-			continue
-		}
-		if base, ok := gauge.Name(has); ok {
-			out = append(out, c.fetchName(ep.name, base)...)
-		}
+func scaleOf(f float64) float64 {
+	if f == 0 {
+		return 1
 	}
-	return out
+	return f
 }
 
-// onEndpoint fetches a signal on one endpoint only.
-func (c *evalCtx) onEndpoint(endpoint string, sig vllm.Signal, suffix string, keep ...string) []input {
-	for _, ep := range c.endpoints {
-		if ep.name != endpoint {
-			continue
-		}
-		if base, ok := sig.Name(func(n string) bool { return ep.names[n] }); ok {
-			return c.fetchName(endpoint, base+suffix, keep...)
-		}
+// divide is a Div's form as a step function; like derive.Ratio it gives no value rather than ±Inf.
+func divide(f measure.Form) func(n, d float64) (float64, bool) {
+	switch f {
+	case measure.OnePlus:
+		return derive.MeanAcceptanceLength
+	case measure.UsedPercent:
+		return derive.KVUsagePercentFromBlocks
 	}
-	return nil
+	return derive.Ratio
 }
 
-// cacheConfigBlocks turns vllm:cache_config_info's num_gpu_blocks label into a gauge per engine.
-func (c *evalCtx) cacheConfigBlocks() []input {
-	ins := c.fetch(vllm.CacheConfig, "")
-	out := ins[:0:0]
-	for _, in := range ins {
-		n, err := strconv.ParseFloat(in.series.Labels.Get("num_gpu_blocks"), 64)
-		if err != nil || n <= 0 {
-			continue
-		}
-		pts := make([]derive.Point, len(in.series.Points))
-		for i, p := range in.series.Points {
-			pts[i] = derive.Point{T: p.T, V: n}
-			if derive.IsStale(p.V) {
-				pts[i].V = p.V
-			}
-		}
-		in.series.Points = pts
-		out = append(out, in)
+// signal is the node's signal, or the query's latency family when the node names none.
+func (c *evalCtx) signal(s vllm.Signal) vllm.Signal {
+	if len(s.Names) == 0 {
+		return c.q.LatencySignal()
 	}
-	return out
+	return s
 }
 
-// gaugeRatio combines two grouped gauges step by step, joined on their reported labels.
-func (c *evalCtx) gaugeRatio(num, den []input, measure, unit string, f func(n, d float64) (float64, bool)) []Output {
-	ns := c.gauge(num, aggSum, "", "", 1)
-	ds := c.gauge(den, aggSum, "", "", 1)
-	dIndex := map[string]map[int64]float64{}
-	for _, d := range ds {
-		m := map[int64]float64{}
-		for _, p := range d.Points {
+// join combines two evaluated nodes step by step on equal reported labels (ignoring one label of the left side,
+// which the result keeps), as PromQL's binary operators match series; f may refuse a step (a zero divisor).
+func join(left, right []Output, ignoring string, f func(l, r float64) (float64, bool)) []Output {
+	index := make(map[string]map[int64]float64, len(right))
+	for _, r := range right {
+		m := make(map[int64]float64, len(r.Points))
+		for _, p := range r.Points {
 			m[p.T] = p.V
 		}
-		dIndex[LabelKey(d.Labels)] = m
+		index[LabelKey(r.Labels)] = m
 	}
 	var outs []Output
-	for _, n := range ns {
-		dm, ok := dIndex[LabelKey(n.Labels)]
+	for _, l := range left {
+		key := l.Labels
+		if _, ok := key[ignoring]; ok && ignoring != "" {
+			key = copyLabels(key)
+			delete(key, ignoring)
+		}
+		rm, ok := index[LabelKey(key)]
 		if !ok {
 			continue
 		}
-		o := Output{Measure: measure, Labels: n.Labels, Unit: unit}
-		for _, p := range n.Points {
-			if d, ok := dm[p.T]; ok {
-				if v, ok := f(p.V, d); ok {
+		o := Output{Labels: l.Labels}
+		for _, p := range l.Points {
+			if r, ok := rm[p.T]; ok {
+				if v, ok := f(p.V, r); ok {
 					o.Points = append(o.Points, derive.Point{T: p.T, V: v})
 				}
 			}
@@ -172,178 +120,85 @@ func (c *evalCtx) gaugeRatio(num, den []input, measure, unit string, f func(n, d
 	return outs
 }
 
-// specDecode reports speculative-decoding effectiveness from V1's counters, or V0's gauges where that is all.
-func (c *evalCtx) specDecode(m string) []Output {
-	switch m {
-	case "acceptance_rate":
-		outs := c.ratio(c.fetch(vllm.SpecAcceptedTokens, ""), c.fetch(vllm.SpecDraftTokens, ""), "acceptance_rate", "percentunit", derive.AcceptanceRate)
-		return append(outs, c.gauge(c.fetchUnless(vllm.V0AcceptanceRate, vllm.SpecDraftTokens), aggAvg, "acceptance_rate", "percentunit", 1)...)
-	case "acceptance_length":
-		return c.ratio(c.fetch(vllm.SpecAcceptedTokens, ""), c.fetch(vllm.SpecDrafts, ""), "acceptance_length", "short", derive.MeanAcceptanceLength)
-	case "per_position":
-		// Per-position acceptance is accepted-at-position over drafts; drafts carry no position label, so the
-		// denominator is joined without it.
-		num := c.fetch(vllm.SpecAcceptedPerPos, "", "position")
-		den := c.fetch(vllm.SpecDrafts, "")
-		var outs []Output
-		byPos := map[string][]input{}
-		var order []string
-		for _, in := range num {
-			p := in.labels["position"]
-			if _, ok := byPos[p]; !ok {
-				order = append(order, p)
-			}
-			delete(in.labels, "position")
-			byPos[p] = append(byPos[p], in)
-		}
-		for _, p := range order {
-			for _, o := range c.ratio(byPos[p], den, "acceptance_per_position", "percentunit", derive.Ratio) {
-				o.Labels = copyLabels(o.Labels)
-				o.Labels["position"] = p
-				outs = append(outs, o)
+// fetchUnless fetches a gauge on the endpoints that expose none of unless: a fleet mixing versions gets each
+// endpoint's value from the best source it has, which another node of the formula reads.
+func (c *evalCtx) fetchUnless(sig vllm.Signal, unless []vllm.Signal, keep []string) []input {
+	var out []input
+	for _, ep := range c.endpoints {
+		has := func(n string) bool { return ep.names[n] }
+		better := false
+		for _, u := range unless {
+			if _, ok := u.Name(has); ok {
+				better = true
 			}
 		}
-		return outs
-	case "num_spec_tokens":
-		return c.gauge(c.fetch(vllm.AscendNumSpecTokens, ""), aggAvg, "num_spec_tokens", "short", 1)
-	case "efficiency":
-		return c.gauge(c.fetch(vllm.V0Efficiency, ""), aggAvg, "efficiency", "percentunit", 1)
-	}
-	return nil
-}
-
-// latency reports quantiles (or the mean) of a latency histogram.
-func (c *evalCtx) latency(m string) ([]Output, error) {
-	sig, ok := vllm.LatencyMetrics[c.q.Metric]
-	if !ok {
-		name, isTimer := cutPrefix(c.q.Metric, "timer:")
-		if !isTimer {
-			return nil, fmt.Errorf("latency metric %q is unknown", c.q.Metric)
-		}
-		if sig, ok = vllm.TimerSignal(name); !ok {
-			return nil, fmt.Errorf("timer %q is not a vllm_profiling_* histogram", name)
+		if base, ok := sig.Name(has); ok && !better {
+			out = append(out, c.fetchName(ep.name, base, nil, keep...)...)
 		}
 	}
-	measure := c.q.Metric
-	if m == "mean" {
-		return c.ratio(c.fetch(sig, "_sum"), c.fetch(sig, "_count"), measure+"_mean", sig.Unit, derive.HistogramMean), nil
-	}
-	return c.quantiles(c.fetch(sig, "_bucket"), measure, sig.Unit, c.q.Quantiles), nil
+	return out
 }
 
-func cutPrefix(s, p string) (string, bool) {
-	if len(s) >= len(p) && s[:len(p)] == p {
-		return s[len(p):], true
-	}
-	return s, false
-}
-
-// throughput reports token and request rates.
-func (c *evalCtx) throughput(m string) []Output {
-	switch m {
-	case "generation_tokens":
-		return c.rate(c.fetch(vllm.GenerationTokens, ""), "generation_tokens_per_second", "short")
-	case "prompt_tokens":
-		return c.rate(c.fetch(vllm.PromptTokens, ""), "prompt_tokens_per_second", "short")
-	case "requests":
-		return c.rate(c.fetch(vllm.RequestSuccess, "", "finished_reason"), "requests_per_second", "reqps")
-	case "ascend_input":
-		return c.rate(c.fetch(vllm.AscendInputTokens, ""), "input_tokens_per_second", "short")
-	case "ascend_output":
-		return c.rate(c.fetch(vllm.AscendOutputTokens, ""), "output_tokens_per_second", "short")
-	}
-	return nil
-}
-
-// queue reports scheduler queues.
-func (c *evalCtx) queue(m string) []Output {
-	switch m {
-	case "running":
-		return c.gauge(c.fetch(vllm.Running, ""), aggSum, "running", "short", 1)
-	case "waiting":
-		return c.gauge(c.fetch(vllm.Waiting, ""), aggSum, "waiting", "short", 1)
-	case "waiting_by_reason":
-		return c.gauge(c.fetch(vllm.WaitingByReason, "", "reason"), aggSum, "waiting", "short", 1)
-	case "swapped":
-		return c.gauge(c.fetch(vllm.Swapped, ""), aggSum, "swapped", "short", 1)
-	case "ascend_batch_size", "ascend_waiting_batch_size":
-		sig := vllm.AscendBatchSize
-		if m == "ascend_waiting_batch_size" {
-			sig = vllm.AscendWaitingBatchSize
+// infoProduct turns an info gauge's numeric labels into a value per series: their product, where all are positive.
+func (c *evalCtx) infoProduct(n *measure.InfoProduct) []input {
+	ins := c.fetch(n.Signal, "", nil)
+	out := ins[:0:0]
+	for _, in := range ins {
+		v := 1.0
+		for _, l := range n.Labels {
+			x, err := strconv.ParseFloat(in.series.Labels.Get(l), 64)
+			if err != nil || !(x > 0) {
+				v = math.NaN()
+				break
+			}
+			v *= x
 		}
-		return c.ratio(c.fetch(sig, "_sum"), c.fetch(sig, "_count"), m+"_avg", "short", derive.HistogramMean)
-	}
-	return nil
-}
-
-// cache reports preemptions and cache hit rates.
-func (c *evalCtx) cache(m string) []Output {
-	switch m {
-	case "preemptions":
-		return c.rate(c.fetch(vllm.Preemptions, ""), "preemptions_per_second", "short")
-	case "prefix_hit_rate":
-		outs := c.ratio(c.fetch(vllm.PrefixHits, ""), c.fetch(vllm.PrefixQueries, ""), "prefix_hit_rate", "percentunit", derive.PrefixCacheHitRate)
-		return append(outs, c.gauge(c.fetchUnless(vllm.V0PrefixHitRate, vllm.PrefixQueries), aggAvg, "prefix_hit_rate", "percentunit", 1)...)
-	case "external_prefix_hit_rate":
-		return c.ratio(c.fetch(vllm.ExternalPrefixHits, ""), c.fetch(vllm.ExternalPrefixQueries, ""), "external_prefix_hit_rate", "percentunit", derive.PrefixCacheHitRate)
-	case "mm_hit_rate":
-		return c.ratio(c.fetch(vllm.MMCacheHits, ""), c.fetch(vllm.MMCacheQueries, ""), "mm_hit_rate", "percentunit", derive.PrefixCacheHitRate)
-	}
-	return nil
-}
-
-// dpBalance reports each rank's load and, across the selected ranks (per endpoint or model with groupBy),
-// the imbalance: max/mean, coefficient of variation, and idle ranks while others queue.
-func (c *evalCtx) dpBalance(m string) []Output {
-	loadQ := *c
-	loadQ.q.GroupBy = GroupEngine
-	lc := &loadQ
-	var loads []Output
-	switch m {
-	case "running":
-		loads = lc.gauge(lc.schedulerRanks(lc.fetch(vllm.Running, "")), aggSum, "load", "short", 1)
-	case "waiting":
-		loads = lc.gauge(lc.schedulerRanks(lc.fetch(vllm.Waiting, "")), aggSum, "load", "short", 1)
-	case "running_waiting":
-		loads = lc.gauge(lc.schedulerRanks(append(lc.fetch(vllm.Running, ""), lc.fetch(vllm.Waiting, "")...)), aggSum, "load", "short", 1)
-	case "kv_usage":
-		loads = lc.kvCache("usage")
-		for i := range loads {
-			loads[i].Measure = "load"
+		if math.IsNaN(v) {
+			continue
 		}
-	case "generation_tps":
-		loads = lc.rate(lc.schedulerRanks(lc.fetch(vllm.GenerationTokens, "")), "load", "short")
+		pts := make([]derive.Point, len(in.series.Points))
+		for i, p := range in.series.Points {
+			pts[i] = derive.Point{T: p.T, V: v}
+			if derive.IsStale(p.V) {
+				pts[i].V = p.V
+			}
+		}
+		in.series.Points = pts
+		out = append(out, in)
 	}
-	waiting := lc.gauge(lc.schedulerRanks(lc.fetch(vllm.Waiting, "")), aggSum, "waiting", "short", 1)
+	return out
+}
+
+// balance evaluates a dp_balance output: each rank's load (the load node per engine / DP rank, Ascend's
+// API-server process left out) or, across the ranks of each reported group (all selected ranks, or per endpoint
+// or model), one imbalance score: max/mean, coefficient of variation, or idle ranks while others queue.
+func (c *evalCtx) balance(n *measure.Balance) []Output {
+	rc := c.perRank()
+	loads := schedulerRanks(rc.eval(n.Load))
+	if n.Score == "" {
+		return loads
+	}
 	waitingAt := map[string]map[int64]float64{}
-	for _, w := range waiting {
+	for _, w := range schedulerRanks(rc.eval(n.Waiting)) {
 		m := map[int64]float64{}
 		for _, p := range w.Points {
 			m[p.T] = p.V
 		}
 		waitingAt[rankKey(w.Labels)] = m
 	}
-
-	// Scores are computed per reported group: all selected ranks, or per endpoint / model.
-	scoreGroups := map[string][]Output{}
+	groups := map[string][]Output{}
 	var order []string
 	for _, l := range loads {
 		k := LabelKey(c.scoreLabels(l.Labels))
-		if _, ok := scoreGroups[k]; !ok {
+		if _, ok := groups[k]; !ok {
 			order = append(order, k)
 		}
-		scoreGroups[k] = append(scoreGroups[k], l)
+		groups[k] = append(groups[k], l)
 	}
 	var outs []Output
-	if c.q.Score == "" {
-		outs = append(outs, loads...)
-	}
 	for _, k := range order {
-		members := scoreGroups[k]
-		labels := c.scoreLabels(members[0].Labels)
-		maxMean := Output{Measure: "max_over_mean", Labels: labels, Unit: "short"}
-		cv := Output{Measure: "cv", Labels: labels, Unit: "short"}
-		idle := Output{Measure: "idle_while_waiting", Labels: labels, Unit: "short"}
+		members := groups[k]
+		o := Output{Labels: c.scoreLabels(members[0].Labels)}
 		for _, t := range c.steps {
 			var ranks []derive.RankLoad
 			for _, mem := range members {
@@ -358,28 +213,45 @@ func (c *evalCtx) dpBalance(m string) []Output {
 			if !ok || math.IsNaN(b.MaxOverMean) {
 				continue
 			}
-			maxMean.Points = append(maxMean.Points, derive.Point{T: t, V: b.MaxOverMean})
-			cv.Points = append(cv.Points, derive.Point{T: t, V: b.CV})
-			idle.Points = append(idle.Points, derive.Point{T: t, V: float64(b.IdleWhileWaiting)})
-		}
-		for _, o := range []Output{maxMean, cv, idle} {
-			if len(o.Points) > 0 && (c.q.Score == "" || c.q.Score == o.Measure) {
-				outs = append(outs, o)
+			v := b.MaxOverMean
+			switch n.Score {
+			case measure.ScoreCV:
+				v = b.CV
+			case measure.ScoreIdleWhileWaiting:
+				v = float64(b.IdleWhileWaiting)
 			}
+			o.Points = append(o.Points, derive.Point{T: t, V: v})
+		}
+		if len(o.Points) > 0 {
+			outs = append(outs, o)
 		}
 	}
 	return outs
 }
 
+// perRank is this evaluation grouped per engine / DP rank, sharing the read budget and memoizing on its own.
+func (c *evalCtx) perRank() *evalCtx {
+	if c.q.GroupBy == GroupEngine {
+		return c
+	}
+	if c.rankCtx == nil {
+		rc := *c
+		rc.q.GroupBy = GroupEngine
+		rc.memo = map[measure.Node][]Output{}
+		c.rankCtx = &rc
+	}
+	return c.rankCtx
+}
+
 // schedulerRanks drops Ascend's API-server process (dp="-1"), which is not a DP rank.
-func (c *evalCtx) schedulerRanks(ins []input) []input {
-	out := ins[:0:0]
-	for _, in := range ins {
-		if in.labels[vllm.AscendRankOutputLabel] != vllm.APIServerDP {
-			out = append(out, in)
+func schedulerRanks(outs []Output) []Output {
+	kept := outs[:0:0]
+	for _, o := range outs {
+		if o.Labels[vllm.AscendRankOutputLabel] != vllm.APIServerDP {
+			kept = append(kept, o)
 		}
 	}
-	return out
+	return kept
 }
 
 // scoreLabels are the labels an imbalance score is reported under.
@@ -412,90 +284,6 @@ func pointAt(points []derive.Point, t int64) (float64, bool) {
 	return 0, false
 }
 
-// capacity applies the planning formula: KV pool tokens ÷ mean tokens per request, less headroom.
-func (c *evalCtx) capacity() []Output {
-	pool := c.poolTokens()
-	prompt := c.fetch(vllm.PromptTokensHist, "_sum")
-	gen := c.fetch(vllm.GenerationTokensHist, "_sum")
-	count := c.fetch(vllm.PromptTokensHist, "_count")
-	pg, gg, cg := c.groupInputs(prompt), c.groupInputs(gen), c.groupInputs(count)
-	pr, gr, cr := c.rates(pg), c.rates(gg), c.rates(cg)
-	index := func(gs []*group) map[string]int {
-		m := map[string]int{}
-		for i, g := range gs {
-			m[g.key] = i
-		}
-		return m
-	}
-	gi, ci := index(gg), index(cg)
-	var outs []Output
-	poolByKey := map[string]Output{}
-	for _, p := range pool {
-		poolByKey[LabelKey(p.Labels)] = p
-		outs = append(outs, p)
-	}
-	for i, g := range pg {
-		j, ok1 := gi[g.key]
-		k, ok2 := ci[g.key]
-		if !ok1 || !ok2 {
-			continue
-		}
-		mean := Output{Measure: "mean_tokens_per_request", Labels: g.labels, Unit: "short"}
-		capOut := Output{Measure: "capacity_requests", Labels: g.labels, Unit: "short"}
-		p, hasPool := poolByKey[g.key]
-		for _, t := range c.steps {
-			pv, ok1 := pr[i][t]
-			gv, ok2 := gr[j][t]
-			cv, ok3 := cr[k][t]
-			if !ok1 || !ok2 || !ok3 {
-				continue
-			}
-			m, ok := derive.MeanTokensPerRequest(pv, gv, cv)
-			if !ok {
-				continue
-			}
-			mean.Points = append(mean.Points, derive.Point{T: t, V: m})
-			if !hasPool {
-				continue
-			}
-			if poolTokens, ok := pointAt(p.Points, t); ok {
-				if v, ok := derive.ConcurrentCapacity(poolTokens, m, *c.q.Headroom); ok {
-					capOut.Points = append(capOut.Points, derive.Point{T: t, V: v})
-				}
-			}
-		}
-		for _, o := range []Output{capOut, mean} {
-			if len(o.Points) > 0 {
-				outs = append(outs, o)
-			}
-		}
-	}
-	return outs
-}
-
-// poolTokens is num_gpu_blocks × block_size per engine from vllm:cache_config_info.
-func (c *evalCtx) poolTokens() []Output {
-	ins := c.fetch(vllm.CacheConfig, "")
-	out := ins[:0:0]
-	for _, in := range ins {
-		blocks, err1 := strconv.ParseFloat(in.series.Labels.Get("num_gpu_blocks"), 64)
-		size, err2 := strconv.ParseFloat(in.series.Labels.Get("block_size"), 64)
-		if err1 != nil || err2 != nil || blocks <= 0 || size <= 0 {
-			continue
-		}
-		pts := make([]derive.Point, len(in.series.Points))
-		for i, p := range in.series.Points {
-			pts[i] = derive.Point{T: p.T, V: derive.KVPoolTokens(blocks, size)}
-			if derive.IsStale(p.V) {
-				pts[i].V = p.V
-			}
-		}
-		in.series.Points = pts
-		out = append(out, in)
-	}
-	return c.gauge(out, aggSum, "kv_pool_tokens", "short", 1)
-}
-
 // raw returns any series by name: gauges and counters as exposed, histograms as bucket values or quantiles.
 func (c *evalCtx) raw() []Output {
 	name := c.q.Metric
@@ -504,29 +292,36 @@ func (c *evalCtx) raw() []Output {
 	var quantileIns, bucketIns, plainIns []input
 	for _, ep := range c.endpoints {
 		switch {
-		case ep.names[name+"_bucket"] && c.q.Histogram == "quantiles":
-			quantileIns = append(quantileIns, c.fetchName(ep.name, name+"_bucket")...)
+		case ep.names[name+"_bucket"] && c.q.Histogram == HistogramQuantiles:
+			quantileIns = append(quantileIns, c.fetchName(ep.name, name+"_bucket", nil)...)
 		case ep.names[name+"_bucket"]:
-			bucketIns = append(bucketIns, c.fetchName(ep.name, name+"_bucket", "le")...)
+			bucketIns = append(bucketIns, c.fetchName(ep.name, name+"_bucket", nil, "le")...)
 		case ep.names[name]:
 			plainIns = append(plainIns, c.rawInputs(ep.name, name)...)
 		}
 	}
 	var outs []Output
 	if len(quantileIns) > 0 {
-		outs = append(outs, c.quantiles(quantileIns, name, "", c.q.Quantiles)...)
+		outs = append(outs, named(c.quantiles(quantileIns, c.q.Quantiles), name)...)
 	}
 	if len(bucketIns) > 0 {
-		outs = append(outs, c.gauge(bucketIns, aggSum, name+"_bucket", "", 1)...)
+		outs = append(outs, named(c.gauge(bucketIns, aggSum, 1), name+"_bucket")...)
 	}
 	if len(plainIns) > 0 {
-		outs = append(outs, c.gauge(plainIns, aggSum, name, "", 1)...)
+		outs = append(outs, named(c.gauge(plainIns, aggSum, 1), name)...)
+	}
+	return outs
+}
+
+func named(outs []Output, measure string) []Output {
+	for i := range outs {
+		outs[i].Measure = measure
 	}
 	return outs
 }
 
 func (c *evalCtx) rawInputs(endpoint, name string) []input {
-	ins := c.fetchName(endpoint, name)
+	ins := c.fetchName(endpoint, name, nil)
 	for i := range ins {
 		for _, l := range ins[i].series.Labels {
 			if _, ok := ins[i].labels[l.Name]; !ok && l.Value != "" { // empty is absent, as in Prometheus

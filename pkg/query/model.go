@@ -10,57 +10,37 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/inferscope/inferscope-vllm/pkg/measure"
+	"github.com/inferscope/inferscope-vllm/pkg/vllm"
 )
 
-// Type is what a query computes.
-type Type string
+// Type is what a query computes; pkg/measure's catalog defines each one and its measures.
+type Type = measure.Type
 
-// Query types; README.md documents each one's fields and outputs.
+// Query types, as the catalog names them; README.md documents each one's fields and outputs.
 const (
-	TypeKVCacheUsage Type = "kv_cache_usage"
-	TypeSpecDecode   Type = "spec_decode"
-	TypeDPBalance    Type = "dp_balance"
-	TypeLatency      Type = "latency"
-	TypeThroughput   Type = "throughput"
-	TypeQueue        Type = "queue"
-	TypeCache        Type = "cache"
-	TypeCapacity     Type = "capacity"
-	TypeRaw          Type = "raw"
-	// TypeDiagnosis evaluates the troubleshooting rules (diagnosis.go) and returns a table of findings.
-	TypeDiagnosis Type = "diagnosis"
-	// TypePromQL passes Expr to the Prometheus-compatible server as it is; Prometheus mode only.
-	TypePromQL Type = "promql"
+	TypeKVCacheUsage = measure.TypeKVCacheUsage
+	TypeSpecDecode   = measure.TypeSpecDecode
+	TypeDPBalance    = measure.TypeDPBalance
+	TypeLatency      = measure.TypeLatency
+	TypeThroughput   = measure.TypeThroughput
+	TypeQueue        = measure.TypeQueue
+	TypeCache        = measure.TypeCache
+	TypeCapacity     = measure.TypeCapacity
+	TypeRaw          = measure.TypeRaw
+	TypeDiagnosis    = measure.TypeDiagnosis
+	TypePromQL       = measure.TypePromQL
 )
 
-// Measures each query type accepts.
-var Measures = map[Type][]string{
-	TypeKVCacheUsage: {"usage", "blocks"},
-	TypeSpecDecode:   {"acceptance_rate", "acceptance_length", "per_position", "num_spec_tokens", "efficiency"},
-	TypeDPBalance:    {"running", "waiting", "running_waiting", "kv_usage", "generation_tps"},
-	TypeThroughput:   {"generation_tokens", "prompt_tokens", "requests", "ascend_input", "ascend_output"},
-	TypeQueue:        {"running", "waiting", "waiting_by_reason", "swapped", "ascend_batch_size", "ascend_waiting_batch_size"},
-	TypeCache:        {"preemptions", "prefix_hit_rate", "external_prefix_hit_rate", "mm_hit_rate"},
-	TypeCapacity:     {"capacity"},
-	TypeLatency:      {"quantiles", "mean"},
-	TypeRaw:          {"series"},
-	TypeDiagnosis:    {"findings"},
-	TypePromQL:       {"series"},
-}
-
-// DefaultMeasures are what a query without a measure returns.
-var DefaultMeasures = map[Type][]string{
-	TypeKVCacheUsage: {"usage"},
-	TypeSpecDecode:   {"acceptance_rate", "acceptance_length"},
-	TypeDPBalance:    {"running"},
-	TypeThroughput:   {"prompt_tokens", "generation_tokens"},
-	TypeQueue:        {"running", "waiting", "swapped"},
-	TypeCache:        {"preemptions", "prefix_hit_rate"},
-	TypeCapacity:     {"capacity"},
-	TypeLatency:      {"quantiles"},
-	TypeRaw:          {"series"},
-	TypeDiagnosis:    {"findings"},
-	TypePromQL:       {"series"},
-}
+// Measures each query type accepts, read from the catalog.
+var Measures = func() map[Type][]string {
+	m := map[Type][]string{}
+	for _, t := range measure.Types {
+		m[t.Type] = measure.Names(t.Type)
+	}
+	return m
+}()
 
 // Group says how series are aggregated before they are returned.
 type Group string
@@ -73,8 +53,14 @@ const (
 	GroupFleet    Group = "fleet"    // one series for everything selected
 )
 
+// How a raw query returns a histogram (its histogram field).
+const (
+	HistogramBuckets   = "buckets"   // cumulative bucket series, per le (the default)
+	HistogramQuantiles = "quantiles" // histogram_quantile of the bucket rates, per quantile
+)
+
 // BalanceScores are the imbalance scores a dp_balance query returns beside the per-rank loads.
-var BalanceScores = []string{"max_over_mean", "cv", "idle_while_waiting"}
+var BalanceScores = measure.Scores
 
 // DefaultQuantiles are the latency quantiles a query without quantiles returns.
 var DefaultQuantiles = []float64{0.5, 0.9, 0.95, 0.99}
@@ -91,7 +77,7 @@ type Query struct {
 	Endpoint string `json:"endpoint,omitempty"`
 	Model    string `json:"model,omitempty"`
 	Engine   string `json:"engine,omitempty"`
-	// Measure picks one output of the query type (see Measures); empty returns DefaultMeasures.
+	// Measure picks one output of the query type (see Measures); empty returns the type's defaults.
 	Measure string `json:"measure,omitempty"`
 	// Metric is the latency family (ttft, itl, tpot, e2e, queue, prefill, decode, inference, request_tpot,
 	// ascend_fine_ttft, ascend_fine_tpot, ascend_second_token, ascend_batch_size, ascend_waiting_batch_size,
@@ -133,11 +119,11 @@ func (q *Query) Validate() error {
 	if q.QueryType == "" {
 		return fmt.Errorf("queryType is missing: use one of %s", strings.Join(typeNames(), ", "))
 	}
-	if _, ok := Measures[q.QueryType]; !ok {
+	if !measure.Known(q.QueryType) {
 		return fmt.Errorf("queryType %q is unknown: use one of %s", q.QueryType, strings.Join(typeNames(), ", "))
 	}
-	if q.Measure != "" && !contains(Measures[q.QueryType], q.Measure) {
-		return fmt.Errorf("measure %q is not one of %s for %s", q.Measure, strings.Join(Measures[q.QueryType], ", "), q.QueryType)
+	if _, ok := measure.Lookup(q.QueryType, q.Measure); q.Measure != "" && !ok {
+		return fmt.Errorf("measure %q is not one of %s for %s", q.Measure, strings.Join(measure.Names(q.QueryType), ", "), q.QueryType)
 	}
 	if err := q.checkSizes(); err != nil {
 		return err
@@ -164,7 +150,7 @@ func (q *Query) Validate() error {
 			return err
 		}
 	}
-	if q.QueryType == TypeLatency || (q.QueryType == TypeRaw && q.Histogram == "quantiles") {
+	if q.QueryType == TypeLatency || (q.QueryType == TypeRaw && q.Histogram == HistogramQuantiles) {
 		if len(q.Quantiles) == 0 {
 			q.Quantiles = append([]float64(nil), DefaultQuantiles...)
 		}
@@ -177,19 +163,22 @@ func (q *Query) Validate() error {
 			}
 		}
 	}
-	if q.Score != "" && (q.QueryType != TypeDPBalance || !contains(BalanceScores, q.Score)) {
-		return fmt.Errorf("score %q is only for dp_balance and must be one of %s", q.Score, strings.Join(BalanceScores, ", "))
+	if q.Score != "" && (q.QueryType != TypeDPBalance || !contains(measure.Scores, q.Score)) {
+		return fmt.Errorf("score %q is only for dp_balance and must be one of %s", q.Score, strings.Join(measure.Scores, ", "))
 	}
 	switch q.QueryType {
 	case TypeLatency:
 		if q.Metric == "" {
-			q.Metric = "ttft"
+			q.Metric = measure.DefaultFamily
+		}
+		if _, err := measure.LatencySignal(q.Metric); err != nil {
+			return err
 		}
 	case TypeRaw:
 		if q.Metric == "" {
 			return fmt.Errorf("raw queries need a metric name")
 		}
-		if q.Histogram != "" && q.Histogram != "buckets" && q.Histogram != "quantiles" {
+		if q.Histogram != "" && q.Histogram != HistogramBuckets && q.Histogram != HistogramQuantiles {
 			return fmt.Errorf("histogram %q is unknown: use buckets or quantiles", q.Histogram)
 		}
 	case TypePromQL:
@@ -266,7 +255,22 @@ func (q Query) MeasureList() []string {
 	if q.Measure != "" {
 		return []string{q.Measure}
 	}
-	return DefaultMeasures[q.QueryType]
+	return measure.Defaults(q.QueryType)
+}
+
+// Outputs are the catalog outputs this query returns: every output of its measures, or just its score.
+func (q Query) Outputs() []measure.Output {
+	return measure.Outputs(measure.Select(q.QueryType, q.Measure), q.Score)
+}
+
+// LatencySignal is the histogram of a latency query's metric (zero for other queries or an unknown metric, which
+// Validate refuses).
+func (q Query) LatencySignal() vllm.Signal {
+	if q.QueryType != TypeLatency {
+		return vllm.Signal{}
+	}
+	sig, _ := measure.LatencySignal(q.Metric)
+	return sig
 }
 
 // WindowDuration parses Window; Grafana-style durations such as "5m" and "1h30m" are accepted.
@@ -287,10 +291,7 @@ func compileAnchored(re string) (*regexp.Regexp, error) {
 }
 
 func typeNames() []string {
-	var out []string
-	for t := range Measures {
-		out = append(out, string(t))
-	}
+	out := measure.TypeNames()
 	sort.Strings(out)
 	return out
 }

@@ -163,14 +163,6 @@ var (
 	AscendTotalTokens = Signal{ID: "ascend_total_tokens", Kind: Histogram, Names: []string{"vllm_profiling_total_tokens"}, Unit: "short"}
 )
 
-// LatencyMetrics maps the latency query's metric names to signals; custom Ascend timers are named "timer:<name>".
-var LatencyMetrics = map[string]Signal{
-	"ttft": TTFT, "itl": ITL, "tpot": ITL, "request_tpot": RequestTPOT, "e2e": E2E, "queue": QueueTime,
-	"prefill": PrefillTime, "decode": DecodeTime, "inference": InferenceTime,
-	"ascend_fine_ttft": AscendFineTTFT, "ascend_fine_tpot": AscendFineTPOT, "ascend_second_token": AscendSecondTokenLatency,
-	"ascend_batch_size": AscendBatchSize, "ascend_waiting_batch_size": AscendWaitingBatchSize, "ascend_total_tokens": AscendTotalTokens,
-}
-
 // TimerSignal returns a histogram signal for a custom Ascend profiler timer such as
 // vllm_profiling_server:create_chat_completion:duration; the name must carry the profiler prefix.
 func TimerSignal(name string) (Signal, bool) {

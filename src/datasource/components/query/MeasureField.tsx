@@ -12,8 +12,8 @@ interface Props {
 /** MeasureField picks one output of the query type; cleared, the backend returns the type's default outputs. */
 export function MeasureField({ queryType, value, onChange }: Props) {
   const measures = MEASURES[queryType];
-  if (!measures) {
-    return null;
+  if (!measures || measures.options.length < 2) {
+    return null; // nothing to choose
   }
   const label = queryType === 'dp_balance' ? 'Rank load measure' : 'Measure';
   const selected = measures.options.find((m) => m.value === value);

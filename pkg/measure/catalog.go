@@ -1,0 +1,306 @@
+// Package measure is InferScope's measure catalog: every query type and measure, what it reads, how it combines
+// the signals (a small expression tree, expr.go), its outputs, units, descriptions and the flavors that have it.
+// The direct engine evaluates the trees, the PromQL generator prints them, the editors and the README are
+// generated from the catalog, so a new measure is one entry here (plus simulator support to test it).
+package measure
+
+import "github.com/inferscope/inferscope-vllm/pkg/vllm"
+
+// Type is what a query computes.
+type Type string
+
+// Query types.
+const (
+	TypeKVCacheUsage Type = "kv_cache_usage"
+	TypeSpecDecode   Type = "spec_decode"
+	TypeDPBalance    Type = "dp_balance"
+	TypeLatency      Type = "latency"
+	TypeThroughput   Type = "throughput"
+	TypeQueue        Type = "queue"
+	TypeCache        Type = "cache"
+	TypeCapacity     Type = "capacity"
+	TypeRaw          Type = "raw"
+	// TypeDiagnosis evaluates the troubleshooting rules and returns a table of findings.
+	TypeDiagnosis Type = "diagnosis"
+	// TypePromQL passes the user's PromQL to the Prometheus-compatible server as it is; Prometheus mode only.
+	TypePromQL Type = "promql"
+)
+
+// TypeInfo describes a query type for the editors and the README.
+type TypeInfo struct {
+	Type        Type   `json:"value"`
+	Label       string `json:"label"`
+	Description string `json:"description"`
+}
+
+// Types are the query types in the editor's order.
+var Types = []TypeInfo{
+	{TypeKVCacheUsage, "KV-cache usage", "Percent of the KV-cache pool in use, per engine or DP rank."},
+	{TypeSpecDecode, "Speculative decoding", "Draft acceptance rate and mean acceptance length."},
+	{TypeDPBalance, "DP balance", "Per-rank load across data-parallel engines and an imbalance score."},
+	{TypeLatency, "Latency", "Quantiles of TTFT, inter-token latency, end-to-end and queue time."},
+	{TypeThroughput, "Throughput", "Prompt and generation tokens per second, requests and failed requests per second."},
+	{TypeQueue, "Queue", "Running, waiting and swapped requests."},
+	{TypeCache, "Cache", "Preemptions per second and prefix-cache hit rate."},
+	{TypeCapacity, "Capacity", "Concurrent requests the KV pool can hold, with headroom."},
+	{TypeRaw, "Raw metric", "Any metric family by name, with label filters."},
+	{TypeDiagnosis, "Diagnosis", "A table of what is wrong now: symptom, likely cause and the knob to turn."},
+	{TypePromQL, "PromQL", "A PromQL expression sent as is to the Prometheus server (Prometheus mode only)."},
+}
+
+// Output is one kind of series an entry returns.
+type Output struct {
+	// Name becomes the value field's name; MetricName in it stands for the query's metric. Empty lets the node
+	// name its series (raw queries use the metric's own name).
+	Name string `json:"name"`
+	// Unit is the Grafana unit; MetricUnit takes the unit of the query's latency family.
+	Unit string `json:"unit"`
+	Node Node   `json:"-"`
+}
+
+// Placeholders in output names and units.
+const (
+	MetricName = "{metric}"
+	MetricUnit = "{metric}"
+)
+
+// Entry is one measure of one query type.
+type Entry struct {
+	Type        Type   `json:"type"`
+	Name        string `json:"value"`
+	Label       string `json:"label"`
+	Description string `json:"description"`
+	// Default entries are what a query of the type without a measure returns.
+	Default bool     `json:"default,omitempty"`
+	Outputs []Output `json:"outputs"`
+	// Flavors are the servers that expose what the entry reads; the catalog walk test checks each one answers.
+	Flavors []vllm.Flavor `json:"flavors"`
+}
+
+// Imbalance scores of a dp_balance query (README "DP balance definitions").
+const (
+	// ScoreMaxOverMean is the busiest rank's load over the mean load; 1 is perfect balance.
+	ScoreMaxOverMean = "max_over_mean"
+	// ScoreCV is the coefficient of variation of the ranks' loads; 0 is perfect balance.
+	ScoreCV = "cv"
+	// ScoreIdleWhileWaiting counts ranks with no load while other ranks of the group have requests waiting.
+	ScoreIdleWhileWaiting = "idle_while_waiting"
+)
+
+// Scores are the imbalance scores of a dp_balance query, which its score field may pick one of.
+var Scores = []string{ScoreMaxOverMean, ScoreCV, ScoreIdleWhileWaiting}
+
+// Family is a latency histogram a latency query's metric may name.
+type Family struct {
+	Name        string      `json:"value"`
+	Label       string      `json:"label"`
+	Description string      `json:"description"`
+	Signal      vllm.Signal `json:"-"`
+}
+
+// TimerPrefix marks a latency metric naming a vLLM-Ascend profiler histogram: timer:<vllm_profiling_* name>.
+const TimerPrefix = "timer:"
+
+// Families are the latency families in the editor's order.
+var Families = []Family{
+	{"ttft", "Time to first token", "vllm:time_to_first_token_seconds", vllm.TTFT},
+	{"itl", "Inter-token latency", "vllm:inter_token_latency_seconds (or time_per_output_token)", vllm.ITL},
+	{"tpot", "Time per output token", "Same family as inter-token latency, under its old name.", vllm.ITL},
+	{"request_tpot", "Request time per output token", "vllm:request_time_per_output_token_seconds", vllm.RequestTPOT},
+	{"e2e", "End-to-end latency", "vllm:e2e_request_latency_seconds", vllm.E2E},
+	{"queue", "Queue time", "vllm:request_queue_time_seconds", vllm.QueueTime},
+	{"prefill", "Prefill time", "vllm:request_prefill_time_seconds", vllm.PrefillTime},
+	{"decode", "Decode time", "vllm:request_decode_time_seconds", vllm.DecodeTime},
+	{"inference", "Inference time", "vllm:request_inference_time_seconds", vllm.InferenceTime},
+	{"ascend_fine_ttft", "Ascend fine TTFT", "vLLM-Ascend profiler fine-grained TTFT.", vllm.AscendFineTTFT},
+	{"ascend_fine_tpot", "Ascend fine TPOT", "vLLM-Ascend profiler fine-grained TPOT.", vllm.AscendFineTPOT},
+	{"ascend_second_token", "Ascend second token", "vLLM-Ascend profiler second-token latency.", vllm.AscendSecondTokenLatency},
+	{"ascend_batch_size", "Ascend batch size", "vLLM-Ascend profiler batch size histogram.", vllm.AscendBatchSize},
+	{"ascend_waiting_batch_size", "Ascend waiting batch size", "vLLM-Ascend waiting batch size histogram.", vllm.AscendWaitingBatchSize},
+	{"ascend_total_tokens", "Ascend total tokens", "vLLM-Ascend profiler total tokens histogram.", vllm.AscendTotalTokens},
+}
+
+// DefaultFamily is the latency family of a latency query without a metric.
+const DefaultFamily = "ttft"
+
+// Shared subtrees: a formula used by several entries is written once.
+var (
+	// kvUsage takes each endpoint's best source: the Ascend profiler's per-DP blocks (what Ascend operators
+	// watch), else vLLM's gauge (V1 name, then the pre-0.9 one), else Dynamo's.
+	kvUsage = &Or{Parts: []Node{
+		&Div{Num: &Gauge{Signal: vllm.AscendFreeBlocks, Agg: Sum}, Den: &Gauge{Signal: vllm.AscendTotalBlocks, Agg: Sum}, Form: UsedPercent},
+		&Gauge{Signal: vllm.KVUsage, Agg: Avg, Scale: 100, Unless: []vllm.Signal{vllm.AscendFreeBlocks}},
+		&Gauge{Signal: vllm.DynamoKVUsage, Agg: Avg, Scale: 100, Unless: []vllm.Signal{vllm.AscendFreeBlocks, vllm.KVUsage}},
+	}}
+	running          = &Gauge{Signal: vllm.Running, Agg: Sum}
+	waiting          = &Gauge{Signal: vllm.Waiting, Agg: Sum}
+	generationTokens = &Rate{Signal: vllm.GenerationTokens}
+	finished         = &Rate{Signal: vllm.RequestSuccess}
+	failed           = &Rate{Signal: vllm.RequestSuccess, Match: []Matcher{{Label: "finished_reason", Regex: "error|abort"}}}
+	poolTokens       = &InfoProduct{Signal: vllm.CacheConfig, Labels: []string{"num_gpu_blocks", "block_size"}}
+	tokensPerRequest = &Div{
+		Num: &Add{A: &Rate{Signal: vllm.PromptTokensHist, Suffix: "_sum"}, B: &Rate{Signal: vllm.GenerationTokensHist, Suffix: "_sum"}},
+		Den: &Rate{Signal: vllm.PromptTokensHist, Suffix: "_count"},
+	}
+)
+
+// Flavor sets.
+var (
+	vllmFlavors  = []vllm.Flavor{vllm.FlavorV1, vllm.FlavorV0, vllm.FlavorAscend, vllm.FlavorDynamoWorker}
+	v1Flavors    = []vllm.Flavor{vllm.FlavorV1, vllm.FlavorAscend, vllm.FlavorDynamoWorker}
+	ascendOnly   = []vllm.Flavor{vllm.FlavorAscend}
+	v0Only       = []vllm.Flavor{vllm.FlavorV0}
+	withFrontend = []vllm.Flavor{vllm.FlavorV1, vllm.FlavorV0, vllm.FlavorAscend, vllm.FlavorDynamoWorker, vllm.FlavorDynamoFrontend}
+)
+
+// balance is a dp_balance entry: the per-rank load and the three scores over it.
+func balance(name, label, description, loadUnit string, load Node, def bool) *Entry {
+	outs := []Output{{Name: "load", Unit: loadUnit, Node: &Balance{Load: load, Waiting: waiting}}}
+	for _, s := range Scores {
+		outs = append(outs, Output{Name: s, Unit: "short", Node: &Balance{Load: load, Waiting: waiting, Score: s}})
+	}
+	fl := vllmFlavors
+	if name == "generation_tps" {
+		fl = withFrontend
+	}
+	return &Entry{Type: TypeDPBalance, Name: name, Label: label, Description: description, Default: def, Outputs: outs, Flavors: fl}
+}
+
+// Entries referred to by name elsewhere (diagnosis rules, tests).
+var (
+	KVUsage = &Entry{Type: TypeKVCacheUsage, Name: "usage", Label: "Usage %", Default: true,
+		Description: "Share of the KV-cache pool in use, 0–100: vLLM's usage gauge × 100, vLLM-Ascend's (1 − free ÷ total blocks) × 100 per dp, or Dynamo's own gauge.",
+		Outputs:     []Output{{Name: "kv_usage", Unit: "percent", Node: kvUsage}}, Flavors: vllmFlavors}
+	KVBlocks = &Entry{Type: TypeKVCacheUsage, Name: "blocks", Label: "Blocks",
+		Description: "Total, free and allocated KV blocks where exposed: vLLM-Ascend's block gauges, Dynamo's, or num_gpu_blocks of cache_config_info.",
+		Outputs: []Output{
+			{Name: "total_blocks", Unit: "short", Node: &Or{Parts: []Node{
+				&Gauge{Signal: vllm.AscendTotalBlocks, Agg: Sum}, &Gauge{Signal: vllm.DynamoTotalBlocks, Agg: Sum},
+				&InfoProduct{Signal: vllm.CacheConfig, Labels: []string{"num_gpu_blocks"}}}}},
+			{Name: "free_blocks", Unit: "short", Node: &Gauge{Signal: vllm.AscendFreeBlocks, Agg: Sum}},
+			{Name: "allocated_blocks", Unit: "short", Node: &Or{Parts: []Node{
+				&Gauge{Signal: vllm.AscendAllocatedBlocks, Agg: Sum}, &Gauge{Signal: vllm.DynamoActiveBlocks, Agg: Sum}}}},
+		}, Flavors: vllmFlavors}
+
+	SpecAcceptanceRate = &Entry{Type: TypeSpecDecode, Name: "acceptance_rate", Label: "Acceptance rate", Default: true,
+		Description: "Accepted ÷ draft tokens over the window, or V0's acceptance-rate gauge where that is all there is.",
+		Outputs: []Output{{Name: "acceptance_rate", Unit: "percentunit", Node: &Or{Parts: []Node{
+			&Div{Num: &Rate{Signal: vllm.SpecAcceptedTokens}, Den: &Rate{Signal: vllm.SpecDraftTokens}},
+			&Gauge{Signal: vllm.V0AcceptanceRate, Agg: Avg, Unless: []vllm.Signal{vllm.SpecDraftTokens}},
+		}}}}, Flavors: vllmFlavors}
+	SpecAcceptanceLength = &Entry{Type: TypeSpecDecode, Name: "acceptance_length", Label: "Acceptance length", Default: true,
+		Description: "1 + accepted tokens ÷ drafts over the window: tokens emitted per verification step.",
+		Outputs: []Output{{Name: "acceptance_length", Unit: "short", Node: &Div{
+			Num: &Rate{Signal: vllm.SpecAcceptedTokens}, Den: &Rate{Signal: vllm.SpecDrafts}, Form: OnePlus}}}, Flavors: v1Flavors}
+
+	ThroughputRequests = &Entry{Type: TypeThroughput, Name: "requests", Label: "Requests/s",
+		Description: "Finished requests per second by finished_reason.",
+		Outputs:     []Output{{Name: "requests_per_second", Unit: "reqps", Node: &Rate{Signal: vllm.RequestSuccess, Keep: []string{"finished_reason"}}}},
+		Flavors:     withFrontend}
+	ThroughputErrors = &Entry{Type: TypeThroughput, Name: "errors", Label: "Failed requests",
+		Description: "Requests finished with finished_reason error or abort per second, and their share of all finished requests.",
+		Outputs: []Output{
+			{Name: "failed_requests_per_second", Unit: "reqps", Node: failed},
+			{Name: "failed_request_ratio", Unit: "percentunit", Node: &Div{Num: failed, Den: finished}},
+		}, Flavors: vllmFlavors}
+
+	QueueRunning = &Entry{Type: TypeQueue, Name: "running", Label: "Running", Default: true,
+		Description: "Requests in the running batch.",
+		Outputs:     []Output{{Name: "running", Unit: "short", Node: running}}, Flavors: vllmFlavors}
+	QueueWaiting = &Entry{Type: TypeQueue, Name: "waiting", Label: "Waiting", Default: true,
+		Description: "Requests waiting to be scheduled.",
+		Outputs:     []Output{{Name: "waiting", Unit: "short", Node: waiting}}, Flavors: vllmFlavors}
+	QueueSwapped = &Entry{Type: TypeQueue, Name: "swapped", Label: "Swapped", Default: true,
+		Description: "Requests swapped to CPU (V0).",
+		Outputs:     []Output{{Name: "swapped", Unit: "short", Node: &Gauge{Signal: vllm.Swapped, Agg: Sum}}}, Flavors: v0Only}
+
+	CachePreemptions = &Entry{Type: TypeCache, Name: "preemptions", Label: "Preemptions/s", Default: true,
+		Description: "Scheduler preemptions per second.",
+		Outputs:     []Output{{Name: "preemptions_per_second", Unit: "short", Node: &Rate{Signal: vllm.Preemptions}}}, Flavors: vllmFlavors}
+	CachePrefixHitRate = &Entry{Type: TypeCache, Name: "prefix_hit_rate", Label: "Prefix-cache hit rate", Default: true,
+		Description: "Prefix-cache hits ÷ queries over the window from V1's counters, or V0's hit-rate gauge per endpoint.",
+		Outputs: []Output{{Name: "prefix_hit_rate", Unit: "percentunit", Node: &Or{Parts: []Node{
+			&Div{Num: &Rate{Signal: vllm.PrefixHits}, Den: &Rate{Signal: vllm.PrefixQueries}},
+			&Gauge{Signal: vllm.V0PrefixHitRate, Agg: Avg, Unless: []vllm.Signal{vllm.PrefixQueries}},
+		}}}}, Flavors: vllmFlavors}
+
+	LatencyQuantiles = &Entry{Type: TypeLatency, Name: "quantiles", Label: "Quantiles", Default: true,
+		Description: "histogram_quantile over the window for each quantile, from bucket rates summed by le.",
+		Outputs:     []Output{{Name: MetricName, Unit: MetricUnit, Node: &Quantiles{}}}, Flavors: withFrontend}
+
+	DPBalanceRunningWaiting = balance("running_waiting", "Running + waiting", "Rank load = running plus waiting requests.", "short",
+		&Add{A: running, B: waiting}, false)
+
+	RawSeries = &Entry{Type: TypeRaw, Name: "series", Label: "Series", Default: true,
+		Description: "Any vLLM, vLLM-Ascend or Dynamo series by name with label matchers; histograms as buckets or quantiles; up is 1 or 0 per endpoint after each scrape.",
+		Outputs:     []Output{{Node: &Raw{}}}, Flavors: withFrontend}
+)
+
+// Catalog is every entry, in the editors' and the README's order.
+var Catalog = []*Entry{
+	KVUsage, KVBlocks,
+
+	SpecAcceptanceRate, SpecAcceptanceLength,
+	{Type: TypeSpecDecode, Name: "per_position", Label: "Per position",
+		Description: "Acceptance rate per draft position: accepted at the position ÷ drafts.",
+		Outputs: []Output{{Name: "acceptance_per_position", Unit: "percentunit", Node: &Div{
+			Num: &Rate{Signal: vllm.SpecAcceptedPerPos, Keep: []string{"position"}}, Den: &Rate{Signal: vllm.SpecDrafts}, Ignoring: "position"}}},
+		Flavors: v1Flavors},
+	{Type: TypeSpecDecode, Name: "num_spec_tokens", Label: "Speculative tokens",
+		Description: "Configured speculative tokens (vLLM-Ascend profiler).",
+		Outputs:     []Output{{Name: "num_spec_tokens", Unit: "short", Node: &Gauge{Signal: vllm.AscendNumSpecTokens, Agg: Avg}}}, Flavors: ascendOnly},
+	{Type: TypeSpecDecode, Name: "efficiency", Label: "Efficiency",
+		Description: "V0's speculative-decoding system efficiency gauge.",
+		Outputs:     []Output{{Name: "efficiency", Unit: "percentunit", Node: &Gauge{Signal: vllm.V0Efficiency, Agg: Avg}}}, Flavors: v0Only},
+
+	balance("running", "Running", "Rank load = running requests.", "short", running, true),
+	balance("waiting", "Waiting", "Rank load = waiting requests.", "short", waiting, false),
+	DPBalanceRunningWaiting,
+	balance("kv_usage", "KV usage", "Rank load = KV-cache usage %.", "percent", kvUsage, false),
+	balance("generation_tps", "Generation tokens/s", "Rank load = generation tokens per second.", "short", generationTokens, false),
+
+	LatencyQuantiles,
+	{Type: TypeLatency, Name: "mean", Label: "Mean", Description: "Mean observation over the window: rate of the sum ÷ rate of the count.",
+		Outputs: []Output{{Name: MetricName + "_mean", Unit: MetricUnit, Node: &Mean{}}}, Flavors: withFrontend},
+
+	{Type: TypeThroughput, Name: "prompt_tokens", Label: "Prompt tokens/s", Default: true, Description: "Prompt (input) tokens per second.",
+		Outputs: []Output{{Name: "prompt_tokens_per_second", Unit: "short", Node: &Rate{Signal: vllm.PromptTokens}}}, Flavors: vllmFlavors},
+	{Type: TypeThroughput, Name: "generation_tokens", Label: "Generation tokens/s", Default: true, Description: "Generated (output) tokens per second.",
+		Outputs: []Output{{Name: "generation_tokens_per_second", Unit: "short", Node: generationTokens}}, Flavors: withFrontend},
+	ThroughputRequests, ThroughputErrors,
+	{Type: TypeThroughput, Name: "ascend_input", Label: "Ascend input tokens/s", Description: "vLLM-Ascend profiler input tokens per second.",
+		Outputs: []Output{{Name: "input_tokens_per_second", Unit: "short", Node: &Rate{Signal: vllm.AscendInputTokens}}}, Flavors: ascendOnly},
+	{Type: TypeThroughput, Name: "ascend_output", Label: "Ascend output tokens/s", Description: "vLLM-Ascend profiler output tokens per second.",
+		Outputs: []Output{{Name: "output_tokens_per_second", Unit: "short", Node: &Rate{Signal: vllm.AscendOutputTokens}}}, Flavors: ascendOnly},
+
+	QueueRunning, QueueWaiting, QueueSwapped,
+	{Type: TypeQueue, Name: "waiting_by_reason", Label: "Waiting by reason", Description: "Waiting requests split by reason (capacity, deferred); newest vLLM only.",
+		Outputs: []Output{{Name: "waiting", Unit: "short", Node: &Gauge{Signal: vllm.WaitingByReason, Agg: Sum, Keep: []string{"reason"}}}},
+		Flavors: []vllm.Flavor{vllm.FlavorV1, vllm.FlavorAscend}},
+	{Type: TypeQueue, Name: "ascend_batch_size", Label: "Ascend batch size", Description: "Average batch size over the window (vLLM-Ascend profiler).",
+		Outputs: []Output{{Name: "ascend_batch_size_avg", Unit: "short", Node: &Mean{Signal: vllm.AscendBatchSize}}}, Flavors: ascendOnly},
+	{Type: TypeQueue, Name: "ascend_waiting_batch_size", Label: "Ascend waiting batch size", Description: "Average waiting batch size over the window (vLLM-Ascend profiler).",
+		Outputs: []Output{{Name: "ascend_waiting_batch_size_avg", Unit: "short", Node: &Mean{Signal: vllm.AscendWaitingBatchSize}}}, Flavors: ascendOnly},
+
+	CachePreemptions, CachePrefixHitRate,
+	{Type: TypeCache, Name: "external_prefix_hit_rate", Label: "External prefix-cache hit rate", Description: "KV-connector (cross-instance) cache hits ÷ queries over the window.",
+		Outputs: []Output{{Name: "external_prefix_hit_rate", Unit: "percentunit", Node: &Div{
+			Num: &Rate{Signal: vllm.ExternalPrefixHits}, Den: &Rate{Signal: vllm.ExternalPrefixQueries}}}}, Flavors: v1Flavors},
+	{Type: TypeCache, Name: "mm_hit_rate", Label: "Multi-modal cache hit rate", Description: "Multi-modal cache hits ÷ queries over the window.",
+		Outputs: []Output{{Name: "mm_hit_rate", Unit: "percentunit", Node: &Div{
+			Num: &Rate{Signal: vllm.MMCacheHits}, Den: &Rate{Signal: vllm.MMCacheQueries}}}}, Flavors: v1Flavors},
+
+	{Type: TypeCapacity, Name: "capacity", Label: "Capacity", Default: true,
+		Description: "KV pool tokens (num_gpu_blocks × block_size) ÷ mean tokens per request (prompt + generation sums ÷ count over the window) × (1 − headroom), beside the pool and the mean.",
+		Outputs: []Output{
+			{Name: "kv_pool_tokens", Unit: "short", Node: poolTokens},
+			{Name: "capacity_requests", Unit: "short", Node: &Capacity{Pool: poolTokens, Mean: tokensPerRequest}},
+			{Name: "mean_tokens_per_request", Unit: "short", Node: tokensPerRequest},
+		}, Flavors: []vllm.Flavor{vllm.FlavorV1, vllm.FlavorV0, vllm.FlavorAscend}},
+
+	RawSeries,
+	{Type: TypeDiagnosis, Name: "findings", Label: "Findings", Default: true,
+		Description: "A table of what is wrong now: symptom, endpoint, engine, value, likely cause and the knob to turn."},
+	{Type: TypePromQL, Name: "series", Label: "Series", Default: true,
+		Description: "Prometheus mode only: the user's PromQL, labels as the server returns them."},
+}

@@ -1,0 +1,136 @@
+package measure
+
+import "github.com/inferscope/inferscope-vllm/pkg/vllm"
+
+// Node is one step of a measure's formula. The direct engine (pkg/query) evaluates a tree of nodes over scraped
+// history and the PromQL generator (pkg/promapi) prints the same tree as PromQL, so both modes compute one
+// definition. Every node yields series at the query's steps, labelled as the query's groupBy reports them
+// (endpoint, model_name, engine or dp, plus the node's kept labels); a node with nothing to read yields none.
+//
+// Nodes are pointers so that an evaluator may compute a node shared by several outputs once.
+type Node interface{ node() }
+
+// Agg is how the series of one group are combined at a step.
+type Agg string
+
+// Aggregations of a gauge's series within a group.
+const (
+	Sum Agg = "sum"
+	Avg Agg = "avg"
+)
+
+// Gauge is Agg by (group) of a gauge's value at each step (within the lookback), times Scale. Series that differ
+// only by the multi-API-server pid label are folded with max first. Endpoints that expose any of Unless are left
+// out: they have a better source, which another node of the same formula reads.
+type Gauge struct {
+	Signal vllm.Signal
+	Agg    Agg
+	Scale  float64 // 0 means 1
+	Keep   []string
+	Unless []vllm.Signal
+}
+
+// Matcher selects series whose label matches a regular expression, anchored as PromQL's =~.
+type Matcher struct{ Label, Regex string }
+
+// Rate is sum by (group) of rate(signal+Suffix[window]): a counter, or a histogram's _sum or _count.
+type Rate struct {
+	Signal vllm.Signal
+	Suffix string
+	Keep   []string
+	Match  []Matcher
+}
+
+// Form is how a Div turns the numerator and denominator at one step into a value.
+type Form uint8
+
+const (
+	// Quotient is n / d, no value where d is 0.
+	Quotient Form = iota
+	// OnePlus is 1 + n / d (the bonus token of every speculative verification step).
+	OnePlus
+	// UsedPercent is (1 − n / d) × 100 for n free of d total, no value unless d > 0.
+	UsedPercent
+)
+
+// Div divides two nodes' series joined on their labels; Ignoring is a label of the numerator left out of the
+// join and kept on the result (the draft position of per-position acceptance).
+type Div struct {
+	Num, Den Node
+	Form     Form
+	Ignoring string
+}
+
+// Add is A + B joined on their labels.
+type Add struct{ A, B Node }
+
+// Or is the series of every part together: PromQL's `or` of parts that never report the same endpoint.
+type Or struct{ Parts []Node }
+
+// Quantiles is histogram_quantile(q, sum by (le, group) (rate(signal_bucket[window]))) for each of the query's
+// quantiles, labelled quantile="q". A zero Signal means the query's latency metric.
+type Quantiles struct{ Signal vllm.Signal }
+
+// Mean is a histogram's mean over the window, rate(_sum) / rate(_count). A zero Signal means the query's latency
+// metric.
+type Mean struct{ Signal vllm.Signal }
+
+// InfoProduct is sum by (group) of the product of numeric label values of an info gauge (value 1): the KV pool
+// in blocks (num_gpu_blocks) or tokens (num_gpu_blocks × block_size) from vllm:cache_config_info.
+type InfoProduct struct {
+	Signal vllm.Signal
+	Labels []string
+}
+
+// Balance is the data-parallel balance of a per-rank load: the load of each rank (Load evaluated per engine /
+// DP rank) and, across the ranks of each reported group, the score named Score.
+type Balance struct {
+	Load    Node
+	Waiting Node   // each rank's waiting requests, for idle_while_waiting
+	Score   string // "" for the per-rank load itself, else one of Scores
+}
+
+// Capacity is Pool ÷ Mean × (1 − the query's headroom), where Mean > 0.
+type Capacity struct{ Pool, Mean Node }
+
+// Raw is the query's metric by name with its own labels: gauges and counters as exposed, histograms as buckets or
+// quantiles, as the query's histogram field says.
+type Raw struct{}
+
+func (*Gauge) node()       {}
+func (*Rate) node()        {}
+func (*Div) node()         {}
+func (*Add) node()         {}
+func (*Or) node()          {}
+func (*Quantiles) node()   {}
+func (*Mean) node()        {}
+func (*InfoProduct) node() {}
+func (*Balance) node()     {}
+func (*Capacity) node()    {}
+func (*Raw) node()         {}
+
+// Walk calls f on n and every node below it, parents first.
+func Walk(n Node, f func(Node)) {
+	if n == nil {
+		return
+	}
+	f(n)
+	switch n := n.(type) {
+	case *Div:
+		Walk(n.Num, f)
+		Walk(n.Den, f)
+	case *Add:
+		Walk(n.A, f)
+		Walk(n.B, f)
+	case *Or:
+		for _, p := range n.Parts {
+			Walk(p, f)
+		}
+	case *Balance:
+		Walk(n.Load, f)
+		Walk(n.Waiting, f)
+	case *Capacity:
+		Walk(n.Pool, f)
+		Walk(n.Mean, f)
+	}
+}
