@@ -56,6 +56,8 @@ type Output struct {
 	// Unit is the Grafana unit; MetricUnit takes the unit of the query's latency family.
 	Unit string `json:"unit"`
 	Node Node   `json:"-"`
+	// Flavors, when set, are the entry's flavors that have this output (an entry may read several sources).
+	Flavors []vllm.Flavor `json:"flavors,omitempty"`
 }
 
 // Placeholders in output names and units.
@@ -75,6 +77,8 @@ type Entry struct {
 	Outputs []Output `json:"outputs"`
 	// Flavors are the servers that expose what the entry reads; the catalog walk test checks each one answers.
 	Flavors []vllm.Flavor `json:"flavors"`
+	// Recent marks entries that read metrics vLLM 0.11 and older do not expose.
+	Recent bool `json:"recent,omitempty"`
 }
 
 // Imbalance scores of a dp_balance query (README "DP balance definitions").
@@ -137,7 +141,7 @@ var (
 	generationTokens = &Rate{Signal: vllm.GenerationTokens}
 	finished         = &Rate{Signal: vllm.RequestSuccess}
 	failed           = &Rate{Signal: vllm.RequestSuccess, Match: []Matcher{{Label: "finished_reason", Regex: "error|abort"}}}
-	poolTokens       = &InfoProduct{Signal: vllm.CacheConfig, Labels: []string{"num_gpu_blocks", "block_size"}}
+	poolTokens       = &InfoProduct{Signal: vllm.CacheConfig, Labels: []string{"num_gpu_blocks", "block_size"}, ModelFrom: vllm.Running}
 	tokensPerRequest = &Div{
 		Num: &Add{A: &Rate{Signal: vllm.PromptTokensHist, Suffix: "_sum"}, B: &Rate{Signal: vllm.GenerationTokensHist, Suffix: "_sum"}},
 		Den: &Rate{Signal: vllm.PromptTokensHist, Suffix: "_count"},
@@ -176,10 +180,11 @@ var (
 		Outputs: []Output{
 			{Name: "total_blocks", Unit: "short", Node: &Or{Parts: []Node{
 				&Gauge{Signal: vllm.AscendTotalBlocks, Agg: Sum}, &Gauge{Signal: vllm.DynamoTotalBlocks, Agg: Sum},
-				&InfoProduct{Signal: vllm.CacheConfig, Labels: []string{"num_gpu_blocks"}}}}},
-			{Name: "free_blocks", Unit: "short", Node: &Gauge{Signal: vllm.AscendFreeBlocks, Agg: Sum}},
+				&InfoProduct{Signal: vllm.CacheConfig, Labels: []string{"num_gpu_blocks"}, ModelFrom: vllm.Running}}}},
+			{Name: "free_blocks", Unit: "short", Node: &Gauge{Signal: vllm.AscendFreeBlocks, Agg: Sum}, Flavors: ascendOnly},
 			{Name: "allocated_blocks", Unit: "short", Node: &Or{Parts: []Node{
-				&Gauge{Signal: vllm.AscendAllocatedBlocks, Agg: Sum}, &Gauge{Signal: vllm.DynamoActiveBlocks, Agg: Sum}}}},
+				&Gauge{Signal: vllm.AscendAllocatedBlocks, Agg: Sum}, &Gauge{Signal: vllm.DynamoActiveBlocks, Agg: Sum}}},
+				Flavors: ascendOnly}, // and Dynamo before the kvstats_ names were dropped
 		}, Flavors: vllmFlavors}
 
 	SpecAcceptanceRate = &Entry{Type: TypeSpecDecode, Name: "acceptance_rate", Label: "Acceptance rate", Default: true,
@@ -276,7 +281,7 @@ var Catalog = []*Entry{
 	QueueRunning, QueueWaiting, QueueSwapped,
 	{Type: TypeQueue, Name: "waiting_by_reason", Label: "Waiting by reason", Description: "Waiting requests split by reason (capacity, deferred); newest vLLM only.",
 		Outputs: []Output{{Name: "waiting", Unit: "short", Node: &Gauge{Signal: vllm.WaitingByReason, Agg: Sum, Keep: []string{"reason"}}}},
-		Flavors: []vllm.Flavor{vllm.FlavorV1, vllm.FlavorAscend}},
+		Flavors: []vllm.Flavor{vllm.FlavorV1, vllm.FlavorAscend}, Recent: true},
 	{Type: TypeQueue, Name: "ascend_batch_size", Label: "Ascend batch size", Description: "Average batch size over the window (vLLM-Ascend profiler).",
 		Outputs: []Output{{Name: "ascend_batch_size_avg", Unit: "short", Node: &Mean{Signal: vllm.AscendBatchSize}}}, Flavors: ascendOnly},
 	{Type: TypeQueue, Name: "ascend_waiting_batch_size", Label: "Ascend waiting batch size", Description: "Average waiting batch size over the window (vLLM-Ascend profiler).",
@@ -285,18 +290,18 @@ var Catalog = []*Entry{
 	CachePreemptions, CachePrefixHitRate,
 	{Type: TypeCache, Name: "external_prefix_hit_rate", Label: "External prefix-cache hit rate", Description: "KV-connector (cross-instance) cache hits ÷ queries over the window.",
 		Outputs: []Output{{Name: "external_prefix_hit_rate", Unit: "percentunit", Node: &Div{
-			Num: &Rate{Signal: vllm.ExternalPrefixHits}, Den: &Rate{Signal: vllm.ExternalPrefixQueries}}}}, Flavors: v1Flavors},
+			Num: &Rate{Signal: vllm.ExternalPrefixHits}, Den: &Rate{Signal: vllm.ExternalPrefixQueries}}}}, Flavors: v1Flavors, Recent: true},
 	{Type: TypeCache, Name: "mm_hit_rate", Label: "Multi-modal cache hit rate", Description: "Multi-modal cache hits ÷ queries over the window.",
 		Outputs: []Output{{Name: "mm_hit_rate", Unit: "percentunit", Node: &Div{
-			Num: &Rate{Signal: vllm.MMCacheHits}, Den: &Rate{Signal: vllm.MMCacheQueries}}}}, Flavors: v1Flavors},
+			Num: &Rate{Signal: vllm.MMCacheHits}, Den: &Rate{Signal: vllm.MMCacheQueries}}}}, Flavors: v1Flavors, Recent: true},
 
 	{Type: TypeCapacity, Name: "capacity", Label: "Capacity", Default: true,
 		Description: "KV pool tokens (num_gpu_blocks × block_size) ÷ mean tokens per request (prompt + generation sums ÷ count over the window) × (1 − headroom), beside the pool and the mean.",
 		Outputs: []Output{
-			{Name: "kv_pool_tokens", Unit: "short", Node: poolTokens},
-			{Name: "capacity_requests", Unit: "short", Node: &Capacity{Pool: poolTokens, Mean: tokensPerRequest}},
+			{Name: "kv_pool_tokens", Unit: "short", Node: poolTokens, Flavors: vllmFlavors},
+			{Name: "capacity_requests", Unit: "short", Node: &Capacity{Pool: poolTokens, Mean: tokensPerRequest}, Flavors: vllmFlavors},
 			{Name: "mean_tokens_per_request", Unit: "short", Node: tokensPerRequest},
-		}, Flavors: []vllm.Flavor{vllm.FlavorV1, vllm.FlavorV0, vllm.FlavorAscend}},
+		}, Flavors: withFrontend},
 
 	RawSeries,
 	{Type: TypeDiagnosis, Name: "findings", Label: "Findings", Default: true,

@@ -76,10 +76,13 @@ type Quantiles struct{ Signal vllm.Signal }
 type Mean struct{ Signal vllm.Signal }
 
 // InfoProduct is sum by (group) of the product of numeric label values of an info gauge (value 1): the KV pool
-// in blocks (num_gpu_blocks) or tokens (num_gpu_blocks × block_size) from vllm:cache_config_info.
+// in blocks (num_gpu_blocks) or tokens (num_gpu_blocks × block_size) from vllm:cache_config_info. The info gauge
+// names no model, so each series takes the model_name of ModelFrom's series on the same endpoint and engine (and
+// the model filter applies through it): without it the pool would never line up with per-model measures.
 type InfoProduct struct {
-	Signal vllm.Signal
-	Labels []string
+	Signal    vllm.Signal
+	Labels    []string
+	ModelFrom vllm.Signal
 }
 
 // Balance is the data-parallel balance of a per-rank load: the load of each rank (Load evaluated per engine /

@@ -343,6 +343,12 @@ func (g *gen) infoProduct(n *measure.InfoProduct) string {
 	if !g.names.Has(name) {
 		return ""
 	}
+	// The info gauge names no model: select it without the model filter and take model_name (and the filter)
+	// from ModelFrom's series of the same endpoint and engine.
+	info := *g
+	if len(n.ModelFrom.Names) > 0 {
+		info.q.Model = ""
+	}
 	var parts []string
 	for _, c := range g.configs {
 		v := 1.0
@@ -359,12 +365,21 @@ func (g *gen) infoProduct(n *measure.InfoProduct) string {
 		if math.IsNaN(v) {
 			continue
 		}
-		parts = append(parts, g.sel(name, m...)+" * 0 + "+strconv.FormatFloat(v, 'g', -1, 64))
+		parts = append(parts, info.sel(name, m...)+" * 0 + "+strconv.FormatFloat(v, 'g', -1, 64))
 	}
 	if len(parts) == 0 {
 		return ""
 	}
-	return "sum by " + g.by(n.Signal.Names) + " (max without (pid) (" + strings.Join(parts, " or ") + "))"
+	pool := "max without (pid) (" + strings.Join(parts, " or ") + ")"
+	if len(n.ModelFrom.Names) > 0 {
+		from := g.held(n.ModelFrom)
+		if len(from) == 0 {
+			return ""
+		}
+		pool += " * on (instance, engine) group_left (model_name) group by (instance, engine, model_name) (" +
+			g.terms(from, "", nil, nil, instant) + ")"
+	}
+	return "sum by " + g.by(n.Signal.Names) + " (" + pool + ")"
 }
 
 // value is the config's value of one cache_config_info label.

@@ -56,7 +56,10 @@ func TestGeneratedPromQL(t *testing.T) {
 			`count by () ((L) == 0 and on (instance, engine) (sum by () (W) - on () group_right () (W)) > 0) or count by () (L) * 0`,
 		}},
 		{"capacity with the pool written from cache_config_info", query.Query{QueryType: query.TypeCapacity}, []string{
-			`sum by (instance, model_name, engine) (max without (pid) (vllm:cache_config_info{num_gpu_blocks="2048", block_size="16"} * 0 + 32768))`,
+			// cache_config_info names no model: the pool takes model_name from the same engine's running gauge,
+			// or it would never line up with the mean (which has one) and capacity_requests would be empty.
+			`sum by (instance, model_name, engine) (max without (pid) (vllm:cache_config_info{num_gpu_blocks="2048", block_size="16"} * 0 + 32768)` +
+				` * on (instance, engine) group_left (model_name) group by (instance, engine, model_name) (vllm:num_requests_running))`,
 			`(POOL) / (MEAN > 0) * 0.7`,
 			`(sum by (instance, model_name, engine) (rate(vllm:request_prompt_tokens_sum[20s])) + sum by (instance, model_name, engine) (rate(vllm:request_generation_tokens_sum[20s]))) / (sum by (instance, model_name, engine) (rate(vllm:request_prompt_tokens_count[20s])) != 0)`,
 		}},

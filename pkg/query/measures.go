@@ -140,10 +140,32 @@ func (c *evalCtx) fetchUnless(sig vllm.Signal, unless []vllm.Signal, keep []stri
 }
 
 // infoProduct turns an info gauge's numeric labels into a value per series: their product, where all are positive.
+// Each series takes the model of ModelFrom's series on its endpoint and engine, which also applies the model filter.
 func (c *evalCtx) infoProduct(n *measure.InfoProduct) []input {
+	modelRe := c.modelRe
+	c.modelRe = nil // the info gauge names no model
 	ins := c.fetch(n.Signal, "", nil)
+	c.modelRe = modelRe
+	var models map[string]string // endpoint \x00 engine → model_name
+	if len(n.ModelFrom.Names) > 0 {
+		models = map[string]string{}
+		for _, m := range c.fetch(n.ModelFrom, "", nil) {
+			models[m.endpoint+"\x00"+m.labels[vllm.RankOutputLabel]] = m.labels["model_name"]
+		}
+	}
 	out := ins[:0:0]
 	for _, in := range ins {
+		if models != nil {
+			model, ok := models[in.endpoint+"\x00"+in.labels[vllm.RankOutputLabel]]
+			if !ok {
+				continue
+			}
+			in.labels = copyLabels(in.labels)
+			delete(in.labels, "model_name")
+			if model != "" {
+				in.labels["model_name"] = model
+			}
+		}
 		v := 1.0
 		for _, l := range n.Labels {
 			x, err := strconv.ParseFloat(in.series.Labels.Get(l), 64)

@@ -69,6 +69,13 @@ type Config struct {
 	MaxNumBatchedTokens int `json:"max_num_batched_tokens"`
 	// PrefixHitRate is the target share of prompt tokens served from the prefix cache.
 	PrefixHitRate float64 `json:"prefix_hit_rate"`
+	// ExternalPrefixHitRate is the share of the prompt tokens the local prefix cache misses that a KV connector
+	// (cross-instance cache sharing) finds; 0 runs without a connector. Counted only: it does not shorten prefill.
+	ExternalPrefixHitRate float64 `json:"external_prefix_hit_rate"`
+	// MMItems is the number of multi-modal items (images) per request, MMHitRate the share found in the
+	// multi-modal cache; 0 items serves text only.
+	MMItems   int     `json:"mm_items"`
+	MMHitRate float64 `json:"mm_hit_rate"`
 	// SpecTokens is num_speculative_tokens; 0 disables speculative decoding.
 	SpecTokens int `json:"spec_tokens"`
 	// SpecAcceptance is the per-position acceptance rate (accepted_per_pos/drafts), non-increasing.
@@ -236,10 +243,14 @@ func (c *Config) Validate() error {
 		name string
 		v    float64
 	}{{"abort-rate", c.AbortRate}, {"error-rate", c.ErrorRate}, {"stream-rate", c.StreamRate},
-		{"prefix-hit-rate", c.PrefixHitRate}, {"skew", c.Skew}} {
+		{"prefix-hit-rate", c.PrefixHitRate}, {"skew", c.Skew}, {"external-prefix-hit-rate", c.ExternalPrefixHitRate},
+		{"mm-hit-rate", c.MMHitRate}} {
 		if p.v < 0 || p.v > 1 || math.IsNaN(p.v) {
 			bad("%s must be between 0 and 1, got %v", p.name, p.v)
 		}
+	}
+	if c.MMItems < 0 || c.MMItems > 64 {
+		bad("mm-items must be between 0 and 64, got %d", c.MMItems)
 	}
 	if c.AbortRate+c.ErrorRate > 1 {
 		bad("abort-rate + error-rate must not exceed 1")

@@ -149,9 +149,18 @@ func (e *engine) step() bool {
 			r.computed = hit
 			e.st.prefixQueries += float64(r.prefillTarget)
 			e.st.prefixHits += float64(hit)
+			if cfg.ExternalPrefixHitRate > 0 {
+				miss := float64(r.prefillTarget - hit)
+				e.st.externalQueries += miss
+				e.st.externalHits, e.st.externalDue = owed(e.st.externalHits, e.st.externalDue, miss*cfg.ExternalPrefixHitRate)
+			}
 			if r.scheduled < 0 {
 				r.scheduled = t
 				r.cachedFirst = hit
+				if cfg.MMItems > 0 {
+					e.st.mmQueries += float64(cfg.MMItems)
+					e.st.mmHits, e.st.mmDue = owed(e.st.mmHits, e.st.mmDue, float64(cfg.MMItems)*cfg.MMHitRate)
+				}
 			}
 			e.running = append(e.running, r)
 			budget -= n

@@ -91,6 +91,9 @@ func newFlagSet(c *Config, scenario *string, out io.Writer) *flag.FlagSet {
 	fs.IntVar(&c.MaxNumSeqs, "max-num-seqs", c.MaxNumSeqs, "maximum running requests per engine")
 	fs.IntVar(&c.MaxNumBatchedTokens, "max-num-batched-tokens", c.MaxNumBatchedTokens, "token budget per engine step (chunked prefill)")
 	fs.Float64Var(&c.PrefixHitRate, "prefix-hit-rate", c.PrefixHitRate, "target share of prompt tokens served from the prefix cache")
+	fs.Float64Var(&c.ExternalPrefixHitRate, "external-prefix-hit-rate", c.ExternalPrefixHitRate, "share of locally missed prompt tokens a KV connector finds; 0 = no connector")
+	fs.IntVar(&c.MMItems, "mm-items", c.MMItems, "multi-modal items (images) per request; 0 = text only")
+	fs.Float64Var(&c.MMHitRate, "mm-hit-rate", c.MMHitRate, "share of multi-modal items found in the multi-modal cache")
 	fs.IntVar(&c.SpecTokens, "spec-tokens", c.SpecTokens, "num_speculative_tokens; 0 disables speculative decoding")
 	fs.Func("spec-acceptance", "comma-separated per-position acceptance rates, non-increasing (default 0.8,0.6,0.45,...)", func(s string) error {
 		v, err := parseFloats(s)

@@ -1,14 +1,20 @@
 package sim
 
+import "math"
+
 // engineStats is everything one engine has counted since start; the exposition reads it.
 type engineStats struct {
 	prefixQueries, prefixHits float64
-	preemptions               float64
-	promptTokens              float64 // counted when the first token is out, as vLLM does
-	promptCacheHit            float64 // the local_cache_hit share of promptTokens
-	generationTokens          float64
-	success                   map[string]float64 // by finished_reason
-	firstTokens               float64
+	// The KV connector's and the multi-modal cache's lookups; the *Due fields carry the fractional hits owed, so
+	// the hit counters stay whole numbers at exactly the configured share.
+	externalQueries, externalHits, externalDue float64
+	mmQueries, mmHits, mmDue                   float64
+	preemptions                                float64
+	promptTokens                               float64 // counted when the first token is out, as vLLM does
+	promptCacheHit                             float64 // the local_cache_hit share of promptTokens
+	generationTokens                           float64
+	success                                    map[string]float64 // by finished_reason
+	firstTokens                                float64
 
 	specDrafts, specDraftTokens, specAccepted, specEmitted float64
 	specAcceptedPerPos                                     []float64
@@ -19,6 +25,13 @@ type engineStats struct {
 	// The Dynamo worker's own view of the same requests.
 	workerRequests, workerRequestBytes, workerResponseBytes float64
 	workerDuration                                          *histogram
+}
+
+// owed adds a fractional number of hits to a whole-number counter: the whole part now, the rest carried.
+func owed(hits, due, add float64) (float64, float64) {
+	due += add
+	whole := math.Floor(due)
+	return hits + whole, due - whole
 }
 
 func newEngineStats(f Flavor, maxModelLen, specTokens int) *engineStats {

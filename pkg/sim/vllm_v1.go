@@ -129,13 +129,17 @@ func (f *Fleet) v1Families(x *exposition, st style) {
 	zero := func(*engine) float64 { return 0 }
 	if ft.externalPrefix {
 		b.counter("vllm:external_prefix_cache_queries",
-			"External prefix cache queries from KV connector cross-instance cache sharing, in terms of number of queried tokens.", zero)
+			"External prefix cache queries from KV connector cross-instance cache sharing, in terms of number of queried tokens.",
+			func(e *engine) float64 { return e.st.externalQueries })
 		b.counter("vllm:external_prefix_cache_hits",
-			"External prefix cache hits from KV connector cross-instance cache sharing, in terms of number of cached tokens.", zero)
+			"External prefix cache hits from KV connector cross-instance cache sharing, in terms of number of cached tokens.",
+			func(e *engine) float64 { return e.st.externalHits })
 	}
 	if ft.mmCache {
-		b.counter("vllm:mm_cache_queries", "Multi-modal cache queries, in terms of number of queried items.", zero)
-		b.counter("vllm:mm_cache_hits", "Multi-modal cache hits, in terms of number of cached items.", zero)
+		b.counter("vllm:mm_cache_queries", "Multi-modal cache queries, in terms of number of queried items.",
+			func(e *engine) float64 { return e.st.mmQueries })
+		b.counter("vllm:mm_cache_hits", "Multi-modal cache hits, in terms of number of cached items.",
+			func(e *engine) float64 { return e.st.mmHits })
 	}
 	b.counter("vllm:num_preemptions", "Cumulative number of preemption from the engine.",
 		func(e *engine) float64 { return e.st.preemptions })

@@ -1,0 +1,110 @@
+package e2e
+
+import (
+	"context"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/inferscope/inferscope-vllm/pkg/internal/promtest"
+	"github.com/inferscope/inferscope-vllm/pkg/measure"
+	"github.com/inferscope/inferscope-vllm/pkg/promapi"
+	"github.com/inferscope/inferscope-vllm/pkg/query"
+	"github.com/inferscope/inferscope-vllm/pkg/vllm"
+)
+
+// catalogFleet is one simulator per flavor, each alone on its endpoint, with what every measure needs switched on
+// (speculative decoding, failed requests); the endpoint is named after the flavor it impersonates.
+var catalogFleet = []struct {
+	endpoint string
+	flavor   vllm.Flavor
+	args     []string
+	raw      string // a series the flavor exposes, for the raw entry
+	old      bool   // vLLM 0.11 or older, without the catalog's Recent entries
+}{
+	{"vllm-v1", vllm.FlavorV1, []string{"-flavor=vllm-v1", "-engines=2", "-qps=20", "-spec-tokens=3", "-error-rate=0.05", "-seed=21", "-external-prefix-hit-rate=0.3", "-mm-items=2", "-mm-hit-rate=0.5"}, "vllm:num_requests_running", false},
+	{"vllm-v1-0.10", vllm.FlavorV1, []string{"-flavor=vllm-v1-0.10", "-engines=2", "-qps=10", "-spec-tokens=2", "-error-rate=0.05", "-seed=22"}, "vllm:gpu_cache_usage_perc", true},
+	{"vllm-v0", vllm.FlavorV0, []string{"-flavor=vllm-v0", "-qps=8", "-spec-tokens=2", "-seed=23"}, "vllm:num_requests_swapped", true},
+	{"vllm-ascend", vllm.FlavorAscend, []string{"-flavor=vllm-ascend", "-engines=2", "-qps=10", "-spec-tokens=2", "-error-rate=0.05", "-seed=24", "-external-prefix-hit-rate=0.2", "-mm-items=1", "-mm-hit-rate=0.3"}, "vllm_profiling_free_kvcache_blocks", false},
+	{"dynamo-worker", vllm.FlavorDynamoWorker, []string{"-flavor=dynamo-worker", "-engines=2", "-qps=8", "-spec-tokens=2", "-error-rate=0.05", "-seed=25", "-external-prefix-hit-rate=0.4", "-mm-items=3", "-mm-hit-rate=0.6"}, "dynamo_component_total_blocks", false},
+	{"dynamo-frontend", vllm.FlavorDynamoFrontend, []string{"-flavor=dynamo-frontend", "-qps=8", "-seed=26"}, "dynamo_frontend_inflight_requests", false},
+}
+
+// TestCatalogWalk evaluates every catalog entry on every flavor's simulator, in direct mode and through the
+// generated PromQL on a real Prometheus holding the same samples (backfilled). On the flavors the entry lists,
+// both modes must answer and agree within TestPrometheusModeMatchesDirectOnSameSamples's tolerances (1e-9
+// relative, 1e-6 for quantiles); on the others both must answer nothing — so an entry's flavor list is true.
+func TestCatalogWalk(t *testing.T) {
+	args := map[string][]string{}
+	for _, f := range catalogFleet {
+		args[f.endpoint] = f.args
+	}
+	run := newSimRun(t, args, 12*time.Minute, 5*time.Second)
+	om := strings.ReplaceAll(run.openMetrics(), `{endpoint="`, `{instance="`)
+	prom := promtest.Start(t, promtest.Options{DataDir: promtest.Backfill(t, om)})
+	eng := &query.Engine{Source: query.HistorySource{Store: run.store}, ScrapeInterval: 5 * time.Second}
+	client := &promapi.Client{BaseURL: prom.URL, HTTP: &http.Client{Timeout: 20 * time.Second}}
+	ev := &promapi.Evaluator{Client: client, Discovery: &promapi.Discovery{Client: client, Lookback: 24 * time.Hour}, ScrapeInterval: 5 * time.Second}
+	req := query.Request{From: run.start.Add(2 * time.Minute), To: run.end, Interval: 10 * time.Second}
+
+	for _, e := range measure.Catalog {
+		if e.Type == query.TypeDiagnosis || e.Type == query.TypePromQL {
+			continue // not formulas: diagnosis reads the other entries, promql is the user's
+		}
+		for _, f := range catalogFleet {
+			t.Run(string(e.Type)+"/"+e.Name+"/"+f.endpoint, func(t *testing.T) {
+				q := query.Query{QueryType: e.Type, Measure: e.Name, Endpoint: f.endpoint}
+				switch e.Type {
+				case query.TypeLatency:
+					q.Metric = "ttft"
+				case query.TypeRaw:
+					q.Metric = f.raw
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				defer cancel()
+				direct, err := eng.Eval(ctx, q, req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ans, err := ev.Eval(ctx, q, req)
+				if err != nil {
+					t.Fatalf("%v\n%s", err, ansPromQL(ans))
+				}
+				if !slices.Contains(e.Flavors, f.flavor) || e.Recent && f.old {
+					if len(direct.Outputs) > 0 || len(ans.Result.Outputs) > 0 {
+						t.Errorf("%s is not listed for %s (or is marked recent), but direct mode returns %d series and Prometheus mode %d",
+							e.Name, f.endpoint, len(direct.Outputs), len(ans.Result.Outputs))
+					}
+					return
+				}
+				if len(direct.Outputs) == 0 {
+					t.Fatalf("%s lists %s, but direct mode returns nothing: %v", e.Name, f.flavor, direct.Notices)
+				}
+				for _, o := range e.Outputs {
+					name, _ := o.Resolve(q.Metric, "")
+					if o.Flavors != nil && !slices.Contains(o.Flavors, f.flavor) {
+						if slices.ContainsFunc(direct.Outputs, func(out query.Output) bool { return out.Measure == name }) {
+							t.Errorf("%s: output %s is not listed for %s, but direct mode returns it", e.Name, name, f.flavor)
+						}
+						continue
+					}
+					if name != "" && !slices.ContainsFunc(direct.Outputs, func(out query.Output) bool { return out.Measure == name }) {
+						t.Errorf("%s lists %s, but direct mode has no %s series", e.Name, f.flavor, name)
+					}
+				}
+				tol := 1e-9
+				if e.Type == query.TypeLatency {
+					tol = 1e-6
+				}
+				if n := compareOutputs(t, direct.Outputs, ans.Result.Outputs, tol, nil); n == 0 {
+					t.Errorf("nothing compared")
+				}
+				if t.Failed() {
+					t.Logf("PromQL:\n%s", ans.PromQL())
+				}
+			})
+		}
+	}
+}
