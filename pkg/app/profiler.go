@@ -17,6 +17,8 @@ import (
 
 	"github.com/inferscope/inferscope-vllm/pkg/exposition"
 	"github.com/inferscope/inferscope-vllm/pkg/profilerconfig"
+
+	"github.com/inferscope/inferscope-vllm/pkg/internal/httpjson"
 )
 
 // exposureTimeout bounds the /metrics check so a down deployment does not stall the config page.
@@ -65,7 +67,7 @@ func (a *App) handleList(w http.ResponseWriter, r *http.Request) {
 	}
 	wg.Wait()
 	can, _ := a.mayWrite(backend.UserFromContext(r.Context()))
-	writeJSON(w, http.StatusOK, listResponse{ProfilerConfigs: views, CanWrite: can, AllowEditorsToWrite: a.settings.AllowEditorsToWrite})
+	httpjson.Write(w, http.StatusOK, listResponse{ProfilerConfigs: views, CanWrite: can, AllowEditorsToWrite: a.settings.AllowEditorsToWrite})
 }
 
 func (a *App) handleOne(w http.ResponseWriter, r *http.Request) {
@@ -77,7 +79,7 @@ func (a *App) handleOne(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "no profiler config named %q on the allow-list", r.PathValue("name"))
 		return
 	}
-	writeJSON(w, http.StatusOK, a.view(r.Context(), c))
+	httpjson.Write(w, http.StatusOK, a.view(r.Context(), c))
 }
 
 func (a *App) handleSetMetricEnable(w http.ResponseWriter, r *http.Request) {
@@ -112,7 +114,7 @@ func (a *App) handleSetMetricEnable(w http.ResponseWriter, r *http.Request) {
 	// The deployment picks the change up on its next poll, so /metrics is not checked here; exposed is null.
 	v := a.baseView(c)
 	fillState(&v, change.State)
-	writeJSON(w, http.StatusOK, v)
+	httpjson.Write(w, http.StatusOK, v)
 }
 
 // mayWrite applies the role rule: Admins, and Editors when the app allows it; never Grafana-initiated calls.

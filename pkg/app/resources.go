@@ -1,10 +1,11 @@
 package app
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"path"
+
+	"github.com/inferscope/inferscope-vllm/pkg/internal/httpjson"
 )
 
 func (a *App) registerRoutes(mux *http.ServeMux) {
@@ -13,7 +14,7 @@ func (a *App) registerRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("/profiler-configs/{name}", only(http.MethodGet, a.handleOne))
 	mux.HandleFunc("/profiler-configs/{name}/metric-enable", only(http.MethodPut, a.handleSetMetricEnable))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusNotFound, map[string]string{"error": "no such resource: " + r.URL.Path})
+		httpjson.Error(w, http.StatusNotFound, "no such resource: "+r.URL.Path)
 	})
 }
 
@@ -43,16 +44,10 @@ func only(method string, h http.HandlerFunc) http.HandlerFunc {
 
 // handleStatus tells the frontend which backend build answers, so a stale binary is visible in the UI.
 func (a *App) handleStatus(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]string{"pluginId": PluginID, "version": version()})
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
+	httpjson.Write(w, http.StatusOK, map[string]string{"pluginId": PluginID, "version": version()})
 }
 
 // writeError answers {"error": "..."}; every error the frontend sees has this shape.
 func writeError(w http.ResponseWriter, status int, format string, args ...any) {
-	writeJSON(w, status, map[string]string{"error": fmt.Sprintf(format, args...)})
+	httpjson.Error(w, status, fmt.Sprintf(format, args...))
 }

@@ -60,7 +60,7 @@ func BenchmarkQueryData(b *testing.B) {
 				}
 			}
 			d := &Datasource{uid: "bench", streams: newStreamRegistry(), settings: Settings{ScrapeInterval: Duration(5 * time.Second)},
-				direct: &direct{store: store, scraper: scraper.New(nil, store, scraper.Options{Interval: time.Second}),
+				mode: &direct{store: store, scraper: scraper.New(nil, store, scraper.Options{Interval: time.Second}),
 					engine: &query.Engine{Source: query.HistorySource{Store: store}, ScrapeInterval: 5 * time.Second}}}
 			ttft, _ := json.Marshal(map[string]any{"queryType": "latency", "metric": "ttft", "quantiles": []float64{0.95}})
 			kv, _ := json.Marshal(map[string]any{"queryType": "kv_cache_usage"})

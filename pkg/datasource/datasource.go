@@ -12,6 +12,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend/instancemgmt"
 	"github.com/grafana/grafana-plugin-sdk-go/backend/log"
 	"github.com/grafana/grafana-plugin-sdk-go/backend/resource/httpadapter"
+	"github.com/grafana/grafana-plugin-sdk-go/data"
 
 	"github.com/inferscope/inferscope-vllm/pkg/query"
 	"github.com/inferscope/inferscope-vllm/pkg/redact"
@@ -33,12 +34,11 @@ type Datasource struct {
 	backend.CallResourceHandler
 	uid      string
 	settings Settings
-	// settingsErr keeps a configuration error so health checks and queries can report it instead of failing
-	// instance creation, which Grafana would only show as a generic plugin error.
-	settingsErr error
-	direct      *direct
-	prom        *prometheus
-	streams     *streamRegistry
+	// mode answers queries, health checks and resources: direct, Prometheus, or misconfigured, which reports the
+	// settings error where the user looks instead of failing instance creation (Grafana would only show a generic
+	// plugin error).
+	mode    mode
+	streams *streamRegistry
 	// scrub removes this instance's secrets from every message that may quote a server.
 	scrub *redact.Scrubber
 }
@@ -47,77 +47,72 @@ type Datasource struct {
 func NewInstance(ctx context.Context, s backend.DataSourceInstanceSettings) (instancemgmt.Instance, error) {
 	st, err := LoadSettings(s)
 	scrub := secretsOf(s, st)
-	d := &Datasource{uid: s.UID, settings: st, settingsErr: scrubbed(scrub, err), streams: newStreamRegistry(), scrub: scrub}
-	if err == nil && st.Mode == ModeDirect {
-		if d.direct, err = newDirect(ctx, s, st, scrub); err != nil {
-			d.settingsErr = scrubbed(scrub, err)
-		}
+	d := &Datasource{uid: s.UID, settings: st, streams: newStreamRegistry(), scrub: scrub}
+	switch {
+	case err != nil:
+	case st.Mode == ModePrometheus:
+		d.mode, err = newPrometheus(ctx, s, st, scrub)
+	default:
+		d.mode, err = newDirect(ctx, s, st, scrub)
 	}
-	if err == nil && st.Mode == ModePrometheus {
-		if d.prom, err = newPrometheus(ctx, s, st, scrub); err != nil {
-			d.settingsErr = scrubbed(scrub, err)
-		}
+	if err != nil {
+		d.mode = misconfigured{scrubbed(scrub, err)}
 	}
 	d.CallResourceHandler = httpadapter.New(d.routes())
 	return d, nil
 }
 
 // Dispose stops scraping when the settings change or Grafana shuts the plugin down.
-func (d *Datasource) Dispose() {
-	if d.direct != nil {
-		d.direct.close()
-	}
-	if d.prom != nil {
-		d.prom.close()
-	}
-}
+func (d *Datasource) Dispose() { d.mode.close() }
 
 // QueryData answers each query on its own, so one bad query never hides the others' data.
 func (d *Datasource) QueryData(ctx context.Context, req *backend.QueryDataRequest) (*backend.QueryDataResponse, error) {
 	resp := backend.NewQueryDataResponse()
 	for _, q := range req.Queries {
-		r := d.query(ctx, q)
-		if r.Error != nil {
-			r.Error = scrubbed(d.scrub, r.Error)
-		}
-		resp.Responses[q.RefID] = r
+		resp.Responses[q.RefID] = d.query(ctx, q)
 	}
 	return resp, nil
 }
 
 func (d *Datasource) query(ctx context.Context, dq backend.DataQuery) backend.DataResponse {
-	if d.settingsErr != nil {
-		return backend.ErrDataResponse(backend.StatusBadRequest, "data source configuration: "+d.settingsErr.Error())
+	if _, broken := d.mode.(misconfigured); broken {
+		_, _, err := d.mode.eval(ctx, query.Query{}, query.Request{})
+		return d.errorResponse(ctx, err, "")
 	}
 	q, err := parseQuery(dq)
 	if err != nil {
-		return backend.ErrDataResponse(backend.StatusBadRequest, err.Error())
+		return d.errorResponse(ctx, err, "")
 	}
 	if q.QueryType == query.TypeDiagnosis {
 		return d.diagnose(ctx, q, dq)
 	}
-	if d.prom != nil {
-		return d.prom.query(ctx, q, dq)
-	}
-	if q.QueryType == query.TypePromQL {
-		return backend.ErrDataResponse(backend.StatusBadRequest, "promql queries need a data source in Prometheus mode")
-	}
-	res, err := d.direct.eval(ctx, q, query.Request{From: dq.TimeRange.From, To: dq.TimeRange.To, Interval: dq.Interval, MaxDataPoints: dq.MaxDataPoints})
+	res, detail, err := d.mode.eval(ctx, q, query.Request{From: dq.TimeRange.From, To: dq.TimeRange.To, Interval: dq.Interval, MaxDataPoints: dq.MaxDataPoints})
 	if err != nil {
-		if ctx.Err() != nil {
-			return backend.ErrDataResponse(backend.StatusTimeout, "query cancelled: "+ctx.Err().Error())
-		}
-		return backend.ErrDataResponse(backend.StatusBadRequest, err.Error())
+		return d.errorResponse(ctx, err, detail)
 	}
 	frames := query.Frames(q, res)
-	channel := d.streams.register(d.uid, q)
-	for _, f := range frames {
-		f.Meta.Channel = channel
+	if _, ok := d.mode.(*direct); ok {
+		channel := d.streams.register(d.uid, q)
+		for _, f := range frames {
+			f.Meta.Channel = channel
+		}
 	}
 	// The query inspector reads the first frame's executed query; one copy keeps the answer's size independent of it.
-	b, _ := json.Marshal(q)
-	frames[0].Meta.ExecutedQueryString = query.Describe("direct mode", res.Step, res.Window, string(b))
+	frames[0].Meta.ExecutedQueryString = detail
 	return backend.DataResponse{Frames: frames}
+}
+
+// errorResponse is a failed query's answer: the status and whose fault it is (errors.go), the message without
+// secrets, and the executed query when one ran.
+func (d *Datasource) errorResponse(ctx context.Context, err error, detail string) backend.DataResponse {
+	status, source := classify(ctx, err)
+	resp := backend.ErrDataResponseWithSource(status, source, d.scrub.Text(err.Error()))
+	if detail != "" {
+		f := data.NewFrame("error")
+		f.SetMeta(&data.FrameMeta{ExecutedQueryString: detail})
+		resp.Frames = data.Frames{f}
+	}
+	return resp
 }
 
 // parseQuery reads the query JSON; Grafana also sends the query type outside the JSON, which fills a gap.
@@ -134,19 +129,8 @@ func parseQuery(dq backend.DataQuery) (query.Query, error) {
 
 // CheckHealth reports whether the configuration is usable and, in direct mode, scrapes every endpoint.
 func (d *Datasource) CheckHealth(ctx context.Context, _ *backend.CheckHealthRequest) (*backend.CheckHealthResult, error) {
-	if d.settingsErr != nil {
-		return &backend.CheckHealthResult{
-			Status:  backend.HealthStatusError,
-			Message: "Configuration error: " + strings.ReplaceAll(d.settingsErr.Error(), "\n", "; "),
-		}, nil
-	}
-	var res *backend.CheckHealthResult
-	if d.prom != nil {
-		res = d.prom.health(ctx)
-	} else {
-		res = d.direct.health(ctx)
-	}
-	res.Message = d.scrub.Text(res.Message)
+	res := d.mode.health(ctx).Result()
+	res.Message = d.scrub.Text(strings.ReplaceAll(res.Message, "\n", "; "))
 	res.JSONDetails = []byte(d.scrub.Text(string(res.JSONDetails)))
 	log.DefaultLogger.FromContext(ctx).Debug("health check", "status", res.Status.String())
 	return res, nil

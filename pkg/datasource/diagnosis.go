@@ -2,7 +2,6 @@ package datasource
 
 import (
 	"context"
-	"errors"
 	"strings"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
@@ -48,16 +47,6 @@ func isEndpointNotice(n string) bool { return strings.HasPrefix(n, "endpoint ") 
 
 // evalResult answers a query in whichever mode this data source is in.
 func (d *Datasource) evalResult(ctx context.Context, q query.Query, r query.Request) (*query.Result, error) {
-	switch {
-	case d.direct != nil:
-		return d.direct.eval(ctx, q, r)
-	case d.prom != nil:
-		ans, err := d.prom.eval.Eval(ctx, q, r)
-		if err != nil {
-			return nil, err
-		}
-		return ans.Result, nil
-	default:
-		return nil, errors.New("the data source is not configured")
-	}
+	res, _, err := d.mode.eval(ctx, q, r)
+	return res, err
 }

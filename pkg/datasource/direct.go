@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -74,15 +73,25 @@ func (d *direct) close() {
 	d.releaseMemory()
 }
 
-// eval answers one query from history, adding a notice for every selected endpoint whose last scrape failed.
-func (d *direct) eval(ctx context.Context, q query.Query, r query.Request) (*query.Result, error) {
-	var re *regexp.Regexp
-	if q.Endpoint != "" {
-		var err error
-		if re, err = regexp.Compile("^(?:" + q.Endpoint + ")$"); err != nil {
-			return nil, fmt.Errorf("endpoint %.64q is not a valid regular expression: %w", q.Endpoint, err)
-		}
+// eval answers one query from history; the executed query is the query itself with the step and window.
+func (d *direct) eval(ctx context.Context, q query.Query, r query.Request) (*query.Result, string, error) {
+	if q.QueryType == query.TypePromQL {
+		return nil, "", errPromQLNeedsPrometheus
 	}
+	res, err := d.answer(ctx, q, r)
+	if err != nil {
+		return nil, "", err
+	}
+	b, _ := json.Marshal(q)
+	return res, query.Describe("direct mode", res.Step, res.Window, string(b)), nil
+}
+
+// answer evaluates one query over history, adding a notice for every selected endpoint whose last scrape failed.
+func (d *direct) answer(ctx context.Context, q query.Query, r query.Request) (*query.Result, error) {
+	if err := q.EnsureValid(); err != nil {
+		return nil, err
+	}
+	re := q.Matchers().Endpoint
 	selected := func(name string) bool { return re == nil || re.MatchString(name) }
 	// Grafana creates the instance on the first request (and after every settings save): wait for the selected
 	// endpoints' first scrape, at most one scrape timeout, so the first dashboard load is not empty.
@@ -104,47 +113,37 @@ func (d *direct) eval(ctx context.Context, q query.Query, r query.Request) (*que
 }
 
 // health scrapes every endpoint now and reports each one.
-func (d *direct) health(ctx context.Context) *backend.CheckHealthResult {
+func (d *direct) health(ctx context.Context) Health {
 	ctx, cancel := context.WithTimeout(ctx, time.Duration(d.settings.ScrapeTimeout)+2*time.Second)
 	defer cancel()
 	d.scraper.ScrapeAll(ctx)
-	statuses := d.scraper.Statuses()
-	var ok, failed []string
-	for _, st := range statuses {
-		if !st.Up {
-			failed = append(failed, fmt.Sprintf("%s: %s", st.Name, st.Error))
-			continue
+	h := Health{Status: HealthOK, Endpoints: d.statuses()}
+	for _, e := range h.Endpoints {
+		if !e.Up {
+			h.Status = HealthError
 		}
-		det := st.Detection
-		line := fmt.Sprintf("%s: %s", st.Name, det.Flavor)
-		if len(det.Ranks) > 0 {
-			line += fmt.Sprintf(", %d %s rank(s)", len(det.Ranks), det.RankLabel)
-		}
-		if det.SpecDecode {
-			line += ", speculative decoding on"
-		}
-		if det.AscendProfiler {
-			line += ", Ascend profiler metrics on"
-		}
-		if det.DeprecatedNames {
-			line += ", deprecated metric names present"
-		}
-		ok = append(ok, line)
 	}
-	details, _ := json.Marshal(map[string]any{"endpoints": statuses})
-	msg := fmt.Sprintf("%d of %d endpoint(s) reachable", len(ok), len(statuses))
-	if len(ok) > 0 {
-		msg += ". " + healthList(ok)
+	return h
+}
+
+// endpoints are the configured endpoints with their latest scrape status, as the health check reports them.
+func (d *direct) endpoints(context.Context) (any, error) { return d.statuses(), nil }
+
+// statuses are the endpoints' latest scrape results.
+func (d *direct) statuses() []EndpointHealth {
+	sts := d.scraper.Statuses()
+	out := make([]EndpointHealth, len(sts))
+	for i, st := range sts {
+		out[i] = EndpointHealth{Name: st.Name, URL: st.URL, Up: st.Up, Error: st.Error, Detection: st.Detection, Samples: st.Samples}
+		if !st.LastTry.IsZero() {
+			out[i].LastScrape = &sts[i].LastTry
+		}
 	}
-	if len(failed) > 0 {
-		msg += ". Failed: " + healthList(failed)
-		return &backend.CheckHealthResult{Status: backend.HealthStatusError, Message: msg, JSONDetails: details}
-	}
-	return &backend.CheckHealthResult{Status: backend.HealthStatusOk, Message: msg, JSONDetails: details}
+	return out
 }
 
 // labelValues collects a label's values over every endpoint's history.
-func (d *direct) labelValues(labels ...string) []string {
+func (d *direct) labelValues(_ context.Context, labels ...string) ([]string, error) {
 	set := map[string]bool{}
 	for _, ep := range d.store.Endpoints() {
 		for _, l := range labels {
@@ -153,11 +152,11 @@ func (d *direct) labelValues(labels ...string) []string {
 			}
 		}
 	}
-	return sortedKeys(set)
+	return sortedKeys(set), nil
 }
 
 // metricNames lists family names (histograms once, without their _bucket/_sum/_count series).
-func (d *direct) metricNames() []string {
+func (d *direct) metricNames(context.Context) ([]string, error) {
 	set := map[string]bool{}
 	for _, ep := range d.store.Endpoints() {
 		has := map[string]bool{}
@@ -166,7 +165,7 @@ func (d *direct) metricNames() []string {
 		}
 		addFamilyNames(set, has)
 	}
-	return sortedKeys(set)
+	return sortedKeys(set), nil
 }
 
 // addFamilyNames adds each sample name to set, except that a histogram's _bucket, _sum and _count series are

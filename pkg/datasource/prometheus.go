@@ -2,16 +2,12 @@ package datasource
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"net/http"
-	"sort"
 	"strings"
 	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/backend/httpclient"
-	"github.com/grafana/grafana-plugin-sdk-go/data"
 	"github.com/prometheus/common/model"
 
 	"github.com/inferscope/inferscope-vllm/pkg/promapi"
@@ -22,8 +18,8 @@ import (
 
 // prometheus is Prometheus mode's per-instance runtime: the API client and the names cache.
 type prometheus struct {
-	client *promapi.Client
-	eval   *promapi.Evaluator
+	client    *promapi.Client
+	evaluator *promapi.Evaluator
 }
 
 // newPrometheus builds the client from the data source's HTTP settings: basic auth, TLS, custom headers
@@ -48,63 +44,36 @@ func newPrometheus(ctx context.Context, s backend.DataSourceInstanceSettings, st
 		return nil, fmt.Errorf("HTTP client: %w", err)
 	}
 	c := &promapi.Client{BaseURL: s.URL, HTTP: hc, Method: st.HTTPMethod, Scrub: scrub}
-	return &prometheus{client: c, eval: &promapi.Evaluator{
+	return &prometheus{client: c, evaluator: &promapi.Evaluator{
 		Client: c, Discovery: &promapi.Discovery{Client: c}, ScrapeInterval: time.Duration(st.ScrapeInterval),
 	}}, nil
 }
 
 func (p *prometheus) close() { p.client.HTTP.CloseIdleConnections() }
 
-// query answers one query; the generated PromQL goes into the frames' executed query string.
-func (p *prometheus) query(ctx context.Context, q query.Query, dq backend.DataQuery) backend.DataResponse {
-	ans, err := p.eval.Eval(ctx, q, query.Request{From: dq.TimeRange.From, To: dq.TimeRange.To, Interval: dq.Interval, MaxDataPoints: dq.MaxDataPoints})
+// eval answers one query; the generated PromQL is the executed query, also when the server refused it.
+func (p *prometheus) eval(ctx context.Context, q query.Query, r query.Request) (*query.Result, string, error) {
+	ans, err := p.evaluator.Eval(ctx, q, r)
 	if err != nil {
-		status := backend.StatusBadRequest
-		if ctx.Err() != nil {
-			status = backend.StatusTimeout
-		} else if pe, ok := err.(*promapi.Error); ok {
-			status = statusOf(pe)
-		}
-		resp := backend.ErrDataResponse(status, err.Error())
+		detail := ""
 		if ans != nil && len(ans.Exprs) > 0 {
-			f := data.NewFrame(string(q.QueryType))
-			f.SetMeta(&data.FrameMeta{ExecutedQueryString: query.Truncate(ans.PromQL(), query.MaxExecutedQueryBytes)})
-			resp.Frames = data.Frames{f}
+			detail = query.Truncate(ans.PromQL(), query.MaxExecutedQueryBytes)
 		}
-		return resp
+		return nil, detail, err
 	}
-	frames := query.Frames(q, ans.Result)
-	// The query inspector reads the first frame's executed query; one copy keeps the answer's size independent of it.
-	frames[0].Meta.ExecutedQueryString = query.Describe("Prometheus mode", ans.Result.Step, ans.Result.Window, ans.PromQL())
-	return backend.DataResponse{Frames: frames}
-}
-
-func statusOf(e *promapi.Error) backend.Status {
-	switch {
-	case e.Status == 0:
-		return backend.StatusBadGateway
-	case e.Status == http.StatusUnauthorized:
-		return backend.StatusUnauthorized
-	case e.Status == http.StatusForbidden:
-		return backend.StatusForbidden
-	case e.Status == http.StatusServiceUnavailable || e.Status == http.StatusGatewayTimeout || e.ErrorType == "timeout":
-		return backend.StatusTimeout
-	case e.Status >= 500:
-		return backend.StatusBadGateway
-	}
-	return backend.StatusBadRequest
+	return ans.Result, query.Describe("Prometheus mode", ans.Result.Step, ans.Result.Window, ans.PromQL()), nil
 }
 
 // health checks the server answers and reports which vLLM flavors, endpoints and engines it has seen.
-func (p *prometheus) health(ctx context.Context) *backend.CheckHealthResult {
+func (p *prometheus) health(ctx context.Context) Health {
 	version, hasBuildInfo, err := p.client.BuildInfo(ctx)
 	if err != nil {
-		return &backend.CheckHealthResult{Status: backend.HealthStatusError, Message: "Prometheus: " + err.Error()}
+		return Health{Status: HealthError, Problem: "Prometheus: " + err.Error()}
 	}
-	p.eval.Discovery.Forget()
+	p.evaluator.Discovery.Forget()
 	v, warns, err := p.client.Query(ctx, `group by (instance, __name__, engine, dp, dp_rank) (`+promapi.FamilySelector+`)`, time.Now())
 	if err != nil {
-		return &backend.CheckHealthResult{Status: backend.HealthStatusError, Message: "Prometheus answered but the metric query failed: " + err.Error()}
+		return Health{Status: HealthError, Problem: "Prometheus answered but the metric query failed: " + err.Error()}
 	}
 	server := "Prometheus-compatible server"
 	if hasBuildInfo && version != "" {
@@ -131,45 +100,29 @@ func (p *prometheus) health(ctx context.Context) *backend.CheckHealthResult {
 		}
 	}
 	if len(per) == 0 {
-		return &backend.CheckHealthResult{Status: backend.HealthStatusError,
-			Message: server + " answered, but it holds no current vLLM, vLLM-Ascend or Dynamo series: check its scrape configuration"}
+		return Health{Status: HealthError, Server: server,
+			Problem: server + " answered, but it holds no current vLLM, vLLM-Ascend or Dynamo series: check its scrape configuration"}
 	}
-	flavors := map[vllm.Flavor]int{}
-	engines := 0
-	var lines []string
-	insts := make([]string, 0, len(per))
-	for i := range per {
-		insts = append(insts, i)
-	}
-	sort.Strings(insts)
-	for _, inst := range insts {
+	h := Health{Status: HealthOK, Server: server}
+	for _, inst := range sortedKeys(keySet(per)) {
 		det := vllm.Detect(per[inst])
-		flavors[det.Flavor]++
-		n := max(len(det.Ranks), 1)
-		engines += n
-		line := fmt.Sprintf("%s: %s", inst, det.Flavor)
-		if len(det.Ranks) > 0 {
-			line += fmt.Sprintf(", %d %s rank(s)", len(det.Ranks), det.RankLabel)
-		}
-		lines = append(lines, line)
+		h.Endpoints = append(h.Endpoints, EndpointHealth{Name: inst, Up: true, Detection: &det})
 	}
-	var fl []string
-	for f, n := range flavors {
-		fl = append(fl, fmt.Sprintf("%s ×%d", f, n))
-	}
-	sort.Strings(fl)
-	msg := fmt.Sprintf("%s: %d endpoint(s), %d engine(s) / DP rank(s) seen; flavors %s. %s", server, len(per), engines,
-		strings.Join(fl, ", "), healthList(lines))
-	for i, w := range warns {
+	for _, w := range warns {
 		if w == promapi.TruncatedWarning {
-			warns[i] = fmt.Sprintf("counted from the first %d series only", query.MaxSeriesPerQuery)
+			w = fmt.Sprintf("counted from the first %d series only", query.MaxSeriesPerQuery)
 		}
+		h.Warnings = append(h.Warnings, w)
 	}
-	if len(warns) > 0 {
-		msg += ". Warnings: " + strings.Join(warns, "; ")
+	return h
+}
+
+func keySet[V any](m map[string]V) map[string]bool {
+	out := make(map[string]bool, len(m))
+	for k := range m {
+		out[k] = true
 	}
-	details, _ := json.Marshal(map[string]any{"server": server, "endpoints": len(per), "engines": engines, "flavors": flavors})
-	return &backend.CheckHealthResult{Status: backend.HealthStatusOk, Message: msg, JSONDetails: details}
+	return out
 }
 
 // exposed adapts one instance's series names and rank labels to vllm.Detect.
@@ -193,11 +146,15 @@ func (e *exposed) LabelValues(prefix, label string) []string {
 	return sortedKeys(set)
 }
 
-// labelValues lists a label's values over vLLM / Ascend / Dynamo series of the last hours.
+// labelValues lists a label's values over vLLM / Ascend / Dynamo series of the last hours; endpoints are the
+// instance label in this mode.
 func (p *prometheus) labelValues(ctx context.Context, labels ...string) ([]string, error) {
 	set := map[string]bool{}
 	now := time.Now()
 	for _, l := range labels {
+		if l == "endpoint" {
+			l = "instance"
+		}
 		vals, _, err := p.client.LabelValues(ctx, l, []string{promapi.FamilySelector}, now.Add(-6*time.Hour), now)
 		if err != nil {
 			return nil, err
@@ -211,7 +168,7 @@ func (p *prometheus) labelValues(ctx context.Context, labels ...string) ([]strin
 
 // metricNames lists family names, histograms once.
 func (p *prometheus) metricNames(ctx context.Context) ([]string, error) {
-	names, err := p.eval.Discovery.Names(ctx)
+	names, err := p.evaluator.Discovery.Names(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -220,13 +177,20 @@ func (p *prometheus) metricNames(ctx context.Context) ([]string, error) {
 	return sortedKeys(set), nil
 }
 
-// maxHealthLines bounds the per-endpoint lines of a health message, which Grafana shows in one banner.
-const maxHealthLines = 20
-
-// healthList joins per-endpoint lines for a health message, naming at most maxHealthLines of them.
-func healthList(lines []string) string {
-	if len(lines) <= maxHealthLines {
-		return strings.Join(lines, "; ")
+// endpoints are the instances the server scrapes vLLM from.
+func (p *prometheus) endpoints(ctx context.Context) (any, error) {
+	insts, err := p.labelValues(ctx, "instance")
+	if err != nil {
+		return nil, err
 	}
-	return strings.Join(lines[:maxHealthLines], "; ") + fmt.Sprintf("; … and %d more", len(lines)-maxHealthLines)
+	out := make([]endpointName, 0, len(insts))
+	for _, i := range insts {
+		out = append(out, endpointName{Name: i})
+	}
+	return out, nil
+}
+
+// endpointName is an endpoint whose scrapes the server, not this plugin, knows about.
+type endpointName struct {
+	Name string `json:"name"`
 }

@@ -11,40 +11,28 @@ import (
 
 	"github.com/inferscope/inferscope-vllm/pkg/exposition"
 	"github.com/inferscope/inferscope-vllm/pkg/query"
-	"github.com/inferscope/inferscope-vllm/pkg/redact"
 	"github.com/inferscope/inferscope-vllm/pkg/scraper"
 	"github.com/inferscope/inferscope-vllm/pkg/vllm"
+
+	"github.com/inferscope/inferscope-vllm/pkg/internal/httpjson"
 )
 
 func (d *Datasource) routes() *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /endpoints", d.handleEndpoints)
 	mux.HandleFunc("POST /probe", d.handleProbe)
-	mux.HandleFunc("GET /models", d.withSource(
-		func(dr *direct, _ *http.Request) []string { return dr.labelValues("model_name", "model") },
-		func(p *prometheus, r *http.Request) ([]string, error) {
-			return p.labelValues(r.Context(), "model_name", "model")
-		}))
-	mux.HandleFunc("GET /engines", d.withSource(
-		func(dr *direct, _ *http.Request) []string { return dr.labelValues("engine", "dp", "dp_rank") },
-		func(p *prometheus, r *http.Request) ([]string, error) {
-			return p.labelValues(r.Context(), "engine", "dp", "dp_rank")
-		}))
-	mux.HandleFunc("GET /metrics", d.withSource(
-		func(dr *direct, _ *http.Request) []string { return dr.metricNames() },
-		func(p *prometheus, r *http.Request) ([]string, error) { return p.metricNames(r.Context()) }))
-	mux.HandleFunc("GET /label-values", d.withLabelName(d.withSource(
-		func(dr *direct, r *http.Request) []string { return dr.labelValues(r.URL.Query().Get("label")) },
-		func(p *prometheus, r *http.Request) ([]string, error) {
-			// Endpoints are Prometheus's instance label in this mode.
-			l := r.URL.Query().Get("label")
-			if l == "endpoint" {
-				l = "instance"
-			}
-			return p.labelValues(r.Context(), l)
-		})))
+	mux.HandleFunc("GET /models", d.list(func(r *http.Request) ([]string, error) {
+		return d.mode.labelValues(r.Context(), "model_name", "model")
+	}))
+	mux.HandleFunc("GET /engines", d.list(func(r *http.Request) ([]string, error) {
+		return d.mode.labelValues(r.Context(), "engine", "dp", "dp_rank")
+	}))
+	mux.HandleFunc("GET /metrics", d.list(func(r *http.Request) ([]string, error) { return d.mode.metricNames(r.Context()) }))
+	mux.HandleFunc("GET /label-values", d.withLabelName(d.list(func(r *http.Request) ([]string, error) {
+		return d.mode.labelValues(r.Context(), r.URL.Query().Get("label"))
+	})))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusNotFound, map[string]string{"error": "no such resource: " + query.Truncate(r.URL.Path, 256)})
+		httpjson.Error(w, http.StatusNotFound, "no such resource: "+query.Truncate(r.URL.Path, 256))
 	})
 	return mux
 }
@@ -56,48 +44,22 @@ var labelName = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]{0,255}$`)
 func (d *Datasource) withLabelName(next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if !labelName.MatchString(r.URL.Query().Get("label")) {
-			writeJSON(w, http.StatusBadRequest, map[string]string{"error": "label must be a label name such as model_name"})
+			httpjson.Error(w, http.StatusBadRequest, "label must be a label name such as model_name")
 			return
 		}
 		next(w, r)
 	}
 }
 
-// endpointInfo is what editors and template variables see of an endpoint; credentials in the URL are redacted.
-type endpointInfo struct {
-	Name string `json:"name"`
-	URL  string `json:"url"`
-}
-
-// handleEndpoints lists the configured endpoints, with their latest scrape status in direct mode.
+// handleEndpoints lists the endpoints: configured ones with their latest scrape status in direct mode, the
+// instances the server scrapes vLLM from in Prometheus mode.
 func (d *Datasource) handleEndpoints(w http.ResponseWriter, r *http.Request) {
-	if d.settingsErr != nil {
-		writeJSON(w, http.StatusBadRequest, map[string]string{"error": d.settingsErr.Error()})
+	v, err := d.mode.endpoints(r.Context())
+	if err != nil {
+		httpjson.Error(w, statusOfResourceError(err), d.scrub.Error(err))
 		return
 	}
-	if d.direct != nil {
-		writeJSON(w, http.StatusOK, d.direct.scraper.Statuses())
-		return
-	}
-	if d.prom != nil {
-		// In Prometheus mode the endpoints are the instances the server scrapes vLLM from.
-		insts, err := d.prom.labelValues(r.Context(), "instance")
-		if err != nil {
-			writeJSON(w, http.StatusBadGateway, map[string]string{"error": d.scrub.Error(err)})
-			return
-		}
-		out := make([]endpointInfo, 0, len(insts))
-		for _, i := range insts {
-			out = append(out, endpointInfo{Name: i})
-		}
-		writeJSON(w, http.StatusOK, out)
-		return
-	}
-	out := make([]endpointInfo, 0, len(d.settings.Endpoints))
-	for _, e := range d.settings.Endpoints {
-		out = append(out, endpointInfo{Name: e.DisplayName(), URL: redact.URL(e.URL)})
-	}
-	writeJSON(w, http.StatusOK, out)
+	httpjson.Write(w, http.StatusOK, v)
 }
 
 // probeResult is one endpoint's answer to a test scrape from the config editor.
@@ -120,29 +82,30 @@ type probeRequest struct {
 // admins — who may configure data sources anyway — may call it, and it obeys the egress policy of scrapes.
 func (d *Datasource) handleProbe(w http.ResponseWriter, r *http.Request) {
 	if u := backend.UserFromContext(r.Context()); u == nil || u.Role != "Admin" {
-		writeJSON(w, http.StatusForbidden, map[string]string{"error": "only organization admins may test endpoints"})
+		httpjson.Error(w, http.StatusForbidden, "only organization admins may test endpoints")
 		return
 	}
-	if d.direct == nil {
-		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "endpoint tests need a saved direct-mode configuration"})
+	dr, isDirect := d.mode.(*direct) // probes use direct mode's clients and egress policy
+	if !isDirect {
+		httpjson.Error(w, http.StatusBadRequest, "endpoint tests need a saved direct-mode configuration")
 		return
 	}
 	var body probeRequest
 	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 64<<10)).Decode(&body); err != nil || body.URL == "" {
-		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "body must be {\"url\": \"http://host:port/metrics\"}"})
+		httpjson.Error(w, http.StatusBadRequest, "body must be {\"url\": \"http://host:port/metrics\"}")
 		return
 	}
 	if err := checkHTTPURL(body.URL); err != nil {
-		writeJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
+		httpjson.Error(w, http.StatusBadRequest, err.Error())
 		return
 	}
 	if err := d.settings.egress(false).CheckURL(body.URL); err != nil {
-		writeJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
+		httpjson.Error(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	client := d.direct.anonymous
+	client := dr.anonymous
 	if body.UseStoredCredentials || d.settings.hasEndpoint(body.URL) {
-		client = d.direct.client
+		client = dr.client
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), time.Duration(d.settings.ScrapeTimeout)+time.Second)
 	defer cancel()
@@ -151,32 +114,22 @@ func (d *Datasource) handleProbe(w http.ResponseWriter, r *http.Request) {
 		MaxBodyBytes: d.settings.MaxBodyBytes(), Scrub: d.scrub,
 	})
 	if err != nil {
-		writeJSON(w, http.StatusOK, probeResult{Error: err.Error()})
+		httpjson.Write(w, http.StatusOK, probeResult{Error: err.Error()})
 		return
 	}
 	det := vllm.Detect(vllm.ScrapeExposed{Scrape: res.Scrape})
-	writeJSON(w, http.StatusOK, probeResult{Up: true, Samples: res.Scrape.NumSamples(), Detection: &det})
+	httpjson.Write(w, http.StatusOK, probeResult{Up: true, Samples: res.Scrape.NumSamples(), Detection: &det})
 }
 
-// withSource serves a resource from direct mode's history or from the Prometheus server; lists are JSON
-// arrays of strings, never null.
-func (d *Datasource) withSource(fd func(*direct, *http.Request) []string, fp func(*prometheus, *http.Request) ([]string, error)) http.HandlerFunc {
+// list serves a list resource from the mode: a JSON array of strings, never null, at most MaxListValues long.
+func (d *Datasource) list(f func(*http.Request) ([]string, error)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		switch {
-		case d.settingsErr != nil:
-			writeJSON(w, http.StatusBadRequest, map[string]string{"error": d.settingsErr.Error()})
-		case d.prom != nil:
-			v, err := fp(d.prom, r)
-			if err != nil {
-				writeJSON(w, http.StatusBadGateway, map[string]string{"error": d.scrub.Error(err)})
-				return
-			}
-			writeJSON(w, http.StatusOK, nonNil(v))
-		case d.direct != nil:
-			writeJSON(w, http.StatusOK, nonNil(fd(d.direct, r)))
-		default:
-			writeJSON(w, http.StatusBadRequest, map[string]string{"error": "the data source is not configured"})
+		v, err := f(r)
+		if err != nil {
+			httpjson.Error(w, statusOfResourceError(err), d.scrub.Error(err))
+			return
 		}
+		httpjson.Write(w, http.StatusOK, nonNil(v))
 	}
 }
 
@@ -190,10 +143,4 @@ func nonNil(s []string) []string {
 		return []string{}
 	}
 	return s[:min(len(s), MaxListValues)]
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
 }

@@ -121,7 +121,10 @@ func (r *streamRegistry) acquire(path string) (query.Query, func(), bool) {
 
 // SubscribeStream accepts channels of queries this instance has answered in direct mode.
 func (d *Datasource) SubscribeStream(_ context.Context, req *backend.SubscribeStreamRequest) (*backend.SubscribeStreamResponse, error) {
-	if _, ok := d.streams.lookup(req.Path); !ok || d.direct == nil {
+	if _, isDirect := d.mode.(*direct); !isDirect {
+		return &backend.SubscribeStreamResponse{Status: backend.SubscribeStreamStatusNotFound}, nil
+	}
+	if _, ok := d.streams.lookup(req.Path); !ok {
 		return &backend.SubscribeStreamResponse{Status: backend.SubscribeStreamStatusNotFound}, nil
 	}
 	return &backend.SubscribeStreamResponse{Status: backend.SubscribeStreamStatusOK}, nil
@@ -135,7 +138,8 @@ func (d *Datasource) PublishStream(_ context.Context, _ *backend.PublishStreamRe
 // RunStream sends, after every scrape round, the newest value of each of the query's series as one wide frame,
 // until Grafana cancels the stream when the last subscriber leaves.
 func (d *Datasource) RunStream(ctx context.Context, req *backend.RunStreamRequest, sender *backend.StreamSender) error {
-	if d.direct == nil {
+	dr, isDirect := d.mode.(*direct) // only direct mode streams: it knows when a scrape round ends
+	if !isDirect {
 		return fmt.Errorf("no stream at path %.64q", req.Path)
 	}
 	q, release, ok := d.streams.acquire(req.Path)
@@ -143,7 +147,7 @@ func (d *Datasource) RunStream(ctx context.Context, req *backend.RunStreamReques
 		return fmt.Errorf("no stream at path %.64q", req.Path)
 	}
 	defer release()
-	rounds, unsubscribe := d.direct.scraper.Subscribe()
+	rounds, unsubscribe := dr.scraper.Subscribe()
 	defer unsubscribe()
 	interval := time.Duration(d.settings.ScrapeInterval)
 	for {
@@ -152,7 +156,7 @@ func (d *Datasource) RunStream(ctx context.Context, req *backend.RunStreamReques
 			return nil
 		case t := <-rounds:
 			now := time.UnixMilli(t)
-			res, err := d.direct.eval(ctx, q, query.Request{From: now.Add(-2 * interval), To: now, Interval: interval})
+			res, err := dr.answer(ctx, q, query.Request{From: now.Add(-2 * interval), To: now, Interval: interval})
 			if err != nil {
 				// Returning an error makes Grafana restart the stream silently; skip this round instead.
 				continue

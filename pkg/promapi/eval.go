@@ -53,7 +53,7 @@ func (a *Answer) PromQL() string {
 // Eval generates the PromQL of a query for the names the server holds, runs every expression as a range
 // query at direct mode's step and alignment, and returns outputs shaped as direct mode's.
 func (ev *Evaluator) Eval(ctx context.Context, q query.Query, r query.Request) (*Answer, error) {
-	if err := q.Validate(); err != nil {
+	if err := q.EnsureValid(); err != nil {
 		return nil, err
 	}
 	rng, err := query.ResolveRange(q, r, ev.ScrapeInterval)
@@ -134,17 +134,27 @@ func (ev *Evaluator) Eval(ctx context.Context, q query.Query, r query.Request) (
 	return ans, nil
 }
 
-// queryError names what failed; a rejected expression is reported as such, with the server's message.
+// queryError names what failed; a rejected expression is reported as such, with the server's message, and still
+// unwraps to the server's *Error.
 func queryError(q query.Query, e Expr, err error) error {
 	var pe *Error
 	if errors.As(err, &pe) && pe.BadQuery() {
 		if q.QueryType == query.TypePromQL {
-			return fmt.Errorf("invalid PromQL: %s", pe.Message)
+			return &rejected{"invalid PromQL: " + pe.Message, pe}
 		}
-		return fmt.Errorf("the server rejected the generated PromQL for %s (%s): %s", q.QueryType, e.Measure, pe.Message)
+		return &rejected{fmt.Sprintf("the server rejected the generated PromQL for %s (%s): %s", q.QueryType, e.Measure, pe.Message), pe}
 	}
 	return err
 }
+
+// rejected is an expression the server refused, described for the user.
+type rejected struct {
+	msg string
+	err *Error
+}
+
+func (r *rejected) Error() string { return r.msg }
+func (r *rejected) Unwrap() error { return r.err }
 
 // restrictUpToVLLMJobs adds a job matcher to a raw `up` query (unless it has one) so that it covers the targets
 // of the jobs that expose vLLM families, the way direct mode's up covers its configured endpoints.

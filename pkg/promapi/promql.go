@@ -36,15 +36,14 @@ type CacheConfig struct {
 // (instance), the preferred name winning where an endpoint exposes several. window is the rate window
 // (query.Resolution). Labels follow direct mode: instance is reported as endpoint by the caller.
 func Generate(q query.Query, names Names, configs []CacheConfig, window time.Duration) ([]Expr, error) {
-	if err := q.Validate(); err != nil {
+	if err := q.EnsureValid(); err != nil {
 		return nil, err
 	}
 	outputs := q.Outputs()
 	if len(outputs) == 0 {
 		return nil, fmt.Errorf("query type %q has no generated PromQL", q.QueryType)
 	}
-	g := &gen{q: q, names: names, configs: configs, w: model.Duration(window).String()}
-	g.rankRe, _ = regexp.Compile("^(?:" + q.Engine + ")$")
+	g := &gen{q: q, names: names, configs: configs, w: model.Duration(window).String(), rankRe: q.Matchers().Engine}
 	metricUnit := q.LatencySignal().Unit
 	var out []Expr
 	for _, o := range outputs {
@@ -171,7 +170,7 @@ func (g *gen) held(sig vllm.Signal) []string {
 		if !g.names.Has(probe) {
 			continue
 		}
-		if src, _ := vllm.RankLabel(n); src == "" && g.q.Engine != "" && !g.rankRe.MatchString("") {
+		if src, _ := vllm.RankLabel(n); src == "" && g.rankRe != nil && !g.rankRe.MatchString("") {
 			continue
 		}
 		out = append(out, n)

@@ -318,3 +318,46 @@ func TestLicenseIsComplete(t *testing.T) {
 		t.Error("LICENSE still holds the template's placeholders")
 	}
 }
+
+// TestReadmePackageListMatchesTree keeps the README's layout block true: every Go package under pkg/ is named
+// there with a sentence, and every pkg/ path it names exists.
+func TestReadmePackageListMatchesTree(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := map[string]bool{}
+	for _, line := range strings.Split(string(readme), "\n") {
+		if !strings.HasPrefix(line, "pkg/") {
+			continue
+		}
+		names, desc, ok := strings.Cut(line, "  ")
+		if !ok || strings.TrimSpace(desc) == "" {
+			t.Errorf("README layout line without a description: %q", line)
+		}
+		for _, n := range strings.Split(names, ",") {
+			listed[strings.TrimSpace(n)] = true
+		}
+	}
+	tree := map[string]bool{}
+	err = filepath.WalkDir("..", func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") {
+			return err
+		}
+		tree["pkg/"+filepath.ToSlash(filepath.Dir(strings.TrimPrefix(path, "../")))] = true
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p := range tree {
+		if !listed[p] {
+			t.Errorf("%s is not in the README's package list", p)
+		}
+	}
+	for p := range listed {
+		if !tree[p] {
+			t.Errorf("the README lists %s, which holds no Go package", p)
+		}
+	}
+}

@@ -75,7 +75,7 @@ type Result struct {
 
 // Eval answers one query.
 func (e *Engine) Eval(ctx context.Context, q Query, r Request) (*Result, error) {
-	if err := q.Validate(); err != nil {
+	if err := q.EnsureValid(); err != nil {
 		return nil, err
 	}
 	c, err := e.newEvalCtx(q, r)
@@ -86,7 +86,7 @@ func (e *Engine) Eval(ctx context.Context, q Query, r Request) (*Result, error) 
 	res := &Result{Step: time.Duration(c.step) * time.Millisecond, Window: time.Duration(c.window) * time.Millisecond}
 	outputs := q.Outputs()
 	if len(outputs) == 0 {
-		return nil, fmt.Errorf("query type %q is not evaluated from scraped history", q.QueryType)
+		return nil, Invalid(fmt.Errorf("query type %q is not evaluated from scraped history", q.QueryType))
 	}
 	metricUnit := q.LatencySignal().Unit
 	for _, o := range outputs {
@@ -183,14 +183,11 @@ func (e *Engine) newEvalCtx(q Query, r Request) (*evalCtx, error) {
 	c := &evalCtx{
 		e: e, q: q, step: step, window: window, from: start, to: end, requestedFrom: from, stepNotice: rng.Notice,
 		lookback: Lookback.Milliseconds(), steps: derive.Steps(start, end, step), scrapeIntervalMs: scrape,
-		labelRes: map[string]*regexp.Regexp{}, budget: &readBudget{}, memo: map[measure.Node][]Output{},
+		budget: &readBudget{}, memo: map[measure.Node][]Output{},
 	}
-	c.modelRe, _ = compileAnchored(q.Model)
-	c.rankRe, _ = compileAnchored(q.Engine)
-	for name, re := range q.Labels {
-		c.labelRes[name], _ = compileAnchored(re)
-	}
-	endpointRe, _ := compileAnchored(q.Endpoint)
+	m := q.Matchers()
+	c.modelRe, c.rankRe, c.labelRes = m.Model, m.Engine, m.Labels
+	endpointRe := m.Endpoint
 	for _, ep := range e.Source.Endpoints() {
 		if endpointRe != nil && !endpointRe.MatchString(ep) {
 			continue
@@ -294,8 +291,8 @@ func (c *evalCtx) fetchName(endpoint, name string, catalogMatch []measure.Matche
 		b.fetched += len(s.Points)
 	}
 	if !fits || b.series > MaxFetchedSeries || b.fetched > MaxFetchedPoints {
-		b.err = fmt.Errorf("the query reads more than %d stored series or %d points: narrow it with endpoint, model or engine filters, or a shorter range",
-			MaxFetchedSeries, MaxFetchedPoints)
+		b.err = Invalid(fmt.Errorf("the query reads more than %d stored series or %d points: narrow it with endpoint, model or engine filters, or a shorter range",
+			MaxFetchedSeries, MaxFetchedPoints))
 		return nil
 	}
 	for _, s := range selected {

@@ -206,3 +206,28 @@ func TestRawEmptyLabelsAreAbsent(t *testing.T) {
 		t.Fatalf("labels %v", l)
 	}
 }
+
+// TestMatchersCompiledOnce checks a query's regular expressions are compiled by Validate and reused by both
+// modes, and compiled again only when a matcher changes afterwards.
+func TestMatchersCompiledOnce(t *testing.T) {
+	q := Query{QueryType: TypeQueue, Endpoint: "v1.*", Labels: map[string]string{"reason": "capacity"}}
+	if err := q.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	m := q.Matchers()
+	if m2 := q.Matchers(); m2 != m || !q.validated() || q.EnsureValid() != nil {
+		t.Fatal("a validated query's matchers were compiled again")
+	}
+	if !m.Endpoint.MatchString("v1-dp4") || m.Endpoint.MatchString("xv1") || !m.Labels["reason"].MatchString("capacity") {
+		t.Error("matchers are not anchored regular expressions")
+	}
+	copied := q
+	copied.Endpoint = "v0"
+	if copied.validated() || copied.Matchers() == m || !copied.Matchers().Endpoint.MatchString("v0") {
+		t.Error("a changed matcher kept the old compiled expression")
+	}
+	copied.Labels = map[string]string{"reason": "deferred"}
+	if copied.validated() || !copied.Matchers().Labels["reason"].MatchString("deferred") {
+		t.Error("a changed label matcher kept the old compiled expression")
+	}
+}

@@ -5,6 +5,7 @@ package query
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"regexp"
 	"sort"
 	"strings"
@@ -103,19 +104,86 @@ type Query struct {
 	Expr string `json:"expr,omitempty"`
 	// LegendFormat names series, e.g. "{{endpoint}} engine {{engine}}".
 	LegendFormat string `json:"legendFormat,omitempty"`
+
+	// matchers are the compiled regular expressions, set by Validate.
+	matchers *Matchers
+}
+
+// Matchers are a query's regular expressions compiled once, anchored as PromQL's =~; nil matches everything.
+type Matchers struct {
+	Endpoint, Model, Engine *regexp.Regexp
+	Labels                  map[string]*regexp.Regexp
+	// from and fromLabels are the sources they were compiled from, so a query changed after Validate is compiled
+	// again.
+	from       [3]string
+	fromLabels map[string]string
+}
+
+// compileMatchers compiles the query's matchers, naming the field of the first invalid one.
+func (q *Query) compileMatchers() (*Matchers, error) {
+	m := &Matchers{Labels: make(map[string]*regexp.Regexp, len(q.Labels)), from: [3]string{q.Endpoint, q.Model, q.Engine},
+		fromLabels: maps.Clone(q.Labels)}
+	var err error
+	for _, f := range []struct {
+		name string
+		re   string
+		dst  **regexp.Regexp
+	}{{"endpoint", q.Endpoint, &m.Endpoint}, {"model", q.Model, &m.Model}, {"engine", q.Engine, &m.Engine}} {
+		if *f.dst, err = compileAnchored(f.re); err != nil {
+			return nil, fmt.Errorf("%s %q is not a valid regular expression: %w", f.name, f.re, err)
+		}
+	}
+	for name, re := range q.Labels {
+		if m.Labels[name], err = compileAnchored(re); err != nil {
+			return nil, fmt.Errorf("label matcher %s=~%q is not a valid regular expression: %w", name, re, err)
+		}
+	}
+	return m, nil
+}
+
+// Matchers returns the query's compiled matchers: those Validate compiled, unless the matchers changed since.
+// An invalid expression (which Validate refuses) matches nothing.
+func (q *Query) Matchers() *Matchers {
+	if q.validated() {
+		return q.matchers
+	}
+	m, err := q.compileMatchers()
+	if err != nil {
+		never := regexp.MustCompile(`[^\x00-\x{10FFFF}]`)
+		return &Matchers{Endpoint: never, Model: never, Engine: never}
+	}
+	q.matchers = m
+	return m
+}
+
+// validated reports whether Validate has accepted the query as it is.
+func (q *Query) validated() bool {
+	m := q.matchers
+	return m != nil && m.from == [3]string{q.Endpoint, q.Model, q.Engine} && maps.Equal(m.fromLabels, q.Labels)
+}
+
+// EnsureValid validates a query unless Validate already accepted it, so a query is checked once on its way
+// from the request through either mode.
+func (q *Query) EnsureValid() error {
+	if q.validated() {
+		return nil
+	}
+	return q.Validate()
 }
 
 // Parse decodes and validates a query, applying defaults; errors name the offending field.
 func Parse(raw []byte) (Query, error) {
 	var q Query
 	if err := json.Unmarshal(raw, &q); err != nil {
-		return Query{}, fmt.Errorf("query JSON is invalid: %w", err)
+		return Query{}, Invalid(fmt.Errorf("query JSON is invalid: %w", err))
 	}
 	return q, q.Validate()
 }
 
-// Validate checks the fields a query type needs and fills defaults.
-func (q *Query) Validate() error {
+// Validate checks the fields a query type needs and fills defaults; its errors are InvalidErrors.
+func (q *Query) Validate() error { return Invalid(q.validate()) }
+
+func (q *Query) validate() error {
 	if q.QueryType == "" {
 		return fmt.Errorf("queryType is missing: use one of %s", strings.Join(typeNames(), ", "))
 	}
@@ -128,15 +196,10 @@ func (q *Query) Validate() error {
 	if err := q.checkSizes(); err != nil {
 		return err
 	}
-	for field, re := range map[string]string{"endpoint": q.Endpoint, "model": q.Model, "engine": q.Engine} {
-		if _, err := compileAnchored(re); err != nil {
-			return fmt.Errorf("%s %q is not a valid regular expression: %w", field, re, err)
-		}
-	}
-	for name, re := range q.Labels {
-		if _, err := compileAnchored(re); err != nil {
-			return fmt.Errorf("label matcher %s=~%q is not a valid regular expression: %w", name, re, err)
-		}
+	q.matchers = nil
+	m, err := q.compileMatchers()
+	if err != nil {
+		return err
 	}
 	switch q.GroupBy {
 	case "":
@@ -194,6 +257,7 @@ func (q *Query) Validate() error {
 			return fmt.Errorf("headroom %v is outside 0–0.9", *q.Headroom)
 		}
 	}
+	q.matchers = m
 	return nil
 }
 

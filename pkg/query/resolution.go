@@ -31,10 +31,10 @@ func ResolveRange(q Query, r Request, scrapeInterval time.Duration) (Range, erro
 	}
 	f, t := r.From.UnixMilli(), r.To.UnixMilli()
 	if t < f {
-		return Range{}, fmt.Errorf("time range ends (%s) before it starts (%s)", r.To.Format(time.RFC3339), r.From.Format(time.RFC3339))
+		return Range{}, Invalid(fmt.Errorf("time range ends (%s) before it starts (%s)", r.To.Format(time.RFC3339), r.From.Format(time.RFC3339)))
 	}
 	if f < -maxAbsTimestamp || t > maxAbsTimestamp {
-		return Range{}, fmt.Errorf("time range %d–%d ms is outside the supported timestamps", f, t)
+		return Range{}, Invalid(fmt.Errorf("time range %d–%d ms is outside the supported timestamps", f, t))
 	}
 	span := t - f
 	s := max(min(r.Interval.Milliseconds(), maxStep.Milliseconds()), scrape)
@@ -50,8 +50,8 @@ func ResolveRange(q Query, r Request, scrapeInterval time.Duration) (Range, erro
 			s = wholeSeconds(ceilDiv(span, MaxPointsPerSeries-2)) // alignment can add one step
 		}
 		if s > maxStep.Milliseconds() {
-			return Range{}, fmt.Errorf("time range of %s is too long: at most %d points of at most %s each",
-				time.Duration(span)*time.Millisecond, MaxPointsPerSeries, maxStep)
+			return Range{}, Invalid(fmt.Errorf("time range of %s is too long: at most %d points of at most %s each",
+				time.Duration(span)*time.Millisecond, MaxPointsPerSeries, maxStep))
 		}
 		notice = fmt.Sprintf("step raised from %s to %s: a series holds at most %d points, as in Prometheus; shorten the range for finer steps",
 			time.Duration(requested)*time.Millisecond, time.Duration(s)*time.Millisecond, MaxPointsPerSeries)

@@ -173,10 +173,13 @@ export interface VllmSecureOptions {
   basicAuthPassword?: string;
 }
 
-/** EndpointStatus is one entry of the `endpoints` resource (direct mode adds the last scrape's status). */
+/**
+ * EndpointStatus is one entry of the `endpoints` resource and of a health check's details (pkg/datasource
+ * EndpointHealth); Prometheus mode lists names only.
+ */
 export interface EndpointStatus {
   name: string;
-  url: string;
+  url?: string;
   up?: boolean;
   error?: string;
   lastScrape?: string;

@@ -40,7 +40,7 @@ export function EndpointStatus({ uid, version }: { uid: string; version?: number
           {error && <Text color="secondary">Health is shown once the settings are saved ({error}).</Text>}
           {statuses?.length === 0 && <Text color="secondary">No endpoints saved yet.</Text>}
           {statuses?.map((s) => (
-            <div key={s.url}>
+            <div key={s.name}>
               <Text color={s.up === false ? 'error' : s.up ? 'success' : 'secondary'}>
                 {s.name}:{' '}
                 {s.up === undefined
