@@ -86,16 +86,34 @@ func (e *engine) advanceTo(t float64) {
 
 // step schedules one batch the way vLLM's V1 scheduler does, runs it, and applies its outputs.
 func (e *engine) step() bool {
-	cfg := e.cfg
-	bs := cfg.BlockSize
 	t := e.clock
-	budget := cfg.MaxNumBatchedTokens
 	e.sched = e.sched[:0]
-	preempted := false
 	e.expireWaiting(t)
+	budget, preempted := e.scheduleRunning(e.cfg.MaxNumBatchedTokens)
+	if !preempted {
+		// New and preempted requests are admitted only in steps without preemption, FCFS.
+		e.admitWaiting(t, budget)
+	}
+	if len(e.sched) == 0 {
+		return false
+	}
+	tEnd := t + e.stepDuration()
+	iterPrompt, iterGen, firstITL := e.execute(tEnd)
+	if e.finished {
+		e.compactRunning()
+		e.finished = false
+	}
+	e.clock = tEnd
+	e.recordIteration(iterPrompt, iterGen, firstITL)
+	return true
+}
 
-	// Running requests first, in admission order; a request that cannot get KV blocks evicts
-	// the most recently admitted one (possibly itself), which goes back to the head of the queue.
+// scheduleRunning schedules the running requests first, in admission order, within the token budget; a request
+// that cannot get KV blocks evicts the most recently admitted one (possibly itself), which goes back to the head
+// of the queue. It returns the budget left and whether anything was preempted.
+func (e *engine) scheduleRunning(budget int) (int, bool) {
+	cfg := e.cfg
+	preempted := false
 	for i := 0; i < len(e.running); i++ {
 		r := e.running[i]
 		var n int
@@ -111,7 +129,7 @@ func (e *engine) step() bool {
 				continue
 			}
 		}
-		need := blocksFor(r.computed+n, bs) - r.blocks
+		need := blocksFor(r.computed+n, cfg.BlockSize) - r.blocks
 		self := false
 		for need > e.kv.free() {
 			victim := e.running[len(e.running)-1]
@@ -133,47 +151,50 @@ func (e *engine) step() bool {
 		budget -= n
 		e.sched = append(e.sched, scheduledWork{r: r, n: n, prefill: prefill})
 	}
+	return budget, preempted
+}
 
-	// New and preempted requests are admitted only in steps without preemption, FCFS.
-	if !preempted {
-		for e.waiting.len() > 0 && len(e.running) < cfg.MaxNumSeqs && budget > 0 {
-			r := e.waiting.front()
-			hit := e.prefixHit(r)
-			n := min(r.prefillTarget-hit, budget)
-			need := blocksFor(hit+n, bs)
-			if !e.kv.alloc(need) {
-				break
-			}
-			e.waiting.popFront()
-			r.blocks = need
-			r.computed = hit
-			e.st.prefixQueries += float64(r.prefillTarget)
-			e.st.prefixHits += float64(hit)
-			if cfg.ExternalPrefixHitRate > 0 {
-				miss := float64(r.prefillTarget - hit)
-				e.st.externalQueries += miss
-				e.st.externalHits, e.st.externalDue = owed(e.st.externalHits, e.st.externalDue, miss*cfg.ExternalPrefixHitRate)
-			}
-			if r.scheduled < 0 {
-				r.scheduled = t
-				r.cachedFirst = hit
-				if cfg.MMItems > 0 {
-					e.st.mmQueries += float64(cfg.MMItems)
-					e.st.mmHits, e.st.mmDue = owed(e.st.mmHits, e.st.mmDue, float64(cfg.MMItems)*cfg.MMHitRate)
-				}
-			}
-			e.running = append(e.running, r)
-			budget -= n
-			e.sched = append(e.sched, scheduledWork{r: r, n: n, prefill: true})
+// admitWaiting admits queued requests in order while sequences, budget and KV blocks allow, counting their
+// prefix-cache (and KV-connector and multi-modal cache) lookups.
+func (e *engine) admitWaiting(t float64, budget int) {
+	cfg := e.cfg
+	for e.waiting.len() > 0 && len(e.running) < cfg.MaxNumSeqs && budget > 0 {
+		r := e.waiting.front()
+		hit := e.prefixHit(r)
+		n := min(r.prefillTarget-hit, budget)
+		need := blocksFor(hit+n, cfg.BlockSize)
+		if !e.kv.alloc(need) {
+			break
 		}
+		e.waiting.popFront()
+		r.blocks = need
+		r.computed = hit
+		e.st.prefixQueries += float64(r.prefillTarget)
+		e.st.prefixHits += float64(hit)
+		if cfg.ExternalPrefixHitRate > 0 {
+			miss := float64(r.prefillTarget - hit)
+			e.st.externalQueries += miss
+			e.st.externalHits, e.st.externalDue = owed(e.st.externalHits, e.st.externalDue, miss*cfg.ExternalPrefixHitRate)
+		}
+		if r.scheduled < 0 {
+			r.scheduled = t
+			r.cachedFirst = hit
+			if cfg.MMItems > 0 {
+				e.st.mmQueries += float64(cfg.MMItems)
+				e.st.mmHits, e.st.mmDue = owed(e.st.mmHits, e.st.mmDue, float64(cfg.MMItems)*cfg.MMHitRate)
+			}
+		}
+		e.running = append(e.running, r)
+		budget -= n
+		e.sched = append(e.sched, scheduledWork{r: r, n: n, prefill: true})
 	}
-	if len(e.sched) == 0 {
-		return false
-	}
+}
 
-	tEnd := t + e.stepDuration()
-	iterPrompt, iterGen := 0, 0
-	firstITL := -1.0
+// execute runs the scheduled batch, finishing at tEnd: prefills advance, completed prefills and decodes emit
+// tokens. It returns the iteration's prompt and generated tokens and the first inter-token latency it saw (-1
+// when none).
+func (e *engine) execute(tEnd float64) (iterPrompt, iterGen int, firstITL float64) {
+	firstITL = -1
 	for _, s := range e.sched {
 		r := s.r
 		if s.prefill {
@@ -199,32 +220,33 @@ func (e *engine) step() bool {
 		}
 		iterGen += emitted
 	}
-	if e.finished {
-		e.compactRunning()
-		e.finished = false
-	}
-	e.clock = tEnd
+	return iterPrompt, iterGen, firstITL
+}
 
+// recordIteration observes the iteration in vLLM's iteration histogram and, with the profiler on, in the Ascend
+// profiler's batch and token metrics.
+func (e *engine) recordIteration(iterPrompt, iterGen int, firstITL float64) {
 	if iterPrompt+iterGen > 0 {
 		e.st.iterTokens.observe(float64(iterPrompt+iterGen), 1)
 	}
-	if a := e.asc; a != nil && e.fleet.profiling {
-		a.recorded = true
-		a.batchSize.observe(float64(len(e.running)), 1)
-		a.waitingBatchSize.observe(float64(e.waiting.len()), 1)
-		if iterPrompt+iterGen > 0 {
-			a.totalTokens.observe(float64(iterPrompt+iterGen), 1)
-			// The tool's counters add 1 when an iteration has no tokens of that kind
-			// (inc(value if value > 0 else 1)); the totals drift above the token counts.
-			a.input += float64(max(iterPrompt, 1))
-			a.output += float64(max(iterGen, 1))
-			a.inputSeen, a.outputSeen = true, true
-		}
-		if firstITL >= 0 {
-			a.secondTokenLatency.observe(firstITL, 1)
-		}
+	a := e.asc
+	if a == nil || !e.fleet.profiling {
+		return
 	}
-	return true
+	a.recorded = true
+	a.batchSize.observe(float64(len(e.running)), 1)
+	a.waitingBatchSize.observe(float64(e.waiting.len()), 1)
+	if iterPrompt+iterGen > 0 {
+		a.totalTokens.observe(float64(iterPrompt+iterGen), 1)
+		// The tool's counters add 1 when an iteration has no tokens of that kind
+		// (inc(value if value > 0 else 1)); the totals drift above the token counts.
+		a.input += float64(max(iterPrompt, 1))
+		a.output += float64(max(iterGen, 1))
+		a.inputSeen, a.outputSeen = true, true
+	}
+	if firstITL >= 0 {
+		a.secondTokenLatency.observe(firstITL, 1)
+	}
 }
 
 // stepDuration is the model's cost for the scheduled batch, with a little noise.
