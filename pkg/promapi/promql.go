@@ -286,6 +286,11 @@ func (g *gen) by(names []string, extra ...string) string {
 
 func instant(sel string) string { return sel }
 
+// sameLe writes integral le bounds without ".0", so "1.0" and "1" are one bucket to sum by (le) and count by (le).
+func sameLe(expr string) string {
+	return `label_replace(` + expr + `, "le", "$1", "le", "(.+)\\.0")`
+}
+
 func (g *gen) rangeRate(sel string) string { return "rate(" + sel + "[" + g.w + "])" }
 
 // gauge is agg by (…) of a gauge, series differing only by the multi-API-server pid label folded with max.
@@ -397,7 +402,15 @@ func (g *gen) quantiles(names []string, name, unit string) []Expr {
 	if len(names) == 0 {
 		return nil
 	}
-	buckets := "sum by " + g.by(names, "le") + " (" + g.terms(names, "_bucket", nil, nil, g.rangeRate) + ")"
+	// Only the bucket bounds every histogram of a group has are summed (as many series at the bound as at +Inf),
+	// as direct mode does: mixed layouts would otherwise be repaired differently by each engine. Bounds are
+	// compared as numbers there; here le is written one way first ("1.0", as Python and Prometheus 3 write it,
+	// becomes "1", as Dynamo's Rust exporter writes it), or equal bounds would count as different buckets.
+	rates := sameLe(g.terms(names, "_bucket", nil, nil, g.rangeRate))
+	infs := g.terms(names, "_bucket", nil, []string{`le="+Inf"`}, g.rangeRate)
+	group, withLe := g.by(names), g.by(names, "le")
+	buckets := "sum by " + withLe + " (" + rates + ") and on " + withLe + " (count by " + withLe + " (" + rates + ") == on " +
+		group + " group_left () count by " + group + " (" + infs + "))"
 	var out []Expr
 	for _, q := range g.q.Quantiles {
 		out = append(out, Expr{Measure: name, Unit: unit, Labels: map[string]string{"quantile": query.FormatQuantile(q)},

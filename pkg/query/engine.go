@@ -560,7 +560,7 @@ func (c *evalCtx) quantiles(buckets []input, qs []float64) []Output {
 		}
 		for _, t := range c.steps {
 			// Equal bounds from several members are summed by HistogramQuantile, which is exactly sum by (le).
-			b := derive.BucketRates(series, t-c.window, t)
+			b := commonBuckets(derive.BucketRates(series, t-c.window, t))
 			if len(b) == 0 {
 				continue
 			}
@@ -579,6 +579,25 @@ func (c *evalCtx) quantiles(buckets []input, qs []float64) []Output {
 		}
 	}
 	return outs
+}
+
+// commonBuckets keeps the bucket bounds every histogram of a group has: as many series at that bound as at +Inf.
+// Summing histograms of different layouts (V0's TTFT lacks V1's 20…2560 s buckets) would give a non-monotonic
+// sum that Prometheus repairs upwards and VictoriaMetrics downwards (a p99 of 2560 s); the buckets all share
+// answer alike everywhere. Prometheus mode generates the same filter (promapi quantiles).
+func commonBuckets(b []derive.Bucket) []derive.Bucket {
+	count := make(map[float64]int, len(b))
+	for _, x := range b {
+		count[x.UpperBound]++
+	}
+	all := count[math.Inf(1)]
+	kept := b[:0]
+	for _, x := range b {
+		if count[x.UpperBound] == all {
+			kept = append(kept, x)
+		}
+	}
+	return kept
 }
 
 func copyLabels(l map[string]string) map[string]string {
