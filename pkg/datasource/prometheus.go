@@ -76,7 +76,10 @@ func (p *prometheus) health(ctx context.Context) Health {
 		return Health{Status: HealthError, Problem: "Prometheus answered but the metric query failed: " + err.Error()}
 	}
 	server := "Prometheus-compatible server"
-	if hasBuildInfo && version != "" {
+	switch {
+	case p.client.VictoriaMetrics():
+		server = "VictoriaMetrics"
+	case hasBuildInfo && version != "":
 		server = "Prometheus " + version
 	}
 	per := map[string]*exposed{}
@@ -107,6 +110,9 @@ func (p *prometheus) health(ctx context.Context) Health {
 	for _, inst := range sortedKeys(keySet(per)) {
 		det := vllm.Detect(per[inst])
 		h.Endpoints = append(h.Endpoints, EndpointHealth{Name: inst, Up: true, Detection: &det})
+	}
+	if p.client.VictoriaMetrics() {
+		h.Warnings = append(h.Warnings, "VictoriaMetrics leaves out the newest 30 s by default (-search.latencyOffset): new endpoints and values show up that much later")
 	}
 	for _, w := range warns {
 		if w == promapi.TruncatedWarning {

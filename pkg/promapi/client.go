@@ -15,6 +15,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/common/model"
@@ -34,7 +35,14 @@ type Client struct {
 	// Scrub removes the data source's secrets from server text (errors, warnings) before anyone sees it: a proxy
 	// may echo the request's Authorization or tenant header.
 	Scrub *redact.Scrubber
+
+	// victoria is set once an answer came from VictoriaMetrics, whose PromQL differs from Prometheus's.
+	victoria atomic.Bool
 }
+
+// VictoriaMetrics reports whether the server answered as VictoriaMetrics (its X-Server-Hostname header), whose
+// rate() does not extrapolate and whose default -search.latencyOffset hides the newest 30 s.
+func (c *Client) VictoriaMetrics() bool { return c.victoria.Load() }
 
 // MaxServerText bounds each piece of server text (an error, a warning) the plugin passes on.
 const MaxServerText = 512
@@ -124,6 +132,9 @@ func (c *Client) stream(ctx context.Context, path string, params url.Values, met
 		return nil, &Error{Message: c.transportMessage(ctx, err)}
 	}
 	defer resp.Body.Close()
+	if resp.Header.Get("X-Server-Hostname") != "" {
+		c.victoria.Store(true)
+	}
 	if resp.StatusCode/100 != 2 {
 		body, err := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 		if err != nil {

@@ -128,10 +128,45 @@ func (ev *Evaluator) Eval(ctx context.Context, q query.Query, r query.Request) (
 	if truncated {
 		res.Notices = append(res.Notices, query.TruncatedNotice(len(res.Outputs)))
 	}
+	res.Notices = append(res.Notices, ev.engineNotices(q, r)...)
 	if len(res.Outputs) == 0 && len(exprs) > 0 && q.QueryType != query.TypePromQL {
 		res.Notices = append(res.Notices, fmt.Sprintf("no selected endpoint has data for %s/%s in this range", q.QueryType, strings.Join(q.MeasureList(), ",")))
 	}
 	return ans, nil
+}
+
+// How VictoriaMetrics' answers differ from Prometheus's (README "Engines"), said on the queries they affect.
+const (
+	// VictoriaRateNotice is on queries whose formulas take rates: MetricsQL's rate() does not extrapolate to the
+	// window's edges and counts the sample before the window.
+	VictoriaRateNotice = "VictoriaMetrics computes rates without Prometheus's extrapolation and counts the sample before the window: " +
+		"values differ from Prometheus and direct mode by a few percent, more on sparse counters"
+	// VictoriaLatencyOffset is VictoriaMetrics' default -search.latencyOffset.
+	VictoriaLatencyOffset = 30 * time.Second
+	// VictoriaRecentNotice is on ranges ending within the latency offset of now.
+	VictoriaRecentNotice = "VictoriaMetrics leaves out the newest 30 s by default (-search.latencyOffset): the last steps of this range are empty"
+)
+
+// engineNotices say where the server's engine answers differently from Prometheus for this query.
+func (ev *Evaluator) engineNotices(q query.Query, r query.Request) []string {
+	if !ev.Client.VictoriaMetrics() {
+		return nil
+	}
+	var out []string
+	rates := q.QueryType == query.TypePromQL || q.QueryType == query.TypeRaw && q.Histogram == query.HistogramQuantiles || measure.Reads(q.Outputs(), func(n measure.Node) bool {
+		switch n.(type) {
+		case *measure.Rate, *measure.Quantiles, *measure.Mean:
+			return true
+		}
+		return false
+	})
+	if rates {
+		out = append(out, VictoriaRateNotice)
+	}
+	if time.Since(r.To) < VictoriaLatencyOffset {
+		out = append(out, VictoriaRecentNotice)
+	}
+	return out
 }
 
 // queryError names what failed; a rejected expression is reported as such, with the server's message, and still
