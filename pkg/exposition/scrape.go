@@ -2,6 +2,7 @@ package exposition
 
 import (
 	"bytes"
+	"cmp"
 	"compress/gzip"
 	"context"
 	"errors"
@@ -152,67 +153,32 @@ func Fetch(ctx context.Context, client *http.Client, rawURL string, opts ScrapeO
 	if u.Scheme != "http" && u.Scheme != "https" {
 		return fail(fmt.Errorf("unsupported URL scheme %q", u.Scheme))
 	}
-
-	timeout := opts.Timeout
-	if timeout == 0 {
-		timeout = DefaultTimeout
-	}
+	timeout := cmp.Or(opts.Timeout, DefaultTimeout)
 	if timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, timeout)
 		defer cancel()
 	}
-	limit := opts.MaxBodyBytes
-	if limit == 0 {
-		limit = DefaultMaxBodyBytes
-	}
+	limit := cmp.Or(opts.MaxBodyBytes, DefaultMaxBodyBytes)
 
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
+	req, err := scrapeRequest(ctx, rawURL, opts.PreferOpenMetrics, timeout)
 	if err != nil {
-		return fail(errors.New("cannot build request"))
+		return fail(err)
 	}
-	accept := acceptText
-	if opts.PreferOpenMetrics {
-		accept = acceptOpenMetrics
-	}
-	req.Header.Set("Accept", accept)
-	// Setting this ourselves turns off the transport's transparent gzip, so
-	// the size cap below applies to decompressed bytes.
-	req.Header.Set("Accept-Encoding", "gzip")
-	if timeout > 0 {
-		req.Header.Set("X-Prometheus-Scrape-Timeout-Seconds", strconv.FormatFloat(timeout.Seconds(), 'f', -1, 64))
-	}
-
 	resp, err := client.Do(req)
 	if err != nil {
 		return fail(contextError(ctx, timeout, unwrapURLError(err)))
 	}
 	defer resp.Body.Close()
-
 	if resp.StatusCode/100 != 2 {
 		fe.StatusCode = resp.StatusCode
 	}
 	wire := &countingReader{r: resp.Body}
-	var body io.Reader = wire
-	switch enc := strings.ToLower(strings.TrimSpace(resp.Header.Get("Content-Encoding"))); enc {
-	case "", "identity":
-		if limit > 0 && resp.ContentLength > limit {
-			return fail(bodyLimitError{limit})
-		}
-	case "gzip", "x-gzip":
-		gz, err := getGzipReader(wire)
-		if err != nil {
-			if fe.StatusCode != 0 {
-				return fail(statusError(resp, nil))
-			}
-			return fail(contextError(ctx, timeout, fmt.Errorf("invalid gzip body: %w", err)))
-		}
-		defer gzipPool.Put(gz)
-		body = gz
-	default:
-		return fail(fmt.Errorf("unsupported Content-Encoding %q", enc))
+	body, release, err := decodedBody(ctx, resp, wire, limit, timeout)
+	if err != nil {
+		return fail(err)
 	}
-
+	defer release()
 	if fe.StatusCode != 0 {
 		// Scrub before cutting: a cut through a secret would leave a part that no longer matches it.
 		excerpt, _ := io.ReadAll(io.LimitReader(body, 4096))
@@ -226,14 +192,8 @@ func Fetch(ctx context.Context, client *http.Client, rawURL string, opts ScrapeO
 			bufPool.Put(buf)
 		}
 	}()
-	if limit > 0 {
-		body = io.LimitReader(body, limit+1)
-	}
-	if _, err := buf.ReadFrom(body); err != nil {
-		return fail(contextError(ctx, timeout, fmt.Errorf("reading body: %w", err)))
-	}
-	if limit > 0 && int64(buf.Len()) > limit {
-		return fail(bodyLimitError{limit})
+	if err := readBody(ctx, buf, body, limit, timeout); err != nil {
+		return fail(err)
 	}
 
 	ct := resp.Header.Get("Content-Type")
@@ -261,6 +221,64 @@ func Fetch(ctx context.Context, client *http.Client, rawURL string, opts ScrapeO
 		ContentType:   ct,
 		StatusCode:    resp.StatusCode,
 	}, nil
+}
+
+// scrapeRequest is the GET of one scrape, asking for the text format (or OpenMetrics) and gzip, and telling the
+// server the timeout as Prometheus does.
+func scrapeRequest(ctx context.Context, rawURL string, openMetrics bool, timeout time.Duration) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
+	if err != nil {
+		return nil, errors.New("cannot build request")
+	}
+	accept := acceptText
+	if openMetrics {
+		accept = acceptOpenMetrics
+	}
+	req.Header.Set("Accept", accept)
+	// Setting this ourselves turns off the transport's transparent gzip, so the size cap applies to decompressed
+	// bytes.
+	req.Header.Set("Accept-Encoding", "gzip")
+	if timeout > 0 {
+		req.Header.Set("X-Prometheus-Scrape-Timeout-Seconds", strconv.FormatFloat(timeout.Seconds(), 'f', -1, 64))
+	}
+	return req, nil
+}
+
+// decodedBody is the answer's body after its Content-Encoding; an identity body announced larger than limit is
+// refused before it is read. release returns a gzip reader to its pool.
+func decodedBody(ctx context.Context, resp *http.Response, wire io.Reader, limit int64, timeout time.Duration) (body io.Reader, release func(), err error) {
+	switch enc := strings.ToLower(strings.TrimSpace(resp.Header.Get("Content-Encoding"))); enc {
+	case "", "identity":
+		if limit > 0 && resp.ContentLength > limit {
+			return nil, nil, bodyLimitError{limit}
+		}
+		return wire, func() {}, nil
+	case "gzip", "x-gzip":
+		gz, err := getGzipReader(wire)
+		if err != nil {
+			if resp.StatusCode/100 != 2 {
+				return nil, nil, statusError(resp, nil)
+			}
+			return nil, nil, contextError(ctx, timeout, fmt.Errorf("invalid gzip body: %w", err))
+		}
+		return gz, func() { gzipPool.Put(gz) }, nil
+	default:
+		return nil, nil, fmt.Errorf("unsupported Content-Encoding %q", enc)
+	}
+}
+
+// readBody reads the body into buf, failing once it passes limit (0: no limit).
+func readBody(ctx context.Context, buf *bytes.Buffer, body io.Reader, limit int64, timeout time.Duration) error {
+	if limit > 0 {
+		body = io.LimitReader(body, limit+1)
+	}
+	if _, err := buf.ReadFrom(body); err != nil {
+		return contextError(ctx, timeout, fmt.Errorf("reading body: %w", err))
+	}
+	if limit > 0 && int64(buf.Len()) > limit {
+		return bodyLimitError{limit}
+	}
+	return nil
 }
 
 // formatOf maps a Content-Type to a Format; FormatAuto means "not a text
