@@ -8,34 +8,9 @@ import (
 // parseSample parses a sample line starting at line[i]:
 // name [{labels}] value [timestamp] [# exemplar], or {"name", labels} value ...
 func (p *parser) parseSample(i int) error {
-	line := p.line
-	om := p.format == FormatOpenMetrics
-	var (
-		name   []byte
-		next   int
-		err    error
-		braces = line[i] == '{'
-	)
-	if braces {
-		j := skipBlank(line, i+1)
-		if name, next, err = p.lexName(j, true); err != nil {
-			return err
-		}
-		k := skipBlank(line, next)
-		if len(name) == 0 || k == len(line) || line[k] != ',' && line[k] != '}' {
-			return p.errorf(j, "expected the metric name first in a label set")
-		}
-		next = k
-		if line[k] == ',' {
-			next++
-		}
-	} else {
-		if name, next, err = p.lexName(i, true); err != nil {
-			return err
-		}
-		if len(name) == 0 {
-			return p.errorf(i, "invalid metric name")
-		}
+	name, next, braces, err := p.sampleName(i)
+	if err != nil {
+		return err
 	}
 	ri, err := p.resolve(name, i)
 	if err != nil {
@@ -45,7 +20,7 @@ func (p *parser) parseSample(i int) error {
 	fam, m := &p.fams[r.fam], &p.meta[r.fam]
 	if !m.hasType {
 		fam.Type, m.hasType = TypeUntyped, true
-		if om {
+		if p.format == FormatOpenMetrics {
 			fam.Type = TypeUnknown
 		}
 	}
@@ -53,6 +28,8 @@ func (p *parser) parseSample(i int) error {
 		return nil
 	}
 
+	// The labels, checked against the family (histogram le, summary quantile, duplicates).
+	line := p.line
 	lo := len(p.labels)
 	if !braces {
 		if j := skipBlank(line, next); j < len(line) && line[j] == '{' {
@@ -77,58 +54,110 @@ func (p *parser) parseSample(i int) error {
 		return err
 	}
 
+	v, vEnd, err := p.sampleValue(next, r, fam)
+	if err != nil {
+		return err
+	}
+	ts, hasTs, err := p.sampleTail(vEnd)
+	if err != nil {
+		return err
+	}
+	return p.appendSample(Sample{Name: r.name, Labels: labels, Value: v, TimestampMs: ts, HasTimestamp: hasTs}, r.fam, m)
+}
+
+// sampleName reads the metric name at line[i], bare or as the first item of a label set ({"name", ...}); next is
+// where the labels (or the value) start and braces whether a label set is open.
+func (p *parser) sampleName(i int) (name []byte, next int, braces bool, err error) {
+	line := p.line
+	if line[i] != '{' {
+		if name, next, err = p.lexName(i, true); err != nil {
+			return nil, 0, false, err
+		}
+		if len(name) == 0 {
+			return nil, 0, false, p.errorf(i, "invalid metric name")
+		}
+		return name, next, false, nil
+	}
+	j := skipBlank(line, i+1)
+	if name, next, err = p.lexName(j, true); err != nil {
+		return nil, 0, false, err
+	}
+	k := skipBlank(line, next)
+	if len(name) == 0 || k == len(line) || line[k] != ',' && line[k] != '}' {
+		return nil, 0, false, p.errorf(j, "expected the metric name first in a label set")
+	}
+	next = k
+	if line[k] == ',' {
+		next++
+	}
+	return name, next, true, nil
+}
+
+// sampleValue reads the value after the labels (or name), refusing negative histogram counts.
+func (p *parser) sampleValue(next int, r *resolved, fam *Family) (v float64, end int, err error) {
+	line := p.line
 	j := skipBlank(line, next)
 	if j == len(line) {
-		return p.errorf(j, "missing value")
+		return 0, 0, p.errorf(j, "missing value")
 	}
 	if j == next {
-		return p.errorf(j, "expected blank before value")
+		return 0, 0, p.errorf(j, "expected blank before value")
 	}
-	vEnd := tokenEnd(line, j)
-	v, ok := parseFloat(line[j:vEnd])
+	end = tokenEnd(line, j)
+	v, ok := parseFloat(line[j:end])
 	if !ok {
-		return p.errorf(j, "invalid value %q", line[j:vEnd])
+		return 0, 0, p.errorf(j, "invalid value %q", line[j:end])
 	}
 	if v < 0 && (r.role == roleBucket || r.role == roleCount && fam.Type != TypeSummary || r.role == roleGCount) {
-		return p.errorf(j, "negative count %v in histogram %q", v, fam.Name)
+		return 0, 0, p.errorf(j, "negative count %v in histogram %q", v, fam.Name)
 	}
+	return v, end, nil
+}
 
-	var ts int64
-	hasTs := false
+// sampleTail reads what may follow the value: a timestamp (ms in the text format, seconds in OpenMetrics) and,
+// in OpenMetrics, an exemplar, which is checked and skipped.
+func (p *parser) sampleTail(vEnd int) (ts int64, hasTs bool, err error) {
+	line := p.line
+	om := p.format == FormatOpenMetrics
 	k := skipBlank(line, vEnd)
 	if k < len(line) && !(om && line[k] == '#') {
 		tEnd := tokenEnd(line, k)
+		var ok bool
 		if om {
 			ts, ok = parseSecondsMs(line[k:tEnd])
 		} else {
 			ts, ok = parseInt(line[k:tEnd])
 		}
 		if !ok {
-			return p.errorf(k, "invalid timestamp %q", line[k:tEnd])
+			return 0, false, p.errorf(k, "invalid timestamp %q", line[k:tEnd])
 		}
 		hasTs = true
 		k = skipBlank(line, tEnd)
 	}
 	if k < len(line) {
 		if !om || line[k] != '#' {
-			return p.errorf(k, "unexpected text after sample")
+			return 0, false, p.errorf(k, "unexpected text after sample")
 		}
 		if err := p.skipExemplar(k + 1); err != nil {
-			return err
+			return 0, false, err
 		}
 	}
+	return ts, hasTs, nil
+}
 
+// appendSample records a sample of family fam, within the sample limit, extending the family's run of samples.
+func (p *parser) appendSample(s Sample, fam int32, m *famMeta) error {
 	n := len(p.samples)
 	if p.maxSamples > 0 && n >= p.maxSamples {
 		return fmt.Errorf("exposition: %w: more than %d samples (at line %d)", ErrSampleLimit, p.maxSamples, p.lineNo)
 	}
-	p.samples = append(p.samples, Sample{Name: r.name, Labels: labels, Value: v, TimestampMs: ts, HasTimestamp: hasTs})
-	if m.nRuns == 0 || p.runs[len(p.runs)-1].fam != r.fam {
+	p.samples = append(p.samples, s)
+	if m.nRuns == 0 || p.runs[len(p.runs)-1].fam != fam {
 		if m.nRuns == 0 {
 			m.lo = int32(n) // #nosec G115 -- a body is at most 1 GiB (maxBodyMB), so counts of its lines fit in int32
 		}
 		m.nRuns++
-		p.runs = append(p.runs, run{fam: r.fam, lo: int32(n), hi: int32(n)}) // #nosec G115 -- a body is at most 1 GiB (maxBodyMB), so counts of its lines fit in int32
+		p.runs = append(p.runs, run{fam: fam, lo: int32(n), hi: int32(n)}) // #nosec G115 -- a body is at most 1 GiB (maxBodyMB), so counts of its lines fit in int32
 	}
 	p.runs[len(p.runs)-1].hi++
 	m.n++
