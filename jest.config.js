@@ -12,7 +12,7 @@ const [swcPattern, swcTransform] = Object.entries(base.transform)[0];
 module.exports = {
   ...base,
   transform: { '^.+\\.(t|j)sx?$|^.+\\.mjs$': swcTransform },
-  transformIgnorePatterns: [nodeModulesToTransform([...grafanaESModules, 'react-data-grid', '@grafana/react-data-grid', '@react-hookz', '@ver0'])],
+  transformIgnorePatterns: [nodeModulesToTransform([...grafanaESModules, 'react-data-grid', '@grafana/react-data-grid', '@react-hookz', '@ver0', '@marcbachmann/cel-js'])],
   setupFilesAfterEnv: [...base.setupFilesAfterEnv, '<rootDir>/jest-polyfills.js'],
 };
 void swcPattern;

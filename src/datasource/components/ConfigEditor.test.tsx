@@ -194,7 +194,7 @@ describe('ConfigEditor', () => {
     );
   });
 
-  it("shows Grafana's HTTP settings and the server scrape interval in Prometheus mode", async () => {
+  it("shows Grafana's connection, auth and HTTP settings and the server scrape interval in Prometheus mode", async () => {
     await renderSettled(
       <ConfigEditor
         options={settings({ mode: 'prometheus' }, { url: 'http://prometheus:9090', access: 'proxy' })}
@@ -203,11 +203,17 @@ describe('ConfigEditor', () => {
     );
     expect(screen.queryByTestId(testIds.configEditor.addEndpoint)).not.toBeInTheDocument();
     expect(screen.getByText(/Query a Prometheus-compatible server/)).toBeInTheDocument();
-    expect(screen.getByText('HTTP')).toBeInTheDocument();
-    expect(screen.getByText('Auth')).toBeInTheDocument();
-    expect(screen.getByText('Forward OAuth Identity')).toBeInTheDocument();
-    expect(screen.getByText('Skip TLS Verify')).toBeInTheDocument();
-    expect(screen.getByText('Custom HTTP Headers')).toBeInTheDocument();
+    // @grafana/plugin-ui's components, which replace the deprecated DataSourceHttpSettings.
+    for (const text of [
+      'Connection',
+      'Authentication',
+      'TLS settings',
+      'Skip TLS certificate validation',
+      'HTTP headers',
+      'Advanced HTTP settings',
+    ]) {
+      expect(screen.getByText(text)).toBeInTheDocument();
+    }
     expect(screen.getByTestId(testIds.configEditor.scrapeInterval)).toBeInTheDocument();
     expect(screen.queryByTestId(testIds.configEditor.endpointStatus)).not.toBeInTheDocument();
   });

@@ -1,6 +1,7 @@
 import React from 'react';
 import { DataSourcePluginOptionsEditorProps } from '@grafana/data';
-import { DataSourceHttpSettings, Field, FieldSet, Input, RadioButtonGroup, Stack, Switch } from '@grafana/ui';
+import { AdvancedHttpSettings, Auth, AuthMethod, ConnectionSettings, convertLegacyAuthProps } from '@grafana/plugin-ui';
+import { Field, FieldSet, Input, RadioButtonGroup, Stack, Switch } from '@grafana/ui';
 import { testIds } from '../../components/testIds';
 import { Mode, VllmOptions, VllmSecureOptions } from '../types';
 import { validateSettings } from '../validation';
@@ -38,6 +39,24 @@ function NumberInput(props: {
         onChange={(ev) => props.onChange(ev.currentTarget.value === '' ? undefined : Number(ev.currentTarget.value))}
       />
     </Field>
+  );
+}
+
+/**
+ * PrometheusConnection is the server's URL, authentication (none, basic auth or the signed-in user's OAuth
+ * identity; TLS and custom headers such as a tenant id) and timeouts, with Grafana's current components.
+ */
+function PrometheusConnection({ options, onOptionsChange }: Props) {
+  const onChange = onOptionsChange as (o: typeof options) => void;
+  return (
+    <>
+      <ConnectionSettings config={options} onChange={onChange} urlPlaceholder="http://prometheus:9090" />
+      <Auth
+        {...convertLegacyAuthProps({ config: options, onChange })}
+        visibleMethods={[AuthMethod.NoAuth, AuthMethod.BasicAuth, AuthMethod.OAuthForward]}
+      />
+      <AdvancedHttpSettings config={options} onChange={onChange} />
+    </>
   );
 }
 
@@ -165,14 +184,7 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
         )}
       </FieldSet>
       {mode === 'prometheus' ? (
-        <DataSourceHttpSettings
-          defaultUrl="http://prometheus:9090"
-          dataSourceConfig={options}
-          onChange={onOptionsChange}
-          showAccessOptions={false}
-          showForwardOAuthIdentityOption
-          secureSocksDSProxyEnabled={false}
-        />
+        <PrometheusConnection options={options} onOptionsChange={onOptionsChange} />
       ) : (
         <FieldSet label="Authentication and TLS">
           <DirectAuth options={options} onOptionsChange={onOptionsChange} />
