@@ -30,3 +30,11 @@ class MessageChannelShim {
 if (typeof global.MessageChannel === 'undefined') {
   global.MessageChannel = MessageChannelShim;
 }
+
+// jsdom has no canvas; AutoSizeInput measures its text with a 2D context. A fixed-width font is enough for layout
+// in tests (the real browser tests measure for real).
+if (typeof HTMLCanvasElement !== 'undefined') {
+  HTMLCanvasElement.prototype.getContext = function getContext() {
+    return { font: '', measureText: (text) => ({ width: String(text).length * 8 }) };
+  };
+}

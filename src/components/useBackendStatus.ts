@@ -9,9 +9,7 @@ export interface BackendStatus {
 }
 
 export type BackendState =
-  | { state: 'loading' }
-  | { state: 'ok'; status: BackendStatus }
-  | { state: 'error'; message: string };
+  { state: 'loading' } | { state: 'ok'; status: BackendStatus } | { state: 'error'; message: string };
 
 /** Asks the app backend which build is answering, so a missing or stale executable shows up in the UI. */
 export function useBackendStatus(): BackendState {

@@ -38,7 +38,9 @@ describe('measure catalog', () => {
     await renderSettled(
       <QueryEditor query={{ refId: 'A', queryType }} datasource={ds} onChange={jest.fn()} onRunQuery={jest.fn()} />
     );
-    expect(optionLabels(testIds.queryEditor.queryType)).toContain(catalog.types.find((t) => t.value === queryType)?.label);
+    expect(optionLabels(testIds.queryEditor.queryType)).toContain(
+      catalog.types.find((t) => t.value === queryType)?.label
+    );
     const options = MEASURES[queryType].options;
     if (options.length < 2) {
       // A type with one measure has nothing to pick.

@@ -38,7 +38,10 @@ export interface MeasureOption extends Option {
 export const QUERY_TYPES = catalog.types as Array<{ value: QueryType; label: string; description: string }>;
 
 /** MEASURES are what each query type can return, from the catalog; `defaults` are the outputs of an empty measure. */
-export const MEASURES = catalog.measures as unknown as Record<QueryType, { options: MeasureOption[]; defaults: string[] }>;
+export const MEASURES = catalog.measures as unknown as Record<
+  QueryType,
+  { options: MeasureOption[]; defaults: string[] }
+>;
 
 /** LATENCY_METRICS are the latency families; `timer:<histogram>` picks an Ascend profiler timer. */
 export const LATENCY_METRICS: Option[] = catalog.latencyMetrics;

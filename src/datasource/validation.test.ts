@@ -26,20 +26,35 @@ describe('validateSettings', () => {
   });
 
   it('refuses endpoints the backend would mix up', () => {
-    const errs = (endpoints: Array<{ url: string; name?: string }>) => validateSettings({ mode: 'direct', endpoints }).endpoints;
-    expect(errs([{ url: 'http://a:8000/metrics', name: 'gpu' }, { url: 'http://b:8000/metrics', name: 'gpu' }])[1]).toMatch(
-      /has the name "gpu" of endpoint 1/
-    );
-    expect(errs([{ url: 'http://A:80/metrics/', name: 'x' }, { url: 'http://a/metrics', name: 'y' }])[1]).toMatch(
-      /endpoint 1's target too/
-    );
+    const errs = (endpoints: Array<{ url: string; name?: string }>) =>
+      validateSettings({ mode: 'direct', endpoints }).endpoints;
+    expect(
+      errs([
+        { url: 'http://a:8000/metrics', name: 'gpu' },
+        { url: 'http://b:8000/metrics', name: 'gpu' },
+      ])[1]
+    ).toMatch(/has the name "gpu" of endpoint 1/);
+    expect(
+      errs([
+        { url: 'http://A:80/metrics/', name: 'x' },
+        { url: 'http://a/metrics', name: 'y' },
+      ])[1]
+    ).toMatch(/endpoint 1's target too/);
     expect(errs([{ url: 'http://a:8000/metrics', name: 'b:9000' }, { url: 'http://b:9000/metrics' }])[1]).toMatch(
       /has the name "b:9000" of endpoint 1/
     );
-    expect(errs([{ url: 'http://a:8000/metrics', name: 'b:9000' }, { url: 'http://b:9000/metrics', name: 'bee' }])[0]).toMatch(
-      /is endpoint 2's host:port/
-    );
-    expect(errs([{ url: 'http://a:8000/metrics', name: 'x' }, { url: 'http://a:8000/other', name: 'y' }])).toEqual({});
+    expect(
+      errs([
+        { url: 'http://a:8000/metrics', name: 'b:9000' },
+        { url: 'http://b:9000/metrics', name: 'bee' },
+      ])[0]
+    ).toMatch(/is endpoint 2's host:port/);
+    expect(
+      errs([
+        { url: 'http://a:8000/metrics', name: 'x' },
+        { url: 'http://a:8000/other', name: 'y' },
+      ])
+    ).toEqual({});
   });
 
   it('keeps numbers in the backend ranges', () => {

@@ -99,7 +99,8 @@ function endpointErrors(endpoints: Endpoint[]): Record<number, string> {
     const name = displayName(e);
     const sameName = names.get(name);
     if (sameName !== undefined) {
-      errors[i] = `Endpoint ${i + 1} has the name "${name}" of endpoint ${sameName + 1}; give each endpoint its own name.`;
+      errors[i] =
+        `Endpoint ${i + 1} has the name "${name}" of endpoint ${sameName + 1}; give each endpoint its own name.`;
       return;
     }
     names.set(name, i);

@@ -13,8 +13,8 @@ export function Overview() {
         <Stack direction="column" gap={2}>
           <Text element="p">
             InferScope turns vLLM, vLLM-Ascend and NVIDIA Dynamo metrics into the numbers operators act on: KV-cache
-            usage, speculative-decoding acceptance, data-parallel balance, latency quantiles and token throughput. Add
-            a &quot;vLLM (InferScope)&quot; data source pointing at your endpoints or at Prometheus, then open a
+            usage, speculative-decoding acceptance, data-parallel balance, latency quantiles and token throughput. Add a
+            &quot;vLLM (InferScope)&quot; data source pointing at your endpoints or at Prometheus, then open a
             dashboard.
           </Text>
           <BackendStatusAlert />

@@ -88,10 +88,7 @@ export function AllowListEditor({ enabled, pinned, settings, onSaved }: Props) {
                 data-testid={testIds.appConfig.allowListMetricsUrl(i)}
               />
             </Field>
-            <Field
-              label="Overwrite if read-only"
-              description="Replace the file even when it has no write permission"
-            >
+            <Field label="Overwrite if read-only" description="Replace the file even when it has no write permission">
               <Switch
                 id={`inferscope-allow-list-overwrite-read-only-${i}`}
                 value={!!r.overwriteReadOnly}

@@ -1,13 +1,13 @@
 import React from 'react';
 import { DataSourcePluginOptionsEditorProps } from '@grafana/data';
 import { AdvancedHttpSettings, Auth, AuthMethod, ConnectionSettings, convertLegacyAuthProps } from '@grafana/plugin-ui';
-import { Field, FieldSet, Input, RadioButtonGroup, Stack, Switch } from '@grafana/ui';
+import { Field, FieldSet, RadioButtonGroup, Stack, Switch } from '@grafana/ui';
 import { testIds } from '../../components/testIds';
 import { Mode, VllmOptions, VllmSecureOptions } from '../types';
 import { validateSettings } from '../validation';
 import { BearerToken } from './config/BearerToken';
 import { DirectAuth } from './config/DirectAuth';
-import { DurationInput } from './config/DurationInput';
+import { DurationInput, NumberInput } from './config/SettingInput';
 import { EndpointList } from './config/EndpointList';
 import { EndpointStatus } from './config/EndpointStatus';
 
@@ -17,30 +17,6 @@ const MODES: Array<{ label: string; value: Mode; description: string }> = [
   { label: 'Direct', value: 'direct', description: 'Scrape vLLM /metrics endpoints and keep history in memory.' },
   { label: 'Prometheus', value: 'prometheus', description: 'Query a Prometheus-compatible server that scrapes vLLM.' },
 ];
-
-function NumberInput(props: {
-  label: string;
-  description: string;
-  placeholder: string;
-  value?: number;
-  testId: string;
-  error?: string;
-  onChange: (v?: number) => void;
-}) {
-  return (
-    <Field label={props.label} description={props.description} invalid={Boolean(props.error)} error={props.error}>
-      <Input
-        aria-label={props.label}
-        data-testid={props.testId}
-        type="number"
-        placeholder={props.placeholder}
-        value={props.value ?? ''}
-        width={16}
-        onChange={(ev) => props.onChange(ev.currentTarget.value === '' ? undefined : Number(ev.currentTarget.value))}
-      />
-    </Field>
-  );
-}
 
 /**
  * PrometheusConnection is the server's URL, authentication (none, basic auth or the signed-in user's OAuth

@@ -1,11 +1,12 @@
 import React from 'react';
 import { QueryEditorProps } from '@grafana/data';
-import { Combobox, Field, Input, Stack } from '@grafana/ui';
+import { EditorRow, EditorRows } from '@grafana/plugin-ui';
+import { Combobox } from '@grafana/ui';
 import { testIds } from '../../components/testIds';
 import { DataSource } from '../datasource';
 import { QUERY_TYPES, QueryType, TYPE_FIELDS, VllmOptions, VllmQuery } from '../types';
 import { validateQuery } from '../validation';
-import { useDraft } from '../hooks/useDraft';
+import { CommitInput } from './CommitInput';
 import { CapacitySection } from './query/CapacitySection';
 import { ExecutedQuery } from './query/ExecutedQuery';
 import { FiltersSection } from './query/FiltersSection';
@@ -13,35 +14,9 @@ import { LatencySection } from './query/LatencySection';
 import { MeasureField } from './query/MeasureField';
 import { PromQLSection } from './query/PromQLSection';
 import { RawSection } from './query/RawSection';
+import { QueryField } from './query/QueryField';
 
 type Props = QueryEditorProps<DataSource, VllmQuery, VllmOptions>;
-
-/** TextField is an input that commits (and runs the query) on blur, so typing does not fire a query per key. */
-function TextField(props: {
-  label: string;
-  description: string;
-  value?: string;
-  placeholder: string;
-  testId: string;
-  invalid?: string;
-  width: number;
-  onCommit: (value: string | undefined) => void;
-}) {
-  const [text, setText] = useDraft(props.value ?? '');
-  return (
-    <Field label={props.label} description={props.description} invalid={Boolean(props.invalid)} error={props.invalid}>
-      <Input
-        aria-label={props.label}
-        data-testid={props.testId}
-        placeholder={props.placeholder}
-        value={text}
-        width={props.width}
-        onChange={(ev) => setText(ev.currentTarget.value)}
-        onBlur={() => text !== (props.value ?? '') && props.onCommit(text.trim() || undefined)}
-      />
-    </Field>
-  );
-}
 
 /**
  * QueryEditor builds an InferScope query: the query type with a sentence on what it computes, then only the fields
@@ -84,9 +59,9 @@ export function QueryEditor({ query, onChange, onRunQuery, datasource, data }: P
   };
 
   return (
-    <Stack direction="column" gap={0}>
-      <Stack direction="row" gap={2} wrap="wrap" alignItems="flex-start">
-        <Field label="Query type" description={selected?.description}>
+    <EditorRows>
+      <EditorRow>
+        <QueryField label="Query type" description={selected?.description}>
           <Combobox<QueryType>
             aria-label="Query type"
             data-testid={testIds.queryEditor.queryType}
@@ -95,7 +70,7 @@ export function QueryEditor({ query, onChange, onRunQuery, datasource, data }: P
             width={32}
             onChange={(opt) => changeType(opt.value)}
           />
-        </Field>
+        </QueryField>
         <MeasureField queryType={queryType} value={query.measure} onChange={(measure) => update({ measure })} />
         {fields.headroom && (
           <CapacitySection
@@ -104,7 +79,7 @@ export function QueryEditor({ query, onChange, onRunQuery, datasource, data }: P
             onChange={(headroom) => update({ headroom })}
           />
         )}
-      </Stack>
+      </EditorRow>
       {fields.latency && <LatencySection datasource={datasource} query={query} errors={errors} onChange={update} />}
       {fields.raw && <RawSection datasource={datasource} query={query} errors={errors} onChange={update} />}
       {fields.promql && (
@@ -119,30 +94,36 @@ export function QueryEditor({ query, onChange, onRunQuery, datasource, data }: P
           onChange={(patch) => update(patch)}
         />
       )}
-      <Stack direction="row" gap={2} wrap="wrap" alignItems="flex-start">
+      <EditorRow>
         {fields.window && (
-          <TextField
+          <QueryField
             label="Window"
             description="Rate window, e.g. 1m. Empty = $__rate_interval rule."
-            placeholder="auto"
-            value={query.window}
-            invalid={errors.window}
-            testId={testIds.queryEditor.window}
-            width={16}
-            onCommit={(window) => update({ window })}
-          />
+            invalid={Boolean(errors.window)}
+            error={errors.window}
+          >
+            <CommitInput
+              aria-label="Window"
+              data-testid={testIds.queryEditor.window}
+              kind="duration"
+              placeholder="auto"
+              value={query.window}
+              onCommit={(window) => update({ window })}
+            />
+          </QueryField>
         )}
-        <TextField
-          label="Legend"
-          description="Series name, e.g. {{endpoint}} engine {{engine}}."
-          placeholder="auto"
-          value={query.legendFormat}
-          testId={testIds.queryEditor.legendFormat}
-          width={40}
-          onCommit={(legendFormat) => update({ legendFormat })}
-        />
-      </Stack>
+        <QueryField label="Legend" description="Series name, e.g. {{endpoint}} engine {{engine}}.">
+          <CommitInput
+            aria-label="Legend"
+            data-testid={testIds.queryEditor.legendFormat}
+            placeholder="auto"
+            value={query.legendFormat}
+            minWidth={20}
+            onCommit={(legendFormat) => update({ legendFormat })}
+          />
+        </QueryField>
+      </EditorRow>
       <ExecutedQuery data={data} refId={query.refId} />
-    </Stack>
+    </EditorRows>
   );
 }

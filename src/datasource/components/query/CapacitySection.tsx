@@ -1,8 +1,8 @@
 import React from 'react';
-import { Field, Input } from '@grafana/ui';
 import { testIds } from '../../../components/testIds';
-import { useDraft } from '../../hooks/useDraft';
 import { DEFAULT_HEADROOM } from '../../types';
+import { CommitInput, toNumber } from '../CommitInput';
+import { QueryField } from './QueryField';
 
 interface Props {
   value?: number;
@@ -12,27 +12,21 @@ interface Props {
 
 /** CapacitySection edits the capacity query's headroom: the share of the KV pool kept free for bursts. */
 export function CapacitySection({ value, invalid, onChange }: Props) {
-  const [text, setText] = useDraft(value === undefined ? '' : String(value));
   return (
-    <Field
+    <QueryField
       label="Headroom"
       description={`Safety margin 0–0.9: capacity × (1 − headroom). Empty = ${DEFAULT_HEADROOM}.`}
       invalid={Boolean(invalid)}
       error={invalid}
     >
-      <Input
+      <CommitInput
         aria-label="Headroom"
         data-testid={testIds.queryEditor.headroom}
-        type="number"
-        min={0}
-        max={0.9}
-        step={0.05}
+        kind="number"
         placeholder={String(DEFAULT_HEADROOM)}
-        value={text}
-        width={16}
-        onChange={(ev) => setText(ev.currentTarget.value)}
-        onBlur={() => onChange(text.trim() === '' ? undefined : Number(text))}
+        value={value}
+        onCommit={(text) => onChange(toNumber(text))}
       />
-    </Field>
+    </QueryField>
   );
 }

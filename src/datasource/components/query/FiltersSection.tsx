@@ -1,10 +1,12 @@
 import React from 'react';
-import { Field, RadioButtonGroup, Stack } from '@grafana/ui';
+import { RadioButtonGroup } from '@grafana/ui';
+import { EditorRow } from '@grafana/plugin-ui';
 import { testIds } from '../../../components/testIds';
 import type { DataSource } from '../../datasource';
 import { GROUP_BY, GroupBy, VllmQuery } from '../../types';
 import { QueryErrors } from '../../validation';
 import { MatcherPicker } from './MatcherPicker';
+import { QueryField } from './QueryField';
 
 interface Props {
   datasource: DataSource;
@@ -18,7 +20,7 @@ interface Props {
 export function FiltersSection({ datasource, query, errors, showGroupBy, onChange }: Props) {
   const groupBy = query.groupBy ?? 'engine';
   return (
-    <Stack direction="row" gap={2} wrap="wrap" alignItems="flex-start">
+    <EditorRow>
       <MatcherPicker
         datasource={datasource}
         resource="endpoints"
@@ -51,7 +53,7 @@ export function FiltersSection({ datasource, query, errors, showGroupBy, onChang
         onChange={(engine) => onChange({ engine })}
       />
       {showGroupBy && (
-        <Field label="Group by" description={GROUP_BY.find((g) => g.value === groupBy)?.description}>
+        <QueryField label="Group by" description={GROUP_BY.find((g) => g.value === groupBy)?.description}>
           <div data-testid={testIds.queryEditor.groupBy}>
             <RadioButtonGroup<GroupBy>
               options={GROUP_BY}
@@ -59,8 +61,8 @@ export function FiltersSection({ datasource, query, errors, showGroupBy, onChang
               onChange={(v) => onChange({ groupBy: v === 'engine' ? undefined : v })}
             />
           </div>
-        </Field>
+        </QueryField>
       )}
-    </Stack>
+    </EditorRow>
   );
 }

@@ -1,8 +1,9 @@
 import React, { useState } from 'react';
-import { Button, Field, FieldValidationMessage, Input, Stack } from '@grafana/ui';
+import { Button, FieldValidationMessage, Input, Stack } from '@grafana/ui';
 import { testIds } from '../../../components/testIds';
 import type { DataSource } from '../../datasource';
 import { MatcherPicker } from './MatcherPicker';
+import { QueryField } from './QueryField';
 
 interface Props {
   datasource: DataSource;
@@ -27,12 +28,12 @@ export function LabelFilters({ datasource, value, invalid, onChange }: Props) {
   };
   const setRow = (i: number, patch: Partial<Row>) => rows.map((r, j) => (j === i ? { ...r, ...patch } : r));
   return (
-    <Field label="Label filters" description="Extra matchers: label =~ regular expression.">
+    <QueryField label="Label filters" description="Extra matchers: label =~ regular expression.">
       <Stack direction="column" gap={1}>
         {invalid && <FieldValidationMessage>{invalid}</FieldValidationMessage>}
         {rows.map((row, i) => (
           <Stack key={i} direction="row" gap={1} alignItems="flex-end">
-            <Field label={`Label ${i + 1} name`}>
+            <QueryField label={`Label ${i + 1} name`}>
               <Input
                 aria-label={`Label ${i + 1} name`}
                 data-testid={testIds.queryEditor.labelName(i)}
@@ -42,7 +43,7 @@ export function LabelFilters({ datasource, value, invalid, onChange }: Props) {
                 onChange={(ev) => setRows(setRow(i, { name: ev.currentTarget.value }))}
                 onBlur={() => onChange(toLabels(rows))}
               />
-            </Field>
+            </QueryField>
             <MatcherPicker
               datasource={datasource}
               resource="label-values"
@@ -75,6 +76,6 @@ export function LabelFilters({ datasource, value, invalid, onChange }: Props) {
           </Button>
         </div>
       </Stack>
-    </Field>
+    </QueryField>
   );
 }

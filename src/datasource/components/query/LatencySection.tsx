@@ -1,11 +1,13 @@
 import React, { useMemo } from 'react';
-import { Combobox, Field, Stack } from '@grafana/ui';
+import { Combobox } from '@grafana/ui';
+import { EditorRow } from '@grafana/plugin-ui';
 import { testIds } from '../../../components/testIds';
 import type { DataSource } from '../../datasource';
 import { useResource } from '../../hooks/useResource';
 import { LATENCY_METRICS, TIMER_PREFIX, VllmQuery } from '../../types';
 import { QueryErrors } from '../../validation';
 import { QuantilesField } from './QuantilesField';
+import { QueryField } from './QueryField';
 
 interface Props {
   datasource: DataSource;
@@ -29,8 +31,8 @@ export function LatencySection({ datasource, query, errors, onChange }: Props) {
   const metric = query.metric ?? 'ttft';
   const selected = options.find((o) => o.value === metric);
   return (
-    <Stack direction="row" gap={2} wrap="wrap" alignItems="flex-start">
-      <Field
+    <EditorRow>
+      <QueryField
         label="Latency metric"
         description={selected?.description ?? 'Histogram family whose quantiles are computed.'}
       >
@@ -44,7 +46,7 @@ export function LatencySection({ datasource, query, errors, onChange }: Props) {
           width={32}
           onChange={(opt) => onChange({ metric: opt.value }, true)}
         />
-      </Field>
+      </QueryField>
       {(query.measure ?? 'quantiles') === 'quantiles' && (
         <QuantilesField
           value={query.quantiles}
@@ -52,6 +54,6 @@ export function LatencySection({ datasource, query, errors, onChange }: Props) {
           onChange={(quantiles) => onChange({ quantiles }, true)}
         />
       )}
-    </Stack>
+    </EditorRow>
   );
 }

@@ -1,9 +1,10 @@
 import React, { useMemo } from 'react';
 import { getTemplateSrv } from '@grafana/runtime';
-import { Combobox, ComboboxOption, Field } from '@grafana/ui';
+import { Combobox, ComboboxOption } from '@grafana/ui';
 import type { DataSource } from '../../datasource';
 import { useResource } from '../../hooks/useResource';
 import { VariableResource } from '../../types';
+import { QueryField } from './QueryField';
 
 interface Props {
   datasource: DataSource;
@@ -48,7 +49,7 @@ export function MatcherPicker({
     [state.values]
   );
   return (
-    <Field
+    <QueryField
       label={label}
       description={state.error ? `${description} Could not list values: ${state.error}` : description}
       invalid={Boolean(invalid)}
@@ -67,6 +68,6 @@ export function MatcherPicker({
         width={width}
         onChange={(opt) => onChange(opt?.value || undefined)}
       />
-    </Field>
+    </QueryField>
   );
 }

@@ -1,7 +1,8 @@
 import React from 'react';
-import { Combobox, Field } from '@grafana/ui';
+import { Combobox } from '@grafana/ui';
 import { testIds } from '../../../components/testIds';
 import { MEASURES, QueryType } from '../../types';
+import { QueryField } from './QueryField';
 
 interface Props {
   queryType: QueryType;
@@ -19,7 +20,7 @@ export function MeasureField({ queryType, value, onChange }: Props) {
   const selected = measures.options.find((m) => m.value === value);
   const defaults = measures.defaults.map((d) => measures.options.find((m) => m.value === d)?.label ?? d).join(', ');
   return (
-    <Field
+    <QueryField
       label={label}
       description={
         selected?.description ??
@@ -38,6 +39,6 @@ export function MeasureField({ queryType, value, onChange }: Props) {
         width={32}
         onChange={(opt) => onChange(opt?.value)}
       />
-    </Field>
+    </QueryField>
   );
 }

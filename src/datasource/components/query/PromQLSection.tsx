@@ -1,6 +1,7 @@
 import React from 'react';
-import { CodeEditor, Field, FieldValidationMessage } from '@grafana/ui';
+import { CodeEditor, FieldValidationMessage } from '@grafana/ui';
 import { testIds } from '../../../components/testIds';
+import { QueryField } from './QueryField';
 
 interface Props {
   value?: string;
@@ -11,7 +12,7 @@ interface Props {
 /** PromQLSection edits a `promql` query's expression in Grafana's code editor; Shift+Enter / blur runs it. */
 export function PromQLSection({ value, invalid, onChange }: Props) {
   return (
-    <Field
+    <QueryField
       label="PromQL expression"
       description="Sent as is to the Prometheus server (Prometheus mode only). Template variables are expanded."
     >
@@ -30,6 +31,6 @@ export function PromQLSection({ value, invalid, onChange }: Props) {
         </div>
         {invalid && <FieldValidationMessage>{invalid}</FieldValidationMessage>}
       </div>
-    </Field>
+    </QueryField>
   );
 }

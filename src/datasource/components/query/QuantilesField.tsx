@@ -1,8 +1,8 @@
 import React, { useState } from 'react';
-import { Field, Input } from '@grafana/ui';
 import { testIds } from '../../../components/testIds';
-import { useDraft } from '../../hooks/useDraft';
 import { DEFAULT_QUANTILES } from '../../types';
+import { CommitInput } from '../CommitInput';
+import { QueryField } from './QueryField';
 
 interface Props {
   value?: number[];
@@ -21,25 +21,23 @@ export function parseQuantiles(text: string): number[] | undefined {
 
 /** QuantilesField edits the latency quantiles as a comma-separated list; empty uses the defaults. */
 export function QuantilesField({ value, invalid, onChange }: Props) {
-  const [text, setText] = useDraft((value ?? []).join(', '));
   const [parseError, setParseError] = useState<string>();
   const error = parseError ?? invalid;
   return (
-    <Field
+    <QueryField
       label="Quantiles"
       description={`Comma-separated, between 0 and 1. Empty = ${DEFAULT_QUANTILES.join(', ')}.`}
       invalid={Boolean(error)}
       error={error}
     >
-      <Input
+      <CommitInput
         aria-label="Quantiles"
         data-testid={testIds.queryEditor.quantiles}
         placeholder={DEFAULT_QUANTILES.join(', ')}
-        value={text}
-        width={32}
-        onChange={(ev) => setText(ev.currentTarget.value)}
-        onBlur={() => {
-          const parsed = parseQuantiles(text);
+        value={(value ?? []).join(', ')}
+        minWidth={20}
+        onCommit={(text) => {
+          const parsed = parseQuantiles(text ?? '');
           if (parsed?.some((n) => Number.isNaN(n))) {
             setParseError('Quantiles must be numbers such as 0.5, 0.9, 0.99.');
             return;
@@ -48,6 +46,6 @@ export function QuantilesField({ value, invalid, onChange }: Props) {
           onChange(parsed);
         }}
       />
-    </Field>
+    </QueryField>
   );
 }

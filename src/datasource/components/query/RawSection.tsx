@@ -1,5 +1,6 @@
 import React from 'react';
-import { Combobox, Field, RadioButtonGroup, Stack } from '@grafana/ui';
+import { Combobox, RadioButtonGroup, Stack } from '@grafana/ui';
+import { EditorRow } from '@grafana/plugin-ui';
 import { testIds } from '../../../components/testIds';
 import type { DataSource } from '../../datasource';
 import { useResource } from '../../hooks/useResource';
@@ -8,6 +9,7 @@ import { QueryErrors } from '../../validation';
 import { LabelFilters } from './LabelFilters';
 import { variableOptions } from './MatcherPicker';
 import { QuantilesField } from './QuantilesField';
+import { QueryField } from './QueryField';
 
 interface Props {
   datasource: DataSource;
@@ -30,8 +32,8 @@ export function RawSection({ datasource, query, errors, onChange }: Props) {
   const options = [...metrics.values.map((m) => ({ value: m, label: m })), ...variableOptions()];
   return (
     <Stack direction="column" gap={0}>
-      <Stack direction="row" gap={2} wrap="wrap" alignItems="flex-start">
-        <Field
+      <EditorRow>
+        <QueryField
           label="Metric"
           description={
             metrics.error
@@ -52,8 +54,11 @@ export function RawSection({ datasource, query, errors, onChange }: Props) {
             width={48}
             onChange={(opt) => onChange({ metric: opt.value }, true)}
           />
-        </Field>
-        <Field label="Histogram" description={HISTOGRAM.find((h) => h.value === (query.histogram ?? ''))?.description}>
+        </QueryField>
+        <QueryField
+          label="Histogram"
+          description={HISTOGRAM.find((h) => h.value === (query.histogram ?? ''))?.description}
+        >
           <div data-testid={testIds.queryEditor.histogram}>
             <RadioButtonGroup<HistogramMode>
               options={HISTOGRAM}
@@ -61,7 +66,7 @@ export function RawSection({ datasource, query, errors, onChange }: Props) {
               onChange={(v) => onChange({ histogram: v || undefined }, true)}
             />
           </div>
-        </Field>
+        </QueryField>
         {query.histogram === 'quantiles' && (
           <QuantilesField
             value={query.quantiles}
@@ -69,7 +74,7 @@ export function RawSection({ datasource, query, errors, onChange }: Props) {
             onChange={(quantiles) => onChange({ quantiles }, true)}
           />
         )}
-      </Stack>
+      </EditorRow>
       <LabelFilters
         datasource={datasource}
         value={query.labels}
