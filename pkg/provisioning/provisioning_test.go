@@ -3,6 +3,7 @@ package provisioning
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -360,4 +361,69 @@ func TestReadmePackageListMatchesTree(t *testing.T) {
 			t.Errorf("the README lists %s, which holds no Go package", p)
 		}
 	}
+}
+
+// dashboardLinterVersion is the vendored linter's version (third_party/dashboard-linter); the built binary is
+// cached under that name.
+const dashboardLinterVersion = "v0.1.0"
+
+// TestShippedDashboardsPassTheLinter runs Grafana's dashboard linter in --strict mode (warnings fail too) on every
+// shipped dashboard, as the plugin catalog does. The linter is built once from the vendored source into the user
+// cache directory; outside CI a failed build skips the test, in CI it fails it.
+func TestShippedDashboardsPassTheLinter(t *testing.T) {
+	bin := buildDashboardLinter(t)
+	files, err := filepath.Glob("../../dashboards/*.json")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no dashboards found: %v", err)
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			out, err := exec.Command(bin, "lint", "--strict", f).CombinedOutput()
+			if err != nil {
+				t.Errorf("dashboard-linter --strict failed: %v\n%s", err, out)
+			}
+		})
+	}
+	// The linter must catch what it is here for: an editable dashboard and a panel without a description.
+	bad := filepath.Join(t.TempDir(), "bad.json")
+	b, _ := os.ReadFile(files[0])
+	var d map[string]any
+	if err := json.Unmarshal(b, &d); err != nil {
+		t.Fatal(err)
+	}
+	d["editable"] = true
+	b, _ = json.Marshal(d)
+	if err := os.WriteFile(bad, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(bin, "lint", "--strict", bad).CombinedOutput(); err == nil || !strings.Contains(string(out), "editable") {
+		t.Errorf("the linter passed an editable dashboard:\n%s", out)
+	}
+}
+
+func buildDashboardLinter(t *testing.T) string {
+	t.Helper()
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(cache, "inferscope-bin", "dashboard-linter-"+dashboardLinterVersion)
+	if _, err := os.Stat(bin); err == nil {
+		return bin
+	}
+	src, err := filepath.Abs("../../third_party/dashboard-linter")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("go", "build", "-o", bin, ".")
+	cmd.Dir = src
+	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		msg := "building the dashboard linter: " + err.Error() + "\n" + string(out)
+		if os.Getenv("CI") != "" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	return bin
 }
