@@ -24,6 +24,7 @@ fi
 step "frontend: typecheck";                    npm run typecheck
 step "frontend: lint";                         npm run lint
 step "frontend: unit tests (Jest)";            npm run test:ci
+step "frontend: component tests (Chromium)";   npm run test:ct
 step "frontend: production build into dist/";  npm run build
 step "backends: app + data source, 5 platforms"; go tool mage -v
 step "go vet";                                 go vet ./pkg/... && go vet -tags mage ./Magefile.go

@@ -1,0 +1,81 @@
+import { Observable, of, throwError } from 'rxjs';
+import { config, setBackendSrv, setTemplateSrv } from '@grafana/runtime';
+
+/**
+ * HooksConfig is what a component test sends to the browser (playwright/index.tsx): the theme, the signed-in role,
+ * and the backend's canned answers, keyed by "METHOD /path" or by "/path" for any method. A path matches a request
+ * URL that ends with it (query string ignored); an answer of {"__status": n, ...} fails with that status.
+ */
+export interface HooksConfig {
+  theme?: 'dark' | 'light';
+  role?: 'Admin' | 'Editor' | 'Viewer';
+  routes?: Record<string, unknown>;
+}
+
+/** Request is one call the components made, as the tests read it back from window.__requests. */
+export interface Request {
+  method: string;
+  url: string;
+  data?: unknown;
+}
+
+declare global {
+  interface Window {
+    __requests: Request[];
+  }
+}
+
+function find(routes: Record<string, unknown>, method: string, url: string): { found: boolean; answer?: unknown } {
+  const path = url.split('?')[0];
+  for (const key of [`${method} `, '']) {
+    const hit = Object.keys(routes).find((k) => k.startsWith(key) && path.endsWith(k.slice(key.length)) && (key !== '' || !k.includes(' ')));
+    if (hit !== undefined) {
+      return { found: true, answer: routes[hit] };
+    }
+  }
+  return { found: false };
+}
+
+function failure(answer: unknown): { status: number; data: unknown } | undefined {
+  if (answer && typeof answer === 'object' && '__status' in answer) {
+    const { __status, ...data } = answer as { __status: number };
+    return { status: __status, data };
+  }
+  return undefined;
+}
+
+/** installBackend puts the fake backend behind getBackendSrv and a template service with one variable, $model. */
+export function installBackend(hooks: HooksConfig | undefined) {
+  const routes = hooks?.routes ?? {};
+  window.__requests = [];
+  const respond = (method: string, url: string, data?: unknown): Promise<unknown> => {
+    window.__requests.push({ method, url, data });
+    const { found, answer } = find(routes, method, url);
+    if (!found) {
+      return Promise.reject({ status: 404, data: { error: `no route for ${method} ${url}` } });
+    }
+    const failed = failure(answer);
+    return failed ? Promise.reject(failed) : Promise.resolve(answer);
+  };
+  setBackendSrv({
+    get: (url: string) => respond('GET', url),
+    post: (url: string, data?: unknown) => respond('POST', url, data),
+    put: (url: string, data?: unknown) => respond('PUT', url, data),
+    delete: (url: string) => respond('DELETE', url),
+    fetch: (req: { url: string; method?: string; data?: unknown }): Observable<{ data: unknown; status: number }> => {
+      const method = req.method ?? 'GET';
+      window.__requests.push({ method, url: req.url, data: req.data });
+      const { found, answer } = find(routes, method, req.url);
+      const failed = found ? failure(answer) : { status: 404, data: { error: `no route for ${method} ${req.url}` } };
+      return failed ? throwError(() => failed) : of({ data: answer, status: 200 });
+    },
+  } as never);
+  setTemplateSrv({
+    getVariables: () => [{ name: 'model' }],
+    replace: (s?: string) => s ?? '',
+    containsTemplate: () => false,
+    updateTimeRange: () => {},
+  } as never);
+  const bootData = config.bootData as unknown as { user: { orgRole: string } };
+  bootData.user = { ...(bootData.user ?? {}), orgRole: hooks?.role ?? 'Admin' };
+}
