@@ -5,21 +5,14 @@ cd "$(dirname "$0")/.."
 
 step() { printf '\n==> %s\n' "$*"; }
 
-# A fresh clone needs its npm packages; Debian's prometheus is installed where this user may (root), else the tests
-# that compare with a real Prometheus are skipped outside CI.
+# A fresh clone needs its npm packages. The servers the tests compare with (Debian's prometheus, victoria-metrics and
+# chromium; Prometheus 3 built into a cache directory) are installed where this user may (root), else a warning says
+# which tests will be skipped outside CI. When everything is in place this costs a few --version calls.
 if [ ! -d node_modules ]; then
   step "installing npm packages (first run)"
   npm install --no-audit --no-fund
 fi
-if ! command -v prometheus >/dev/null || ! command -v promtool >/dev/null; then
-  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-    step "installing Debian's prometheus (first run)"
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus
-  else
-    echo "warning: Debian's prometheus package is not installed; tests that compare with a real Prometheus will be skipped" >&2
-    echo "         (sudo apt-get install prometheus). CI installs it and fails instead of skipping." >&2
-  fi
-fi
+./scripts/engines.sh
 
 step "frontend: typecheck";                    npm run typecheck
 step "frontend: lint";                         npm run lint

@@ -119,7 +119,7 @@ func (d *Datasource) errorResponse(ctx context.Context, err error, detail string
 func parseQuery(dq backend.DataQuery) (query.Query, error) {
 	var q query.Query
 	if err := json.Unmarshal(dq.JSON, &q); err != nil {
-		return q, errors.New("query JSON is invalid: " + err.Error())
+		return q, query.Invalid(errors.New("query JSON is invalid: " + err.Error()))
 	}
 	if q.QueryType == "" {
 		q.QueryType = query.Type(dq.QueryType)

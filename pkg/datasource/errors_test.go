@@ -51,6 +51,10 @@ func TestQueryErrorsReachGrafanaWithSource(t *testing.T) {
 		t.Errorf("misconfigured: %v %v %v", r.Status, r.ErrorSource, r.Error)
 	}
 	d.mode = &direct{}
+	resp, _ = d.QueryData(context.Background(), &backend.QueryDataRequest{Queries: []backend.DataQuery{{RefID: "A", JSON: []byte(`{"queryType":`)}}})
+	if r := resp.Responses["A"]; r.ErrorSource != backend.ErrorSourceDownstream || r.Status != backend.StatusBadRequest {
+		t.Errorf("broken JSON: %v %v %v", r.Status, r.ErrorSource, r.Error)
+	}
 	resp, _ = d.QueryData(context.Background(), &backend.QueryDataRequest{Queries: []backend.DataQuery{{RefID: "A", JSON: []byte(`{"queryType":"queue","measure":"nope"}`)}}})
 	if r := resp.Responses["A"]; r.ErrorSource != backend.ErrorSourceDownstream || r.Status != backend.StatusBadRequest || r.Error == nil {
 		t.Errorf("bad measure: %v %v %v", r.Status, r.ErrorSource, r.Error)

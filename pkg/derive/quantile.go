@@ -43,8 +43,8 @@ func ParseUpperBound(le string) (float64, bool) {
 //     UpperBound <= 0 → that UpperBound. Otherwise linear interpolation inside the bucket, whose
 //     lower edge is the previous UpperBound, or 0 for the first bucket.
 //
-// Prometheus 2.42 has no 1e-12 tolerance for tiny non-monotonic deltas (later 2.x and 3.x releases
-// added one), so a bucket a rounding error below its predecessor is simply raised to it. buckets is not modified.
+// As in Prometheus 3, counts within 1e-12 (relative) of the previous one are taken as equal (see
+// ensureMonotonic); Prometheus 2.42 had no such tolerance. buckets is not modified.
 func HistogramQuantile(q float64, buckets []Bucket) float64 {
 	if math.IsNaN(q) {
 		return math.NaN()
@@ -122,20 +122,52 @@ func coalesceBuckets(b []Bucket) []Bucket {
 	return b[:i+1]
 }
 
-// ensureMonotonic raises every count to the running maximum: per-bucket rates are extrapolated
-// independently and scrapes are not atomic across bucket series, so cumulative counts can dip,
-// and the binary search in HistogramQuantile needs them non-decreasing. As in 2.42 the maximum is
-// seeded with the first count, so a NaN first count leaves later dips in place.
+// ensureMonotonic makes counts non-decreasing as Prometheus 3's ensureMonotonicAndIgnoreSmallDeltas does:
+// per-bucket rates are extrapolated independently and scrapes are not atomic across bucket series, so
+// cumulative counts can dip, and the binary search in HistogramQuantile needs them non-decreasing. A count
+// within smallDeltaTolerance (relative) of the last kept one is set to it, in either direction; a lower
+// count is raised to it; only a higher count becomes the new reference. A NaN first count is replaced as
+// reference by the next count (NaN compares unequal and not lower), so later dips are still raised; 2.42
+// seeded a running maximum with it and left them in place.
 func ensureMonotonic(b []Bucket) {
-	max := b[0].Count
+	prev := b[0].Count
 	for i := 1; i < len(b); i++ {
+		curr := b[i].Count
 		switch {
-		case b[i].Count > max:
-			max = b[i].Count
-		case b[i].Count < max:
-			b[i].Count = max
+		case curr == prev:
+		case almostEqual(prev, curr, smallDeltaTolerance), curr < prev:
+			b[i].Count = prev
+		default:
+			prev = curr
 		}
 	}
+}
+
+// smallDeltaTolerance is Prometheus 3's promql smallDeltaTolerance: bucket counts closer than this
+// (relative) are floating-point noise.
+const smallDeltaTolerance = 1e-12
+
+// minNormal is the smallest positive normal float64.
+var minNormal = math.Float64frombits(0x0010000000000000)
+
+// almostEqual is Prometheus 3's util/almost.Equal: a and b differ by less than epsilon times their sum
+// (or, near zero, epsilon times minNormal); two NaNs are equal, a staleness marker only to another.
+func almostEqual(a, b, epsilon float64) bool {
+	if isStale(a) || isStale(b) {
+		return isStale(a) && isStale(b)
+	}
+	if math.IsNaN(a) && math.IsNaN(b) {
+		return true
+	}
+	if a == b {
+		return true
+	}
+	absSum := math.Abs(a) + math.Abs(b)
+	diff := math.Abs(a - b)
+	if a == 0 || b == 0 || absSum < minNormal {
+		return diff < epsilon*minNormal
+	}
+	return diff/math.Min(absSum, math.MaxFloat64) < epsilon
 }
 
 // BucketIncreases returns increase(x_bucket[end-start]) for every `le` series of one histogram,

@@ -47,12 +47,13 @@ func TestHistogramQuantile(t *testing.T) {
 		{"duplicate bounds sum", 0.5, []Bucket{{1, 3}, {2, 10}, {1, 4}, {inf, 10}}, 5.0 / 7},
 		{"duplicate bounds sum high", 0.8, []Bucket{{1, 3}, {2, 10}, {1, 4}, {inf, 10}}, 1 + 1.0/3},
 		{"duplicate bounds sum low", 0.35, []Bucket{{1, 3}, {2, 10}, {1, 4}, {inf, 10}}, 0.5},
-		// A dip by one ulp is raised to its predecessor (2.42 has no tolerance step).
+		// A dip by one ulp is raised to its predecessor (in Prometheus 3 by its 1e-12 tolerance step).
 		{"tiny dip", 0.5, []Bucket{{0.1, 1.0000000000001}, {1, 1}, {inf, 2}}, 0.1 + 0.9*(1-1.0000000000001)/(2-1.0000000000001)},
 		{"rank in middle bucket", 0.9, []Bucket{{1, 0}, {2, 10}, {4, 10}, {inf, 10}}, 1.9},
-		// The running maximum starts at the first count, so a NaN there stops all raising (checked
-		// against Prometheus 2.42 in the differential test): 3 stays 3, rank 3.5 lands in (1, 2].
-		{"NaN first count", 0.35, []Bucket{{0.1, math.NaN()}, {0.5, 5}, {1, 3}, {2, 4}, {inf, 10}}, 1.5},
+		// Prometheus 3 takes the next count (5) as reference after a NaN first count, so 3 and 4 are raised to 5;
+		// rank 3.5 then lands in the bucket (0.1, 0.5], whose count 5 − NaN is NaN (checked against Prometheus 3
+		// in the differential test; 2.42 kept a NaN running maximum, left 3 and 4 alone and answered 1.5).
+		{"NaN first count", 0.35, []Bucket{{0.1, math.NaN()}, {0.5, 5}, {1, 3}, {2, 4}, {inf, 10}}, math.NaN()},
 		{"+Inf count NaN", 0.5, []Bucket{{1, 1}, {2, 2}, {inf, math.NaN()}}, 2},
 	}
 	for _, tc := range tests {
@@ -95,11 +96,12 @@ func TestParseUpperBound(t *testing.T) {
 }
 
 func TestBucketRatesAndQuantile(t *testing.T) {
-	// Two scrapes 60 s apart covering the window exactly: rate = delta / 60.
+	// Scrapes every 30 s. The one at 0 is outside the window (0, 60] (Prometheus 3 range selection); the ones
+	// at 30 and 60 s extrapolate back to the window start (30 s gap < 1.1 × 30 s), so rate = delta(30→60) / 30.
 	series := []BucketSeries{
-		{0.1, pts(0, 0, 60, 60)},
-		{0.5, pts(0, 0, 60, 120)},
-		{inf, pts(0, 0, 60, 180)},
+		{0.1, pts(0, 0, 30, 30, 60, 60)},
+		{0.5, pts(0, 0, 30, 60, 60, 120)},
+		{inf, pts(0, 0, 30, 90, 60, 180)},
 		{1, pts(60, 5)}, // one sample only: dropped, as PromQL drops it from rate()
 	}
 	got := BucketRates(series, 0, 60*sec)

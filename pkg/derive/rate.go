@@ -24,11 +24,12 @@ func isStale(v float64) bool { return math.Float64bits(v) == staleNaNBits }
 // IsStale reports whether v is a staleness marker rather than a sampled value.
 func IsStale(v float64) bool { return isStale(v) }
 
-// window returns the samples of points with start <= T <= end. Prometheus 2.42's matrixIterSlice
-// keeps samples with t >= mint and t <= maxt (3.x changed the left side to t > mint).
+// window returns the samples of points with start < T <= end: a range selector evaluated at end selects
+// (end−range, end], as Prometheus 3's matrixIterSlice does (it drops samples with T <= mint). Prometheus 2.x
+// kept a sample exactly at start (t >= mint); that is the one difference a sample on a window boundary makes.
 // The result aliases points unless staleness markers have to be filtered out.
 func window(points []Point, start, end int64) []Point {
-	lo := sort.Search(len(points), func(i int) bool { return points[i].T >= start })
+	lo := sort.Search(len(points), func(i int) bool { return points[i].T > start })
 	hi := lo + sort.Search(len(points)-lo, func(i int) bool { return points[lo+i].T > end })
 	w := points[lo:hi]
 	for i := range w {
@@ -56,7 +57,7 @@ func rangeSeconds(ms int64) float64 {
 }
 
 // Increase returns PromQL increase(points[end-start]) evaluated at end: the counter growth over
-// [start, end], corrected for counter resets and extrapolated towards the window edges.
+// (start, end], corrected for counter resets and extrapolated towards the window edges.
 // ok is false when the window holds fewer than two samples, where PromQL returns no series.
 func Increase(points []Point, start, end int64) (float64, bool) {
 	return extrapolatedRate(points, start, end, true, false)
@@ -74,8 +75,8 @@ func Delta(points []Point, start, end int64) (float64, bool) {
 	return extrapolatedRate(points, start, end, false, false)
 }
 
-// extrapolatedRate follows Prometheus 2.42 promql/functions.go extrapolatedRate for float samples,
-// including its order of floating-point operations so results agree to the last bit.
+// extrapolatedRate follows Prometheus 3 promql/functions.go extrapolatedRate for float samples without start
+// timestamps (v3.16), including its order of floating-point operations so results agree to the last bit.
 func extrapolatedRate(points []Point, start, end int64, isCounter, isRate bool) (float64, bool) {
 	s := window(points, start, end)
 	if len(s) < 2 {
@@ -104,33 +105,28 @@ func extrapolatedRate(points []Point, start, end int64, isCounter, isRate bool) 
 		return 0, false
 	}
 	averageDurationBetweenSamples := sampledInterval / float64(len(s)-1)
+	extrapolationThreshold := averageDurationBetweenSamples * 1.1
 
+	// Extrapolate to an edge only when a sample could plausibly have existed there (gap under
+	// 1.1× the average spacing); otherwise assume the series started or ended half a step away.
+	if durationToStart >= extrapolationThreshold {
+		durationToStart = averageDurationBetweenSamples / 2
+	}
 	// A counter cannot have been below zero, so do not extrapolate back further than the point where
-	// the observed slope reaches zero. Prometheus 2.42 applies this clamp BEFORE comparing with the
-	// extrapolation threshold; 3.x (PR #13725) compares first and clamps afterwards, which gives a
-	// different result when the zero point lies between avg/2 and 1.1×avg before the first sample.
+	// the observed slope reaches zero. Prometheus 3 (PR #13725) applies this clamp AFTER the threshold
+	// test; 2.42 clamped first, which extrapolates further when the zero point lies between avg/2 and
+	// 1.1×avg before the first sample.
 	if isCounter && result > 0 && first.V >= 0 {
 		durationToZero := sampledInterval * (first.V / result)
 		if durationToZero < durationToStart {
 			durationToStart = durationToZero
 		}
 	}
+	if durationToEnd >= extrapolationThreshold {
+		durationToEnd = averageDurationBetweenSamples / 2
+	}
 
-	// Extrapolate to an edge only when a sample could plausibly have existed there (gap under
-	// 1.1× the average spacing); otherwise assume the series started or ended half a step away.
-	extrapolationThreshold := averageDurationBetweenSamples * 1.1
-	extrapolateToInterval := sampledInterval
-	if durationToStart < extrapolationThreshold {
-		extrapolateToInterval += durationToStart
-	} else {
-		extrapolateToInterval += averageDurationBetweenSamples / 2
-	}
-	if durationToEnd < extrapolationThreshold {
-		extrapolateToInterval += durationToEnd
-	} else {
-		extrapolateToInterval += averageDurationBetweenSamples / 2
-	}
-	factor := extrapolateToInterval / sampledInterval
+	factor := (sampledInterval + durationToStart + durationToEnd) / sampledInterval
 	if isRate {
 		factor /= rangeSeconds(end - start)
 	}
@@ -138,7 +134,7 @@ func extrapolatedRate(points []Point, start, end int64, isCounter, isRate bool) 
 }
 
 // IRate returns PromQL irate(points[end-start]) evaluated at end: the per-second increase between
-// the last two samples in [start, end]; after a reset the last value itself is the increase.
+// the last two samples in (start, end]; after a reset the last value itself is the increase.
 // ok is false for fewer than two samples.
 func IRate(points []Point, start, end int64) (float64, bool) {
 	s := window(points, start, end)

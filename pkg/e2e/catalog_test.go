@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"math"
 	"net/http"
 	"slices"
 	"strings"
@@ -33,7 +34,7 @@ var catalogFleet = []struct {
 }
 
 // TestCatalogWalk evaluates every catalog entry on every flavor's simulator, in direct mode and through the
-// generated PromQL on a real Prometheus holding the same samples (backfilled). On the flavors the entry lists,
+// generated PromQL on a real Prometheus holding the same samples (backfilled; Prometheus 2.42 and 3, see layouts). On the flavors the entry lists,
 // both modes must answer and agree within TestPrometheusModeMatchesDirectOnSameSamples's tolerances (1e-9
 // relative, 1e-6 for quantiles); on the others both must answer nothing — so an entry's flavor list is true.
 func TestCatalogWalk(t *testing.T) {
@@ -41,9 +42,23 @@ func TestCatalogWalk(t *testing.T) {
 	for _, f := range catalogFleet {
 		args[f.endpoint] = f.args
 	}
-	run := newSimRun(t, args, 12*time.Minute, 5*time.Second)
-	om := strings.ReplaceAll(run.openMetrics(), `{endpoint="`, `{instance="`)
-	prom := promtest.Start(t, promtest.Options{DataDir: promtest.Backfill(t, om)})
+	for _, l := range layouts {
+		run := newSimRunAt(t, args, 12*time.Minute, 5*time.Second, l.offset)
+		om := strings.ReplaceAll(run.openMetrics(), `{endpoint="`, `{instance="`)
+		for _, engine := range promtest.EnginesOf(t, l.engines...) {
+			t.Run(l.name+"/"+engine.String(), func(t *testing.T) {
+				walkCatalog(t, run, promtest.Start(t, promtest.Options{Engine: engine, OpenMetrics: om}))
+			})
+		}
+	}
+}
+
+// walkCatalog evaluates every entry on every flavor's endpoint in both modes (see TestCatalogWalk).
+func walkCatalog(t *testing.T, run *simRun, prom *promtest.Server) { walkCatalogWith(t, run, prom, nil) }
+
+// walkCatalogWith is walkCatalog with a comparison of the values of rate-based entries (nil: exact, point by point);
+// it returns false for entries whose values it compares itself.
+func walkCatalogWith(t *testing.T, run *simRun, prom *promtest.Server, rateCheck func(t *testing.T, e *measure.Entry, direct, other []query.Output) bool) {
 	eng := &query.Engine{Source: query.HistorySource{Store: run.store}, ScrapeInterval: 5 * time.Second}
 	client := &promapi.Client{BaseURL: prom.URL, HTTP: &http.Client{Timeout: 20 * time.Second}}
 	ev := &promapi.Evaluator{Client: client, Discovery: &promapi.Discovery{Client: client, Lookback: 24 * time.Hour}, ScrapeInterval: 5 * time.Second}
@@ -98,7 +113,11 @@ func TestCatalogWalk(t *testing.T) {
 				if e.Type == query.TypeLatency {
 					tol = 1e-6
 				}
-				if n := compareOutputs(t, direct.Outputs, ans.Result.Outputs, tol, nil); n == 0 {
+				var ok valueTolerance
+				if rateCheck != nil && rateCheck(t, e, direct.Outputs, ans.Result.Outputs) {
+					ok = func(string, float64, float64) bool { return true } // series, labels and units still compared
+				}
+				if n := compareOutputs(t, direct.Outputs, ans.Result.Outputs, tol, ok); n == 0 {
 					t.Errorf("nothing compared")
 				}
 				if t.Failed() {
@@ -107,4 +126,65 @@ func TestCatalogWalk(t *testing.T) {
 			})
 		}
 	}
+}
+
+// TestCatalogWalkVictoriaMetrics walks the catalog on VictoriaMetrics. Its rate() neither extrapolates nor leaves
+// out the sample before the window, so rate-based values are compared as means over the range (victoriaRates);
+// everything else — which series, their labels and units, and every gauge value — must be exactly as in direct mode.
+func TestCatalogWalkVictoriaMetrics(t *testing.T) {
+	args := map[string][]string{}
+	for _, f := range catalogFleet {
+		args[f.endpoint] = f.args
+	}
+	for _, l := range layouts {
+		run := newSimRunAt(t, args, 12*time.Minute, 5*time.Second, l.offset)
+		om := strings.ReplaceAll(run.openMetrics(), `{endpoint="`, `{instance="`)
+		for _, engine := range promtest.EnginesOf(t, promtest.VictoriaMetrics) {
+			t.Run(l.name, func(t *testing.T) {
+				walkCatalogWith(t, run, promtest.Start(t, promtest.Options{Engine: engine, OpenMetrics: om}), victoriaRates)
+			})
+		}
+	}
+}
+
+// victoriaRates compares rate-based entries on VictoriaMetrics per series, as means over the range: its rate()
+// neither extrapolates nor leaves out the sample before the window, which moves single values of sparse counters
+// by 100 % and more, but not their level. Means must agree within 25 % or 0.05 absolute (a rate near zero); gauges
+// are left to the exact comparison.
+func victoriaRates(t *testing.T, e *measure.Entry, direct, vm []query.Output) bool {
+	rates := measure.Reads(e.Outputs, func(n measure.Node) bool {
+		switch n.(type) {
+		case *measure.Rate, *measure.Quantiles, *measure.Mean:
+			return true
+		}
+		return false
+	}) || e.Type == query.TypeDPBalance // balance scores over rate loads
+	if !rates {
+		return false
+	}
+	mean := func(outs []query.Output) map[string]float64 {
+		m := map[string]float64{}
+		for _, o := range outs {
+			if len(o.Points) == 0 {
+				continue
+			}
+			var sum float64
+			for _, p := range o.Points {
+				sum += p.V
+			}
+			m[outputKey(o)] = sum / float64(len(o.Points))
+		}
+		return m
+	}
+	dm, vmm := mean(direct), mean(vm)
+	for k, d := range dm {
+		v, ok := vmm[k]
+		if !ok {
+			continue // compareOutputs reports missing series
+		}
+		if diff := math.Abs(d - v); diff > 0.05 && diff > 0.25*math.Max(math.Abs(d), math.Abs(v)) {
+			t.Errorf("%s: mean over the range %v in direct mode, %v on VictoriaMetrics", k, d, v)
+		}
+	}
+	return true
 }

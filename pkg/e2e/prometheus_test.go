@@ -76,7 +76,7 @@ func promModeQueries() []query.Query {
 // relative (1e-6 for quantiles, whose interpolation amplifies last-bit differences of summed bucket rates),
 // as in TestSimulatorMathMatchesPrometheus.
 func TestPrometheusModeMatchesDirectOnSameSamples(t *testing.T) {
-	run := newSimRun(t, map[string][]string{
+	flavors := map[string][]string{
 		"v1":       {"-flavor=vllm-v1", "-engines=4", "-routing=skewed", "-qps=30", "-spec-tokens=3", "-seed=11"},
 		"v1-pid":   {"-flavor=vllm-v1", "-engines=2", "-api-server-processes=2", "-qps=10", "-seed=15"},
 		"v1-0.10":  {"-flavor=vllm-v1-0.10", "-engines=2", "-qps=10", "-seed=16"},
@@ -84,9 +84,20 @@ func TestPrometheusModeMatchesDirectOnSameSamples(t *testing.T) {
 		"ascend":   {"-flavor=vllm-ascend", "-engines=2", "-qps=10", "-seed=13", "-spec-tokens=2"},
 		"dynamo":   {"-flavor=dynamo-worker", "-engines=2", "-qps=8", "-seed=14"},
 		"frontend": {"-flavor=dynamo-frontend", "-qps=8", "-seed=17"},
-	}, 15*time.Minute, 5*time.Second)
-	om := strings.ReplaceAll(run.openMetrics(), `{endpoint="`, `{instance="`)
-	prom := promtest.Start(t, promtest.Options{DataDir: promtest.Backfill(t, om)})
+	}
+	// The same assertions on Prometheus 2.42 and 3, where each agrees with direct mode (see layouts).
+	for _, l := range layouts {
+		run := newSimRunAt(t, flavors, 15*time.Minute, 5*time.Second, l.offset)
+		om := strings.ReplaceAll(run.openMetrics(), `{endpoint="`, `{instance="`)
+		for _, engine := range promtest.EnginesOf(t, l.engines...) {
+			t.Run(l.name+"/"+engine.String(), func(t *testing.T) {
+				prometheusModeMatchesDirect(t, run, promtest.Start(t, promtest.Options{Engine: engine, OpenMetrics: om}))
+			})
+		}
+	}
+}
+
+func prometheusModeMatchesDirect(t *testing.T, run *simRun, prom *promtest.Server) {
 	eng := &query.Engine{Source: query.HistorySource{Store: run.store}, ScrapeInterval: 5 * time.Second}
 	client := &promapi.Client{BaseURL: prom.URL, HTTP: &http.Client{Timeout: 20 * time.Second}}
 	ev := &promapi.Evaluator{Client: client, Discovery: &promapi.Discovery{Client: client, Lookback: 24 * time.Hour}, ScrapeInterval: 5 * time.Second}

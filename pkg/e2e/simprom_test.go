@@ -29,9 +29,31 @@ type simRun struct {
 }
 
 func newSimRun(t *testing.T, flavors map[string][]string, duration, interval time.Duration) *simRun {
+	return newSimRunAt(t, flavors, duration, interval, 0)
+}
+
+// layout is where a comparison with a real Prometheus puts the scrapes relative to the query steps, and which
+// Prometheus versions it compares with there.
+type layout struct {
+	name    string
+	offset  time.Duration // of every scrape from the whole 5 s marks the steps fall on
+	engines []promtest.Engine
+}
+
+// layouts compare on step boundaries, where every rate window starts exactly on a sample, with Prometheus 3 only:
+// direct mode follows 3's left-open windows, 2.42's are left-closed (TestWindowBoundaryAgainstEngines in pkg/derive
+// pins 2.42's answers there). Off the boundaries both versions agree, and both are compared with unchanged
+// tolerances.
+var layouts = []layout{
+	{"on step boundaries", 0, []promtest.Engine{promtest.Prometheus3}},
+	{"off step boundaries", 2 * time.Second, []promtest.Engine{promtest.Prometheus2, promtest.Prometheus3}},
+}
+
+// newSimRunAt is newSimRun with every scrape offset from the whole 5 s marks.
+func newSimRunAt(t *testing.T, flavors map[string][]string, duration, interval, offset time.Duration) *simRun {
 	t.Helper()
 	r := &simRun{store: history.New(history.Options{Retention: 24 * time.Hour}), om: map[string]map[string][]string{}}
-	r.start = time.Now().Add(-3 * time.Hour).Truncate(time.Minute)
+	r.start = time.Now().Add(-3 * time.Hour).Truncate(time.Minute).Add(offset)
 	r.end = r.start.Add(duration)
 	names := make([]string, 0, len(flavors))
 	for n := range flavors {
@@ -118,13 +140,25 @@ func (r *simRun) openMetrics() string {
 // samples. Tolerance: 1e-9 relative for gauges, rates and ratios; 1e-6 for quantiles, whose interpolation
 // amplifies last-bit differences in summed bucket rates.
 func TestSimulatorMathMatchesPrometheus(t *testing.T) {
-	run := newSimRun(t, map[string][]string{
+	flavors := map[string][]string{
 		"v1":     {"-flavor=vllm-v1", "-engines=4", "-routing=skewed", "-qps=30", "-spec-tokens=3", "-seed=11"},
 		"v0":     {"-flavor=vllm-v0", "-qps=6", "-seed=12"},
 		"ascend": {"-flavor=vllm-ascend", "-engines=2", "-qps=10", "-seed=13"},
 		"dynamo": {"-flavor=dynamo-worker", "-qps=8", "-seed=14"},
-	}, 20*time.Minute, 5*time.Second)
-	prom := promtest.Start(t, promtest.Options{DataDir: promtest.Backfill(t, run.openMetrics())})
+	}
+	// The same assertions on Prometheus 2.42 and 3, where each agrees with direct mode (see layouts).
+	for _, l := range layouts {
+		run := newSimRunAt(t, flavors, 20*time.Minute, 5*time.Second, l.offset)
+		om := run.openMetrics()
+		for _, engine := range promtest.EnginesOf(t, l.engines...) {
+			t.Run(l.name+"/"+engine.String(), func(t *testing.T) {
+				simulatorMathMatchesPrometheus(t, run, promtest.Start(t, promtest.Options{Engine: engine, OpenMetrics: om}))
+			})
+		}
+	}
+}
+
+func simulatorMathMatchesPrometheus(t *testing.T, run *simRun, prom *promtest.Server) {
 	eng := &query.Engine{Source: query.HistorySource{Store: run.store}, ScrapeInterval: 5 * time.Second}
 	req := query.Request{From: run.start.Add(2 * time.Minute), To: run.end, Interval: 10 * time.Second}
 

@@ -44,6 +44,20 @@ func BenchmarkParseKeepVLLM(b *testing.B) {
 	}
 }
 
+// BenchmarkParseScraper parses as the direct-mode scraper does: vllm:* families kept, le and quantile normalised
+// as Prometheus 3 stores them.
+func BenchmarkParseScraper(b *testing.B) {
+	data := benchData(b)
+	keep := func(name string) bool { return strings.HasPrefix(name, "vllm:") }
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Parse(data, ParseOptions{Format: FormatText, Keep: keep, NormalizeFloatLabels: true}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 func BenchmarkExpfmtTextParser(b *testing.B) {
 	data := benchData(b)
 	b.SetBytes(int64(len(data)))

@@ -18,6 +18,12 @@ type ParseOptions struct {
 	// MaxSamples, if positive, fails the parse once more than this many kept
 	// samples are seen; the error wraps ErrSampleLimit.
 	MaxSamples int
+	// NormalizeFloatLabels stores le and quantile label values as Prometheus 3 does when it scrapes (see
+	// NormalizeFloatLabel): a sample's le is rewritten while the last TYPE line read said histogram, its quantile
+	// while it said summary. That is textparse's rule, whose metric type only TYPE lines set, so an untyped sample
+	// after a histogram is treated like one. Values strconv.ParseFloat reads are normalised before they are
+	// checked, so le="1_000" is accepted here as Prometheus 3 accepts it.
+	NormalizeFloatLabels bool
 }
 
 // Parse parses an exposition body. On malformed input it returns a
@@ -66,6 +72,10 @@ type parser struct {
 	lastRes   int32
 	buf       []byte   // unescaped strings
 	dupNames  []string // scratch for duplicate checks on long label sets
+
+	normalize  bool              // ParseOptions.NormalizeFloatLabels
+	floatLabel string            // "le" after a histogram TYPE line, "quantile" after a summary one, else ""
+	normalized map[string]string // label value -> NormalizeFloatLabel of it, interned
 }
 
 // resolved caches which family a name belongs to and in which role; the
@@ -94,6 +104,7 @@ func newParser(data []byte, opts ParseOptions) *parser {
 		format:     opts.Format,
 		keep:       opts.Keep,
 		maxSamples: opts.MaxSamples,
+		normalize:  opts.NormalizeFloatLabels,
 		data:       data,
 		strs:       make(map[string]string, 256),
 		names:      make(map[string]int32, 256),
@@ -249,6 +260,14 @@ func (p *parser) parseComment(i int) (bool, error) {
 			return false, p.errorf(i, "unknown metric type %q", text)
 		}
 		fam.Type, m.hasType = t, true
+		switch t {
+		case TypeHistogram:
+			p.floatLabel = "le"
+		case TypeSummary:
+			p.floatLabel = "quantile"
+		default:
+			p.floatLabel = ""
+		}
 	case "UNIT":
 		if m.hasUnit {
 			return false, p.errorf(i, "second UNIT line for %q", fam.Name)

@@ -46,6 +46,9 @@ func (p *parser) parseSample(i int) error {
 	var labels Labels
 	if hi > lo {
 		labels = p.labels[lo:hi:hi]
+		if p.normalize && p.floatLabel != "" {
+			p.normalizeLabels(labels)
+		}
 		if err := p.checkLabels(labels, fam, r, i); err != nil {
 			return err
 		}

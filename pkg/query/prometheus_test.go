@@ -104,14 +104,35 @@ func promCases() []promCase {
 }
 
 // TestEngineMatchesPrometheus evaluates every query type over a synthetic fleet and compares each value with
-// what Prometheus 2.42 computes for the equivalent PromQL over exactly the same samples.
+// what Prometheus computes for the equivalent PromQL over exactly the same samples, with the same assertions.
+// Direct mode follows Prometheus 3 (#12 item 8), whose range windows leave out a sample exactly at their start;
+// 2.42's include it. So the fleet is compared twice: scraped on the 5 s marks the steps fall on (every window
+// starts on a sample) against Prometheus 3 only, and scraped 2 s after them (no window starts on a sample, where
+// the two versions agree) against both. derive's TestWindowBoundaryAgainstEngines pins 2.42's on-boundary answers.
 func TestEngineMatchesPrometheus(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts Prometheus")
 	}
-	start := time.Now().Add(-3 * time.Hour).Truncate(time.Hour).UnixMilli()
-	f := newFleet(start)
-	prom := promtest.Start(t, promtest.Options{DataDir: promtest.Backfill(t, f.openMetrics())})
+	for _, layout := range []struct {
+		name    string
+		offset  int64
+		engines []promtest.Engine
+	}{
+		{"on step boundaries", 0, []promtest.Engine{promtest.Prometheus3}},
+		{"off step boundaries", 2000, []promtest.Engine{promtest.Prometheus2, promtest.Prometheus3}},
+	} {
+		start := time.Now().Add(-3*time.Hour).Truncate(time.Hour).UnixMilli() + layout.offset
+		f := newFleet(start)
+		for _, engine := range promtest.EnginesOf(t, layout.engines...) {
+			t.Run(layout.name+"/"+engine.String(), func(t *testing.T) {
+				prom := promtest.Start(t, promtest.Options{Engine: engine, OpenMetrics: f.openMetrics()})
+				engineMatchesPrometheus(t, f, prom, start)
+			})
+		}
+	}
+}
+
+func engineMatchesPrometheus(t *testing.T, f *fleet, prom *promtest.Server, start int64) {
 	eng := &Engine{Source: f.src, ScrapeInterval: 5 * time.Second}
 	req := Request{From: time.UnixMilli(start + 10*60*1000), To: time.UnixMilli(f.end + 4*60*1000), Interval: 15 * time.Second}
 

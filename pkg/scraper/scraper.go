@@ -162,8 +162,10 @@ func (s *Scraper) scrapeOne(ctx context.Context, t Target) {
 	res, err := exposition.Fetch(ctx, s.opts.Client, t.URL, exposition.ScrapeOptions{
 		MaxBodyBytes: s.opts.MaxBodyBytes,
 		Timeout:      s.opts.Timeout,
-		Parse:        exposition.ParseOptions{Keep: KeepFamily, MaxSamples: s.opts.MaxSamples},
-		Scrub:        s.opts.Scrub,
+		// le and quantile values are stored as Prometheus 3 stores them ("1" → "1.0"), so raw bucket series and le
+		// matchers are the same in both modes.
+		Parse: exposition.ParseOptions{Keep: KeepFamily, MaxSamples: s.opts.MaxSamples, NormalizeFloatLabels: true},
+		Scrub: s.opts.Scrub,
 	})
 	st := Status{Name: t.Name, URL: redact.URL(t.URL), LastTry: start}
 	if err != nil {

@@ -121,3 +121,53 @@ func TestStartStopAndSubscribe(t *testing.T) {
 	s.Stop()
 	s.Stop() // idempotent: Dispose may run more than once
 }
+
+// TestScrapeNormalisesLeAndQuantile: Prometheus 3 rewrites the le of histogram buckets and the quantile of summaries
+// to OpenMetrics float text when it scrapes ("1" → "1.0"), and Dynamo's exporter writes le="1"; direct mode stores
+// what Prometheus 3 stores, so raw bucket series and le matchers are the same in both modes (#12 item 7).
+func TestScrapeNormalisesLeAndQuantile(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = w.Write([]byte(`# TYPE dynamo_component_request_duration_seconds histogram
+dynamo_component_request_duration_seconds_bucket{le="0.005"} 1
+dynamo_component_request_duration_seconds_bucket{le="1"} 2
+dynamo_component_request_duration_seconds_bucket{le="10"} 3
+dynamo_component_request_duration_seconds_bucket{le="+Inf"} 3
+dynamo_component_request_duration_seconds_sum 4
+dynamo_component_request_duration_seconds_count 3
+# TYPE vllm:latency summary
+vllm:latency{quantile="1"} 0.5
+vllm:latency{quantile="0.50"} 0.25
+vllm:latency_sum 9
+vllm:latency_count 4
+# TYPE vllm:requests counter
+vllm:requests_total{le="1"} 7
+`))
+	}))
+	defer srv.Close()
+	rec := &recorder{}
+	New([]Target{{Name: "a", URL: srv.URL}}, rec, Options{Interval: time.Second, Timeout: time.Second}).ScrapeAll(context.Background())
+	if len(rec.got["a"]) != 1 {
+		t.Fatalf("recorded %d scrapes", len(rec.got["a"]))
+	}
+	var got []string
+	for _, f := range rec.got["a"][0].Families {
+		for _, s := range f.Samples {
+			for _, l := range s.Labels {
+				got = append(got, s.Name+" "+l.Name+"="+l.Value)
+			}
+		}
+	}
+	want := []string{
+		"dynamo_component_request_duration_seconds_bucket le=0.005",
+		"dynamo_component_request_duration_seconds_bucket le=1.0",
+		"dynamo_component_request_duration_seconds_bucket le=10.0",
+		"dynamo_component_request_duration_seconds_bucket le=+Inf",
+		"vllm:latency quantile=1.0",
+		"vllm:latency quantile=0.5",
+		// A counter's le label is not a bucket bound: Prometheus 3 keeps it as written.
+		"vllm:requests_total le=1",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("stored labels:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

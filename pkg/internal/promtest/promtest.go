@@ -1,8 +1,10 @@
-// Package promtest starts a real Prometheus server (Debian's prometheus package) on loopback for tests,
-// so formulas and simulators are checked against Prometheus's own results rather than our idea of them.
+// Package promtest starts a real PromQL server on loopback for tests — Debian's Prometheus 2, Prometheus 3 built from
+// its Go module, or Debian's VictoriaMetrics (see Engine) — so formulas and simulators are checked against the
+// servers' own results rather than our idea of them.
 package promtest
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -21,6 +23,8 @@ import (
 	"time"
 
 	"github.com/prometheus/common/model"
+
+	"github.com/inferscope/inferscope-vllm/pkg/exposition"
 )
 
 // Target is one scrape target for the test server.
@@ -30,68 +34,104 @@ type Target struct {
 	MetricsPath string // defaults to /metrics
 }
 
-// Options configures a test Prometheus server.
+// Options configures a test server.
 type Options struct {
+	// Engine is the server to start; the zero value is Prometheus 2.
+	Engine         Engine
 	Targets        []Target
 	ScrapeInterval time.Duration // defaults to 1s
 	// DataDir is an existing TSDB directory to serve (for example one made by Backfill); a temp dir when empty.
+	// Prometheus only.
 	DataDir string
+	// OpenMetrics, if set, is OpenMetrics text with timestamps (ending in "# EOF") loaded before Start returns:
+	// with promtool into a new TSDB for a Prometheus, through the import API for VictoriaMetrics.
+	OpenMetrics string
+	// LatencyOffset is VictoriaMetrics' -search.latencyOffset: the newest samples it leaves out of query answers.
+	// Zero means 1ms (VictoriaMetrics refuses 0), so a test sees a scrape as soon as Prometheus would; its
+	// default in production is 30s.
+	LatencyOffset time.Duration
 }
 
-// Server is a running Prometheus owned by one test; it is stopped by t.Cleanup.
+// Server is a running engine owned by one test; it is stopped by t.Cleanup.
 type Server struct {
 	URL    string
+	Engine Engine
 	client *http.Client
 }
 
-// Binary returns the prometheus executable path, skipping the test where it is missing outside CI
-// and failing it in CI, where .ci/run installs it.
-func Binary(t testing.TB, name string) string {
-	t.Helper()
-	p, err := exec.LookPath(name)
-	if err == nil {
-		return p
-	}
-	msg := fmt.Sprintf("%s not found on PATH: install Debian's prometheus package (apt-get install prometheus)", name)
-	if os.Getenv("CI") != "" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg)
-	return ""
-}
+// maxImportChunk bounds one VictoriaMetrics import request, well under its -maxInsertRequestSize default (32 MB).
+const maxImportChunk = 8 << 20
 
-// Start launches prometheus on a free loopback port and waits until it is ready.
+// Start launches the engine on a free loopback port and waits until it is ready (and, with OpenMetrics, until the
+// samples are loaded).
 func Start(t testing.TB, opts Options) *Server {
 	t.Helper()
-	bin := Binary(t, "prometheus")
+	eng := opts.Engine
+	for _, name := range eng.tools() {
+		EngineBinary(t, eng, name)
+	}
 	dir := t.TempDir()
 	if opts.ScrapeInterval == 0 {
 		opts.ScrapeInterval = time.Second
 	}
+	if opts.DataDir != "" && !eng.IsPrometheus() {
+		t.Fatalf("Options.DataDir is a Prometheus TSDB; %s takes its samples through Options.OpenMetrics", eng)
+	}
 	data := opts.DataDir
+	if data == "" && opts.OpenMetrics != "" && eng.IsPrometheus() {
+		data = backfill(t, eng, opts.OpenMetrics)
+	}
 	if data == "" {
 		data = filepath.Join(dir, "data")
 	}
-	cfg := filepath.Join(dir, "prometheus.yml")
-	if err := os.WriteFile(cfg, []byte(config(opts)), 0o600); err != nil {
-		t.Fatal(err)
-	}
 	addr := freeAddr(t)
-	logf, err := os.Create(filepath.Join(dir, "prometheus.log"))
+	var args []string
+	switch eng {
+	case Prometheus2, Prometheus3:
+		cfg := filepath.Join(dir, "prometheus.yml")
+		if err := os.WriteFile(cfg, []byte(config(opts, true)), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		args = []string{
+			"--config.file=" + cfg,
+			"--storage.tsdb.path=" + data,
+			// Backfilled blocks carry old timestamps; a long retention keeps Prometheus from deleting them at start.
+			"--storage.tsdb.retention.time=100y",
+			"--web.listen-address=" + addr,
+			"--log.level=warn",
+		}
+	case VictoriaMetrics:
+		offset := opts.LatencyOffset
+		if offset <= 0 {
+			offset = time.Millisecond
+		}
+		args = []string{
+			"-httpListenAddr=" + addr,
+			"-storageDataPath=" + data,
+			"-retentionPeriod=100y",
+			"-search.latencyOffset=" + offset.String(),
+			// Responses are cached per query; backfilled samples arrive after the first queries may have run.
+			"-search.disableCache",
+			"-loggerLevel=WARN",
+		}
+		if len(opts.Targets) > 0 {
+			cfg := filepath.Join(dir, "promscrape.yml")
+			if err := os.WriteFile(cfg, []byte(config(opts, false)), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			args = append(args, "-promscrape.config="+cfg)
+		}
+	default:
+		t.Fatalf("unknown engine %d", int(eng))
+	}
+	logf, err := os.Create(filepath.Join(dir, "server.log"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin,
-		"--config.file="+cfg,
-		"--storage.tsdb.path="+data,
-		// Backfilled blocks carry old timestamps; a long retention keeps Prometheus from deleting them at start.
-		"--storage.tsdb.retention.time=100y",
-		"--web.listen-address="+addr,
-		"--log.level=warn",
-	)
+	cmd := exec.Command(EngineBinary(t, eng, eng.tools()[0]), args...) // #nosec G204 -- a test server with test-made arguments
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
-		t.Fatalf("start prometheus: %v", err)
+		t.Fatalf("start %s: %v", eng, err)
 	}
 	t.Cleanup(func() {
 		_ = cmd.Process.Kill()
@@ -99,31 +139,43 @@ func Start(t testing.TB, opts Options) *Server {
 		_ = logf.Close()
 		if t.Failed() {
 			if b, err := os.ReadFile(logf.Name()); err == nil {
-				t.Logf("prometheus log:\n%s", b)
+				t.Logf("%s log:\n%s", eng, b)
 			}
 		}
 	})
-	s := &Server{URL: "http://" + addr, client: &http.Client{Timeout: 10 * time.Second}}
+	s := &Server{URL: "http://" + addr, Engine: eng, client: &http.Client{Timeout: 10 * time.Second}}
+	ready := "/-/ready"
+	if eng == VictoriaMetrics {
+		ready = "/health"
+	}
 	deadline := time.Now().Add(60 * time.Second)
 	for {
-		resp, err := s.client.Get(s.URL + "/-/ready")
+		resp, err := s.client.Get(s.URL + ready)
 		if err == nil {
 			_ = resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				return s
+				break
 			}
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("prometheus at %s not ready after 60s (last error: %v)", addr, err)
+			t.Fatalf("%s at %s not ready after 60s (last error: %v)", eng, addr, err)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+	if eng == VictoriaMetrics && opts.OpenMetrics != "" {
+		s.importOpenMetrics(t, opts.OpenMetrics)
+	}
+	return s
 }
 
-func config(opts Options) string {
+// config writes the scrape configuration; VictoriaMetrics' strict parser refuses evaluation_interval.
+func config(opts Options, prometheus bool) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "global:\n  scrape_interval: %s\n  evaluation_interval: %s\nscrape_configs:\n",
-		model.Duration(opts.ScrapeInterval), model.Duration(opts.ScrapeInterval))
+	fmt.Fprintf(&b, "global:\n  scrape_interval: %s\n", model.Duration(opts.ScrapeInterval))
+	if prometheus {
+		fmt.Fprintf(&b, "  evaluation_interval: %s\n", model.Duration(opts.ScrapeInterval))
+	}
+	b.WriteString("scrape_configs:\n")
 	// Targets with a Job share that job, as replicas of one deployment do; the others get a job each.
 	type scrapeJob struct {
 		name, label, path string
@@ -153,6 +205,9 @@ func config(opts Options) string {
 			j.name, j.path, model.Duration(opts.ScrapeInterval), strings.Join(j.addrs, ", "))
 		fmt.Fprintf(&b, "        labels: {job_name: %q}\n", j.label)
 	}
+	if len(jobs) == 0 {
+		b.WriteString("  []\n")
+	}
 	return b.String()
 }
 
@@ -166,22 +221,114 @@ func freeAddr(t testing.TB) string {
 	return l.Addr().String()
 }
 
-// Backfill writes OpenMetrics text (with timestamps, ending in "# EOF") into a new TSDB directory with promtool,
-// so a test can run PromQL over exactly the samples it also feeds to our own code.
+// Backfill writes OpenMetrics text (with timestamps, ending in "# EOF") into a new TSDB directory with Prometheus 2's
+// promtool, so a test can run PromQL over exactly the samples it also feeds to our own code. For other engines set
+// Options.OpenMetrics instead.
 func Backfill(t testing.TB, openMetrics string) string {
 	t.Helper()
-	bin := Binary(t, "promtool")
+	return backfill(t, Prometheus2, openMetrics)
+}
+
+func backfill(t testing.TB, eng Engine, openMetrics string) string {
+	t.Helper()
+	bin := EngineBinary(t, eng, "promtool")
 	dir := t.TempDir()
 	in := filepath.Join(dir, "input.om")
 	if err := os.WriteFile(in, []byte(openMetrics), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	data := filepath.Join(dir, "data")
-	out, err := exec.Command(bin, "tsdb", "create-blocks-from", "openmetrics", in, data).CombinedOutput()
+	out, err := exec.Command(bin, "tsdb", "create-blocks-from", "openmetrics", in, data).CombinedOutput() // #nosec G204 -- test paths
 	if err != nil {
-		t.Fatalf("promtool backfill: %v\n%s", err, out)
+		t.Fatalf("%s promtool backfill: %v\n%s", eng, err, out)
 	}
 	return data
+}
+
+// importOpenMetrics loads OpenMetrics text into VictoriaMetrics through /api/v1/import/prometheus (text format with
+// millisecond timestamps) and flushes, so the samples are searchable when Start returns. Like promtool it leaves out
+// the _created lines of counters, histograms and summaries.
+func (s *Server) importOpenMetrics(t testing.TB, openMetrics string) {
+	t.Helper()
+	sc, err := exposition.Parse([]byte(openMetrics), exposition.ParseOptions{Format: exposition.FormatOpenMetrics})
+	if err != nil {
+		t.Fatalf("import into %s: %v", s.Engine, err)
+	}
+	var body bytes.Buffer
+	post := func() {
+		if body.Len() == 0 {
+			return
+		}
+		resp, err := s.client.Post(s.URL+"/api/v1/import/prometheus", "text/plain", &body)
+		if err != nil {
+			t.Fatalf("import into %s: %v", s.Engine, err)
+		}
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		_ = resp.Body.Close()
+		if resp.StatusCode/100 != 2 {
+			t.Fatalf("import into %s: %s: %s", s.Engine, resp.Status, msg)
+		}
+		body.Reset()
+	}
+	n := 0
+	for _, f := range sc.Families {
+		for _, smp := range f.Samples {
+			if smp.Name == f.Name+"_created" { // only counters, histograms and summaries take _created into the family
+				continue
+			}
+			if !smp.HasTimestamp {
+				t.Fatalf("import into %s: sample %s has no timestamp", s.Engine, smp.Name)
+			}
+			body.WriteString(smp.Name)
+			if len(smp.Labels) > 0 {
+				body.WriteByte('{')
+				for i, l := range smp.Labels {
+					if i > 0 {
+						body.WriteByte(',')
+					}
+					body.WriteString(l.Name)
+					body.WriteString(`="`)
+					body.WriteString(escapeLabel(l.Value))
+					body.WriteByte('"')
+				}
+				body.WriteByte('}')
+			}
+			body.WriteByte(' ')
+			body.WriteString(formatValue(smp.Value))
+			body.WriteByte(' ')
+			body.WriteString(strconv.FormatInt(smp.TimestampMs, 10))
+			body.WriteByte('\n')
+			n++
+			if body.Len() > maxImportChunk {
+				post()
+			}
+		}
+	}
+	post()
+	resp, err := s.client.Get(s.URL + "/internal/force_flush")
+	if err != nil {
+		t.Fatalf("flush %s: %v", s.Engine, err)
+	}
+	_ = resp.Body.Close()
+	if n == 0 {
+		t.Fatalf("import into %s: no samples", s.Engine)
+	}
+}
+
+var labelEscaper = strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)
+
+func escapeLabel(v string) string { return labelEscaper.Replace(v) }
+
+func formatValue(v float64) string {
+	switch {
+	case math.IsNaN(v):
+		return "NaN"
+	case math.IsInf(v, 1):
+		return "+Inf"
+	case math.IsInf(v, -1):
+		return "-Inf"
+	}
+	return strconv.FormatFloat(v, 'g', -1, 64)
 }
 
 type apiResponse struct {
@@ -216,7 +363,7 @@ func (s *Server) get(ctx context.Context, path string, params url.Values) (query
 		return queryData{}, fmt.Errorf("decode %s: %w (body %q)", path, err, body)
 	}
 	if r.Status != "success" {
-		return queryData{}, fmt.Errorf("prometheus %s: %s: %s", path, r.ErrorType, r.Error)
+		return queryData{}, fmt.Errorf("%s %s: %s: %s", s.Engine, path, r.ErrorType, r.Error)
 	}
 	var d queryData
 	if err := json.Unmarshal(r.Data, &d); err != nil {

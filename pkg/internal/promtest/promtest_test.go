@@ -3,12 +3,19 @@ package promtest
 import (
 	"context"
 	"fmt"
+	"net"
+	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/prometheus/common/model"
 )
 
-// TestBackfillAndQuery proves the helper round-trips: samples we write are the samples PromQL sees.
+// TestBackfillAndQuery proves the helper round-trips on every engine: samples we write are the samples PromQL sees.
+// Every engine agrees here: the counter grows evenly and the window holds a sample at each end, so Prometheus's
+// extrapolation and VictoriaMetrics' sample-before-the-window both give 2/s.
 func TestBackfillAndQuery(t *testing.T) {
 	base := time.Now().Add(-time.Hour).Truncate(time.Minute)
 	var b strings.Builder
@@ -17,15 +24,77 @@ func TestBackfillAndQuery(t *testing.T) {
 		fmt.Fprintf(&b, "demo_requests_total{engine=\"0\"} %d %d\n", i*10, base.Add(time.Duration(i)*5*time.Second).Unix())
 	}
 	b.WriteString("# EOF\n")
-	s := Start(t, Options{DataDir: Backfill(t, b.String())})
-	v, err := s.Query(context.Background(), "rate(demo_requests_total[1m])", base.Add(4*time.Minute))
+	om := b.String()
+	check := func(t *testing.T, s *Server) {
+		v, err := s.Query(context.Background(), "rate(demo_requests_total[1m])", base.Add(4*time.Minute))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(v) != 1 || float64(v[0].Value) != 2 {
+			t.Fatalf("rate = %v, want one series at 2/s", v)
+		}
+		if got := string(v[0].Metric["engine"]); got != "0" {
+			t.Fatalf("engine label = %q", got)
+		}
+	}
+	// The original API: Backfill and DataDir, Prometheus 2.
+	t.Run("default", func(t *testing.T) {
+		s := Start(t, Options{DataDir: Backfill(t, om)})
+		if s.Engine != Prometheus2 {
+			t.Fatalf("default engine = %s", s.Engine)
+		}
+		check(t, s)
+	})
+	for _, eng := range Engines(t) {
+		t.Run(eng.String(), func(t *testing.T) {
+			check(t, Start(t, Options{Engine: eng, OpenMetrics: om}))
+		})
+	}
+}
+
+// TestScrape: every engine scrapes a loopback target with the job_name label the tests rely on.
+func TestScrape(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts servers")
+	}
+	var n atomic.Int64
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(v) != 1 || float64(v[0].Value) != 2 {
-		t.Fatalf("rate = %v, want one series at 2/s", v)
+	srv := &http.Server{ReadHeaderTimeout: 5 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+		fmt.Fprintf(w, "# TYPE demo_scrapes counter\ndemo_scrapes_total %d\n", n.Add(1))
+	})}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	for _, eng := range Engines(t) {
+		t.Run(eng.String(), func(t *testing.T) {
+			t.Parallel()
+			s := Start(t, Options{Engine: eng, Targets: []Target{{Addr: ln.Addr().String()}}})
+			v := s.WaitFor(t, `demo_scrapes_total`, 30*time.Second, func(v model.Vector) bool { return len(v) == 1 })
+			if got := string(v[0].Metric["job_name"]); got != "vllm" {
+				t.Errorf("job_name = %q, want vllm (labels %v)", got, v[0].Metric)
+			}
+		})
 	}
-	if got := string(v[0].Metric["engine"]); got != "0" {
-		t.Fatalf("engine label = %q", got)
+}
+
+// TestEngineBinaries: a Prometheus is taken only with the major version its engine names.
+func TestEngineBinaries(t *testing.T) {
+	for _, eng := range Engines(t) {
+		if !eng.IsPrometheus() {
+			continue
+		}
+		v := eng.Version()
+		want := map[Engine]string{Prometheus2: "2.", Prometheus3: Prometheus3Version}[eng]
+		if !strings.HasPrefix(v, want) {
+			t.Errorf("%s version %q, want %s…", eng, v, want)
+		}
+		t.Logf("%s: %s", eng, v)
+	}
+	t.Setenv(Prometheus3Env, t.TempDir())
+	if err := available(Prometheus3); err == nil {
+		t.Errorf("an empty %s directory counts as Prometheus 3", Prometheus3Env)
 	}
 }
