@@ -54,7 +54,9 @@ func TestCatalogWalk(t *testing.T) {
 }
 
 // walkCatalog evaluates every entry on every flavor's endpoint in both modes (see TestCatalogWalk).
-func walkCatalog(t *testing.T, run *simRun, prom *promtest.Server) { walkCatalogWith(t, run, prom, nil) }
+func walkCatalog(t *testing.T, run *simRun, prom *promtest.Server) {
+	walkCatalogWith(t, run, prom, nil)
+}
 
 // walkCatalogWith is walkCatalog with a comparison of the values of rate-based entries (nil: exact, point by point);
 // it returns false for entries whose values it compares itself.
