@@ -170,13 +170,6 @@ func almostEqual(a, b, epsilon float64) bool {
 	return diff/math.Min(absSum, math.MaxFloat64) < epsilon
 }
 
-// BucketIncreases returns increase(x_bucket[end-start]) for every `le` series of one histogram,
-// ready for HistogramQuantile. Series with fewer than two samples in [start, end] are left out,
-// as PromQL drops them from the increase() result before histogram_quantile sees it.
-func BucketIncreases(series []BucketSeries, start, end int64) []Bucket {
-	return bucketsOf(series, start, end, Increase)
-}
-
 // BucketRates returns rate(x_bucket[end-start]) for every `le` series of one histogram, so
 // HistogramQuantile(q, BucketRates(s, t-w, t)) equals histogram_quantile(q, rate(x_bucket[w])) at t.
 // Series with fewer than two samples in [start, end] are left out, as in PromQL.
@@ -191,45 +184,6 @@ func bucketsOf(series []BucketSeries, start, end int64, f func([]Point, int64, i
 			out = append(out, Bucket{UpperBound: s.UpperBound, Count: v})
 		}
 	}
-	return out
-}
-
-// RateQuantile returns histogram_quantile(q, rate(x_bucket[end-start])) evaluated at end for one
-// histogram; ok is false when no bucket series has two samples in the window, where PromQL
-// returns no series. A present but degenerate histogram (no +Inf bucket, no observations) yields
-// ok=true with NaN, as in PromQL.
-func RateQuantile(q float64, series []BucketSeries, start, end int64) (float64, bool) {
-	b := BucketRates(series, start, end)
-	if len(b) == 0 {
-		return 0, false
-	}
-	return HistogramQuantile(q, b), true
-}
-
-// SumBuckets adds bucket sets bound by bound, like `sum by (le) (...)` across engines or pods
-// before histogram_quantile. The result is sorted by UpperBound; sums are taken in argument order.
-func SumBuckets(sets ...[]Bucket) []Bucket {
-	idx := map[float64]int{}
-	var out []Bucket
-	for _, set := range sets {
-		for _, b := range set {
-			if i, ok := idx[b.UpperBound]; ok {
-				out[i].Count += b.Count
-				continue
-			}
-			idx[b.UpperBound] = len(out)
-			out = append(out, b)
-		}
-	}
-	slices.SortFunc(out, func(x, y Bucket) int {
-		switch {
-		case x.UpperBound < y.UpperBound:
-			return -1
-		case x.UpperBound > y.UpperBound:
-			return +1
-		}
-		return 0
-	})
 	return out
 }
 

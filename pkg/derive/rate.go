@@ -56,23 +56,10 @@ func rangeSeconds(ms int64) float64 {
 	return (time.Duration(ms) * time.Millisecond).Seconds()
 }
 
-// Increase returns PromQL increase(points[end-start]) evaluated at end: the counter growth over
-// (start, end], corrected for counter resets and extrapolated towards the window edges.
-// ok is false when the window holds fewer than two samples, where PromQL returns no series.
-func Increase(points []Point, start, end int64) (float64, bool) {
-	return extrapolatedRate(points, start, end, true, false)
-}
-
 // Rate returns PromQL rate(points[end-start]) evaluated at end: Increase divided by the range
 // length in seconds (end-start, not the sampled interval). ok is false for fewer than two samples.
 func Rate(points []Point, start, end int64) (float64, bool) {
 	return extrapolatedRate(points, start, end, true, true)
-}
-
-// Delta returns PromQL delta(points[end-start]) evaluated at end, for gauges: no reset handling
-// and no clamp at zero. ok is false for fewer than two samples.
-func Delta(points []Point, start, end int64) (float64, bool) {
-	return extrapolatedRate(points, start, end, false, false)
 }
 
 // extrapolatedRate follows Prometheus 3 promql/functions.go extrapolatedRate for float samples without start
@@ -131,24 +118,4 @@ func extrapolatedRate(points []Point, start, end int64, isCounter, isRate bool) 
 		factor /= rangeSeconds(end - start)
 	}
 	return result * factor, true
-}
-
-// IRate returns PromQL irate(points[end-start]) evaluated at end: the per-second increase between
-// the last two samples in (start, end]; after a reset the last value itself is the increase.
-// ok is false for fewer than two samples.
-func IRate(points []Point, start, end int64) (float64, bool) {
-	s := window(points, start, end)
-	if len(s) < 2 {
-		return 0, false
-	}
-	last, prev := s[len(s)-1], s[len(s)-2]
-	v := last.V - prev.V
-	if last.V < prev.V {
-		v = last.V
-	}
-	dt := last.T - prev.T
-	if dt == 0 {
-		return 0, false
-	}
-	return v / (float64(dt) / 1000), true
 }

@@ -17,22 +17,3 @@ func Steps(from, to, step int64) []int64 {
 	}
 	return out
 }
-
-// EvalRange evaluates f at every step of a range query from..to and returns one Point per step
-// where f has a result, like query_range does for one series. f receives the window
-// [t−window, t] of the step t, e.g.
-//
-//	EvalRange(from, to, step, w, func(s, e int64) (float64, bool) { return Rate(points, s, e) })
-//
-// matches query_range of rate(x[w]), and with
-// HistogramQuantile(q, BucketRates(series, s, e)) it matches histogram_quantile(q, rate(x_bucket[w])).
-func EvalRange(from, to, step, window int64, f func(start, end int64) (float64, bool)) []Point {
-	ts := Steps(from, to, step)
-	out := make([]Point, 0, len(ts))
-	for _, t := range ts {
-		if v, ok := f(t-window, t); ok {
-			out = append(out, Point{T: t, V: v})
-		}
-	}
-	return out
-}

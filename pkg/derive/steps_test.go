@@ -24,28 +24,3 @@ func TestSteps(t *testing.T) {
 		}
 	}
 }
-
-func TestEvalRange(t *testing.T) {
-	p := regular(0, 10, 0, 10, 20, 30, 40, 50, 60)
-	var windows [][2]int64
-	got := EvalRange(0, 60*sec, 20*sec, 30*sec, func(s, e int64) (float64, bool) {
-		windows = append(windows, [2]int64{s, e})
-		return Rate(p, s, e)
-	})
-	wantWindows := [][2]int64{{-30 * sec, 0}, {-10 * sec, 20 * sec}, {10 * sec, 40 * sec}, {30 * sec, 60 * sec}}
-	if !slices.Equal(windows, wantWindows) {
-		t.Fatalf("windows = %v, want %v", windows, wantWindows)
-	}
-	// The first step has a single sample in its window, so no point, as in query_range.
-	if len(got) != 3 || got[0].T != 20*sec || got[2].T != 60*sec {
-		t.Fatalf("EvalRange = %v", got)
-	}
-	// At 20 s the series starts at 0 inside the window, so the zero clamp stops extrapolation:
-	// 20 over a 30 s range.
-	want := []float64{20.0 / 30, 1, 1}
-	for i, pt := range got {
-		if !near(pt.V, want[i]) {
-			t.Fatalf("EvalRange = %v, want values %v", got, want)
-		}
-	}
-}

@@ -28,8 +28,6 @@ type Signal struct {
 	Names []string
 	// Unit is the Grafana unit of the signal's values as exposed.
 	Unit string
-	// Fraction marks gauges exposed as 0–1 that operators read as percent.
-	Fraction bool
 }
 
 // Name returns the first candidate name for which has is true: the name this endpoint actually exposes.
@@ -50,11 +48,9 @@ func (s Signal) Name(has func(name string) bool) (string, bool) {
 var (
 	// KVUsage is the KV-cache pool usage as a 0–1 fraction: renamed from gpu_cache_usage_perc in vLLM 0.9,
 	// the old name hidden in 0.11 and removed in 0.12.
-	KVUsage = Signal{ID: "kv_usage", Kind: Gauge, Names: []string{"vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"}, Unit: "percent", Fraction: true}
-	// CPUKVUsage is V0's CPU swap pool usage (0–1).
-	CPUKVUsage = Signal{ID: "cpu_kv_usage", Kind: Gauge, Names: []string{"vllm:cpu_cache_usage_perc"}, Unit: "percent", Fraction: true}
+	KVUsage = Signal{ID: "kv_usage", Kind: Gauge, Names: []string{"vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"}, Unit: "percent"}
 	// DynamoKVUsage is Dynamo's own KV usage gauge (0–1); the kvstats_ infix was dropped in later releases.
-	DynamoKVUsage = Signal{ID: "dynamo_kv_usage", Kind: Gauge, Names: []string{"dynamo_component_gpu_cache_usage_percent", "dynamo_component_kvstats_gpu_cache_usage_percent"}, Unit: "percent", Fraction: true}
+	DynamoKVUsage = Signal{ID: "dynamo_kv_usage", Kind: Gauge, Names: []string{"dynamo_component_gpu_cache_usage_percent", "dynamo_component_kvstats_gpu_cache_usage_percent"}, Unit: "percent"}
 	// DynamoTotalBlocks is Dynamo's KV pool size in blocks.
 	DynamoTotalBlocks = Signal{ID: "dynamo_total_blocks", Kind: Gauge, Names: []string{"dynamo_component_total_blocks", "dynamo_component_kvstats_total_blocks"}, Unit: "short"}
 	// DynamoActiveBlocks is the number of KV blocks Dynamo reports in use.
@@ -76,10 +72,6 @@ var (
 	WaitingByReason = Signal{ID: "waiting_by_reason", Kind: Gauge, Names: []string{"vllm:num_requests_waiting_by_reason"}, Unit: "short"}
 	// Swapped is V0's number of requests swapped to CPU.
 	Swapped = Signal{ID: "swapped", Kind: Gauge, Names: []string{"vllm:num_requests_swapped"}, Unit: "short"}
-	// DynamoFrontendQueued is the Dynamo frontend's queue.
-	DynamoFrontendQueued = Signal{ID: "dynamo_queued", Kind: Gauge, Names: []string{"dynamo_frontend_queued_requests"}, Unit: "short"}
-	// DynamoFrontendInflight is the Dynamo frontend's in-flight requests.
-	DynamoFrontendInflight = Signal{ID: "dynamo_inflight", Kind: Gauge, Names: []string{"dynamo_frontend_inflight_requests"}, Unit: "short"}
 
 	// V0AcceptanceRate is V0's spec-decode draft acceptance rate gauge, the only spec signal V0 has per window.
 	V0AcceptanceRate = Signal{ID: "v0_acceptance_rate", Kind: Gauge, Names: []string{"vllm:spec_decode_draft_acceptance_rate"}, Unit: "percentunit"}
