@@ -74,14 +74,6 @@ func SumBuckets(sets ...[]Bucket) []Bucket {
 			out = append(out, b)
 		}
 	}
-	slices.SortFunc(out, func(x, y Bucket) int {
-		switch {
-		case x.UpperBound < y.UpperBound:
-			return -1
-		case x.UpperBound > y.UpperBound:
-			return +1
-		}
-		return 0
-	})
+	slices.SortFunc(out, byBound)
 	return out
 }

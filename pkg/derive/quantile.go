@@ -62,15 +62,7 @@ func HistogramQuantile(q float64, buckets []Bucket) float64 {
 	b := slices.Clone(buckets)
 	// Stable so the summing order of duplicate bounds is deterministic; Prometheus's order follows
 	// its series order, so with duplicates the results may differ in the last bit only.
-	slices.SortStableFunc(b, func(x, y Bucket) int {
-		switch {
-		case x.UpperBound < y.UpperBound:
-			return -1
-		case x.UpperBound > y.UpperBound:
-			return +1
-		}
-		return 0
-	})
+	slices.SortStableFunc(b, byBound)
 	if !math.IsInf(b[len(b)-1].UpperBound, +1) {
 		return math.NaN()
 	}
@@ -191,4 +183,15 @@ func bucketsOf(series []BucketSeries, start, end int64, f func([]Point, int64, i
 // mean observation over the window; ok is false and the value NaN when no observation was made.
 func HistogramMean(sumIncrease, countIncrease float64) (float64, bool) {
 	return Ratio(sumIncrease, countIncrease)
+}
+
+// byBound orders buckets by upper bound.
+func byBound(x, y Bucket) int {
+	switch {
+	case x.UpperBound < y.UpperBound:
+		return -1
+	case x.UpperBound > y.UpperBound:
+		return +1
+	}
+	return 0
 }

@@ -5,7 +5,6 @@ import (
 	"math"
 	"net/http"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -38,19 +37,16 @@ var catalogFleet = []struct {
 // both modes must answer and agree within TestPrometheusModeMatchesDirectOnSameSamples's tolerances (1e-9
 // relative, 1e-6 for quantiles); on the others both must answer nothing — so an entry's flavor list is true.
 func TestCatalogWalk(t *testing.T) {
+	onEngines(t, catalogArgs(), 12*time.Minute, true, nil, walkCatalog)
+}
+
+// catalogArgs are the simulator flags of catalogFleet by endpoint.
+func catalogArgs() map[string][]string {
 	args := map[string][]string{}
 	for _, f := range catalogFleet {
 		args[f.endpoint] = f.args
 	}
-	for _, l := range layouts {
-		run := newSimRunAt(t, args, 12*time.Minute, 5*time.Second, l.offset)
-		om := strings.ReplaceAll(run.openMetrics(), `{endpoint="`, `{instance="`)
-		for _, engine := range promtest.EnginesOf(t, l.engines...) {
-			t.Run(l.name+"/"+engine.String(), func(t *testing.T) {
-				walkCatalog(t, run, promtest.Start(t, promtest.Options{Engine: engine, OpenMetrics: om}))
-			})
-		}
-	}
+	return args
 }
 
 // walkCatalog evaluates every entry on every flavor's endpoint in both modes (see TestCatalogWalk).
@@ -134,19 +130,8 @@ func walkCatalogWith(t *testing.T, run *simRun, prom *promtest.Server, rateCheck
 // out the sample before the window, so rate-based values are compared as means over the range (victoriaRates);
 // everything else — which series, their labels and units, and every gauge value — must be exactly as in direct mode.
 func TestCatalogWalkVictoriaMetrics(t *testing.T) {
-	args := map[string][]string{}
-	for _, f := range catalogFleet {
-		args[f.endpoint] = f.args
-	}
-	for _, l := range layouts {
-		run := newSimRunAt(t, args, 12*time.Minute, 5*time.Second, l.offset)
-		om := strings.ReplaceAll(run.openMetrics(), `{endpoint="`, `{instance="`)
-		for _, engine := range promtest.EnginesOf(t, promtest.VictoriaMetrics) {
-			t.Run(l.name, func(t *testing.T) {
-				walkCatalogWith(t, run, promtest.Start(t, promtest.Options{Engine: engine, OpenMetrics: om}), victoriaRates)
-			})
-		}
-	}
+	onEngines(t, catalogArgs(), 12*time.Minute, true, func(layout) []promtest.Engine { return []promtest.Engine{promtest.VictoriaMetrics} },
+		func(t *testing.T, run *simRun, prom *promtest.Server) { walkCatalogWith(t, run, prom, victoriaRates) })
 }
 
 // victoriaRates compares rate-based entries on VictoriaMetrics per series, as means over the range: its rate()

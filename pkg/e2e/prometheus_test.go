@@ -86,15 +86,7 @@ func TestPrometheusModeMatchesDirectOnSameSamples(t *testing.T) {
 		"frontend": {"-flavor=dynamo-frontend", "-qps=8", "-seed=17"},
 	}
 	// The same assertions on Prometheus 2.42 and 3, where each agrees with direct mode (see layouts).
-	for _, l := range layouts {
-		run := newSimRunAt(t, flavors, 15*time.Minute, 5*time.Second, l.offset)
-		om := strings.ReplaceAll(run.openMetrics(), `{endpoint="`, `{instance="`)
-		for _, engine := range promtest.EnginesOf(t, l.engines...) {
-			t.Run(l.name+"/"+engine.String(), func(t *testing.T) {
-				prometheusModeMatchesDirect(t, run, promtest.Start(t, promtest.Options{Engine: engine, OpenMetrics: om}))
-			})
-		}
-	}
+	onEngines(t, flavors, 15*time.Minute, true, nil, prometheusModeMatchesDirect)
 }
 
 func prometheusModeMatchesDirect(t *testing.T, run *simRun, prom *promtest.Server) {

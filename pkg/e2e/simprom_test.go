@@ -49,6 +49,29 @@ var layouts = []layout{
 	{"off step boundaries", 2 * time.Second, []promtest.Engine{promtest.Prometheus2, promtest.Prometheus3}},
 }
 
+// onEngines runs check for each layout on a simulated fleet of those flavors, against each of the engines
+// (engines(l), or the layout's own) holding the same samples; instance names the endpoint label as Prometheus mode
+// expects.
+func onEngines(t *testing.T, flavors map[string][]string, duration time.Duration, instance bool, engines func(layout) []promtest.Engine,
+	check func(t *testing.T, run *simRun, prom *promtest.Server)) {
+	for _, l := range layouts {
+		run := newSimRunAt(t, flavors, duration, 5*time.Second, l.offset)
+		om := run.openMetrics()
+		if instance {
+			om = strings.ReplaceAll(om, `{endpoint="`, `{instance="`)
+		}
+		want := l.engines
+		if engines != nil {
+			want = engines(l)
+		}
+		for _, engine := range promtest.EnginesOf(t, want...) {
+			t.Run(l.name+"/"+engine.String(), func(t *testing.T) {
+				check(t, run, promtest.Start(t, promtest.Options{Engine: engine, OpenMetrics: om}))
+			})
+		}
+	}
+}
+
 // newSimRunAt is newSimRun with every scrape offset from the whole 5 s marks.
 func newSimRunAt(t *testing.T, flavors map[string][]string, duration, interval, offset time.Duration) *simRun {
 	t.Helper()
@@ -147,15 +170,7 @@ func TestSimulatorMathMatchesPrometheus(t *testing.T) {
 		"dynamo": {"-flavor=dynamo-worker", "-qps=8", "-seed=14"},
 	}
 	// The same assertions on Prometheus 2.42 and 3, where each agrees with direct mode (see layouts).
-	for _, l := range layouts {
-		run := newSimRunAt(t, flavors, 20*time.Minute, 5*time.Second, l.offset)
-		om := run.openMetrics()
-		for _, engine := range promtest.EnginesOf(t, l.engines...) {
-			t.Run(l.name+"/"+engine.String(), func(t *testing.T) {
-				simulatorMathMatchesPrometheus(t, run, promtest.Start(t, promtest.Options{Engine: engine, OpenMetrics: om}))
-			})
-		}
-	}
+	onEngines(t, flavors, 20*time.Minute, false, nil, simulatorMathMatchesPrometheus)
 }
 
 func simulatorMathMatchesPrometheus(t *testing.T, run *simRun, prom *promtest.Server) {
