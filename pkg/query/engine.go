@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -586,14 +587,35 @@ func (c *evalCtx) quantiles(buckets []input, qs []float64) []Output {
 // sum that Prometheus repairs upwards and VictoriaMetrics downwards (a p99 of 2560 s); the buckets all share
 // answer alike everywhere. Prometheus mode generates the same filter (promapi quantiles).
 func commonBuckets(b []derive.Bucket) []derive.Bucket {
-	count := make(map[float64]int, len(b))
+	all := 0
 	for _, x := range b {
-		count[x.UpperBound]++
+		if math.IsInf(x.UpperBound, 1) {
+			all++
+		}
 	}
-	all := count[math.Inf(1)]
+	switch all {
+	case 0:
+		return nil // no histogram complete: no quantile, as in PromQL
+	case 1:
+		return b // one histogram: every bound it has is common
+	}
+	// Several histograms: count each bound's series. Histograms have tens of bounds, so a slice beats a map.
+	type bound struct {
+		le float64
+		n  int
+	}
+	counts := make([]bound, 0, 32)
+	for _, x := range b {
+		i := slices.IndexFunc(counts, func(c bound) bool { return c.le == x.UpperBound })
+		if i < 0 {
+			counts = append(counts, bound{x.UpperBound, 0})
+			i = len(counts) - 1
+		}
+		counts[i].n++
+	}
 	kept := b[:0]
 	for _, x := range b {
-		if count[x.UpperBound] == all {
+		if i := slices.IndexFunc(counts, func(c bound) bool { return c.le == x.UpperBound }); counts[i].n == all {
 			kept = append(kept, x)
 		}
 	}
