@@ -2,6 +2,13 @@ import React, { Suspense, lazy } from 'react';
 import { AppPlugin, type AppRootProps } from '@grafana/data';
 import { LoadingPlaceholder } from '@grafana/ui';
 import type { AppConfigProps, AppSettings } from './components/AppConfig/AppConfig';
+import { initTranslations } from './i18n';
+import pluginJson from './plugin.json';
+
+import zhHans from './locales/zh-Hans/inferscope-vllm-app.json';
+
+// The app's strings in the user's language (src/locales, bundled: they are small), before any page renders.
+await initTranslations(pluginJson.id, { 'zh-Hans': zhHans });
 
 const LazyApp = lazy(() => import('./components/App/App'));
 const LazyAppConfig = lazy(() => import('./components/AppConfig/AppConfig'));

@@ -8,6 +8,10 @@ import { config, setBackendSrv, setTemplateSrv } from '@grafana/runtime';
  */
 export interface HooksConfig {
   theme?: 'dark' | 'light';
+  /** language is the user's Grafana language; the plugin's strings come from its locale files. */
+  language?: 'en-US' | 'zh-Hans';
+  /** plugin is the id whose translations the mounted component uses (the data source unless an app page). */
+  plugin?: 'inferscope-vllm-app' | 'inferscope-vllm-datasource';
   role?: 'Admin' | 'Editor' | 'Viewer';
   routes?: Record<string, unknown>;
 }
@@ -28,7 +32,9 @@ declare global {
 function find(routes: Record<string, unknown>, method: string, url: string): { found: boolean; answer?: unknown } {
   const path = url.split('?')[0];
   for (const key of [`${method} `, '']) {
-    const hit = Object.keys(routes).find((k) => k.startsWith(key) && path.endsWith(k.slice(key.length)) && (key !== '' || !k.includes(' ')));
+    const hit = Object.keys(routes).find(
+      (k) => k.startsWith(key) && path.endsWith(k.slice(key.length)) && (key !== '' || !k.includes(' '))
+    );
     if (hit !== undefined) {
       return { found: true, answer: routes[hit] };
     }

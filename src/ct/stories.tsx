@@ -47,7 +47,9 @@ export function QueryEditorStory({ initial, mode = 'direct' }: { initial: Partia
 
 export function VariableEditorStory({ initial }: { initial?: VariableQuery }) {
   const ds = useMemo(() => dataSource('direct'), []);
-  const [query, setQuery] = useState<VariableQuery>(initial ?? ({ refId: 'V', queryType: 'variable', resource: 'models' } as VariableQuery));
+  const [query, setQuery] = useState<VariableQuery>(
+    initial ?? ({ refId: 'V', queryType: 'variable', resource: 'models' } as VariableQuery)
+  );
   return (
     <>
       <VariableQueryEditor
@@ -95,7 +97,14 @@ export function ConfigEditorStory({ jsonData, saved = false }: { jsonData: VllmO
 
 export function AppConfigStory({ enabled = true, jsonData = {} }: { enabled?: boolean; jsonData?: AppSettings }) {
   const plugin = {
-    meta: { id: 'inferscope-vllm-app', name: 'InferScope for vLLM', type: PluginType.app, enabled, pinned: true, jsonData },
+    meta: {
+      id: 'inferscope-vllm-app',
+      name: 'InferScope for vLLM',
+      type: PluginType.app,
+      enabled,
+      pinned: true,
+      jsonData,
+    },
   };
   return <AppConfig plugin={plugin as never} query={{} as never} />;
 }

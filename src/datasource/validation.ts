@@ -1,3 +1,5 @@
+import { t } from '@grafana/i18n';
+import { tf } from '../i18n';
 import { DEFAULT_HEADROOM, Endpoint, VllmOptions, VllmQuery } from './types';
 
 const UNITS: Record<string, number> = { ns: 1e-6, us: 1e-3, µs: 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
@@ -83,7 +85,11 @@ function endpointErrors(endpoints: Endpoint[]): Record<number, string> {
   endpoints.forEach((e, i) => {
     const u = parseURL(e.url);
     if (!u || !u.host || (u.protocol !== 'http:' && u.protocol !== 'https:')) {
-      errors[i] = `Endpoint ${i + 1} is not an http(s) URL such as http://vllm-0:8000/metrics.`;
+      errors[i] = tf(
+        'validation.endpoint-not-url',
+        'Endpoint {{n}} is not an http(s) URL such as http://vllm-0:8000/metrics.',
+        { n: i + 1 }
+      );
       return;
     }
     const key = targetKey(u);
@@ -91,22 +97,33 @@ function endpointErrors(endpoints: Endpoint[]): Record<number, string> {
     if (sameTarget !== undefined) {
       errors[i] =
         endpoints[sameTarget].url === e.url
-          ? `Endpoint ${i + 1} is listed twice.`
-          : `Endpoint ${i + 1} scrapes endpoint ${sameTarget + 1}'s target too; list each target once.`;
+          ? tf('validation.endpoint-twice', 'Endpoint {{n}} is listed twice.', { n: i + 1 })
+          : tf(
+              'validation.endpoint-same-target',
+              "Endpoint {{n}} scrapes endpoint {{other}}'s target too; list each target once.",
+              { n: i + 1, other: sameTarget + 1 }
+            );
       return;
     }
     targets.set(key, i);
     const name = displayName(e);
     const sameName = names.get(name);
     if (sameName !== undefined) {
-      errors[i] =
-        `Endpoint ${i + 1} has the name "${name}" of endpoint ${sameName + 1}; give each endpoint its own name.`;
+      errors[i] = tf(
+        'validation.endpoint-same-name',
+        'Endpoint {{n}} has the name "{{name}}" of endpoint {{other}}; give each endpoint its own name.',
+        { n: i + 1, name, other: sameName + 1 }
+      );
       return;
     }
     names.set(name, i);
     const host = e.name ? hosts.get(e.name) : undefined;
     if (host !== undefined && host !== i && endpoints[host].name) {
-      errors[i] = `Endpoint ${i + 1}'s name "${e.name}" is endpoint ${host + 1}'s host:port; choose another name.`;
+      errors[i] = tf(
+        'validation.endpoint-name-is-host',
+        'Endpoint {{n}}\'s name "{{name}}" is endpoint {{other}}\'s host:port; choose another name.',
+        { n: i + 1, name: e.name, other: host + 1 }
+      );
     }
   });
   return errors;
@@ -119,49 +136,60 @@ export function validateSettings(jsonData: VllmOptions): SettingsErrors {
   if (mode === 'direct') {
     const endpoints = jsonData.endpoints ?? [];
     if (endpoints.length === 0) {
-      errors.endpointsMissing = 'Direct mode needs at least one /metrics endpoint URL.';
+      errors.endpointsMissing = t(
+        'validation.direct-mode-needs-at-least',
+        'Direct mode needs at least one /metrics endpoint URL.'
+      );
     }
     if (endpoints.length > SETTINGS_LIMITS.maxEndpoints) {
-      errors.endpointsMissing = `At most ${SETTINGS_LIMITS.maxEndpoints} endpoints per data source.`;
+      errors.endpointsMissing = tf('validation.too-many-endpoints', 'At most {{max}} endpoints per data source.', {
+        max: SETTINGS_LIMITS.maxEndpoints,
+      });
     }
     errors.endpoints = endpointErrors(endpoints);
   }
   const interval = jsonData.scrapeInterval ? parseDuration(jsonData.scrapeInterval) : 5000;
   if (interval === undefined) {
-    errors.scrapeInterval = 'Use a duration such as 5s or 1m.';
+    errors.scrapeInterval = t('validation.interval-not-duration', 'Use a duration such as 5s or 1m.');
   } else if (interval < 1000) {
-    errors.scrapeInterval = 'The scrape interval must be at least 1s.';
+    errors.scrapeInterval = t('validation.interval-too-short', 'The scrape interval must be at least 1s.');
   } else if (interval > SETTINGS_LIMITS.maxScrapeIntervalMs) {
-    errors.scrapeInterval = 'The scrape interval must be at most 1h.';
+    errors.scrapeInterval = t('validation.interval-too-long', 'The scrape interval must be at most 1h.');
   }
   if (jsonData.scrapeTimeout) {
     const timeout = parseDuration(jsonData.scrapeTimeout);
     if (timeout === undefined) {
-      errors.scrapeTimeout = 'Use a duration such as 4s.';
+      errors.scrapeTimeout = t('validation.timeout-not-duration', 'Use a duration such as 4s.');
     } else if (interval !== undefined && timeout > interval) {
-      errors.scrapeTimeout = 'The scrape timeout must not be longer than the scrape interval.';
+      errors.scrapeTimeout = t(
+        'validation.the-scrape-timeout-must-not',
+        'The scrape timeout must not be longer than the scrape interval.'
+      );
     }
   }
   if (jsonData.retention) {
     const retention = parseDuration(jsonData.retention);
     if (retention === undefined) {
-      errors.retention = 'Use a duration such as 1h or 30m.';
+      errors.retention = t('validation.retention-not-duration', 'Use a duration such as 1h or 30m.');
     } else if (interval !== undefined && retention < interval) {
-      errors.retention = 'Retention must be at least one scrape interval.';
+      errors.retention = t('validation.retention-must-be-at-least', 'Retention must be at least one scrape interval.');
     } else if (retention > SETTINGS_LIMITS.maxRetentionMs) {
-      errors.retention = 'Retention must be at most 744h (31 days).';
+      errors.retention = t('validation.retention-must-be-at-most', 'Retention must be at most 744h (31 days).');
     }
   }
   const memory = jsonData.maxMemoryMB ?? 0;
   if (memory !== 0 && (memory < SETTINGS_LIMITS.minMemoryMB || memory > SETTINGS_LIMITS.maxMemoryMB)) {
-    errors.maxMemoryMB = 'The memory cap must be between 16 and 65536 MB.';
+    errors.maxMemoryMB = t('validation.the-memory-cap-must-be', 'The memory cap must be between 16 and 65536 MB.');
   }
   const body = jsonData.maxBodyMB ?? 0;
   const samples = jsonData.maxSamples ?? 0;
   if (body < 0 || samples < 0) {
-    errors.limits = 'Scrape limits must not be negative.';
+    errors.limits = t('validation.scrape-limits-must-not-be', 'Scrape limits must not be negative.');
   } else if (body > SETTINGS_LIMITS.maxBodyMB || samples > SETTINGS_LIMITS.maxSamples) {
-    errors.limits = 'Scrape limits are at most 1024 MB per body and 10000000 samples per scrape.';
+    errors.limits = t(
+      'validation.scrape-limits-are-at-most',
+      'Scrape limits are at most 1024 MB per body and 10000000 samples per scrape.'
+    );
   }
   return errors;
 }
@@ -179,7 +207,7 @@ function regexError(re: string | undefined): string | undefined {
     new RegExp(`^(?:${re})$`);
     return undefined;
   } catch {
-    return 'Not a valid regular expression.';
+    return t('validation.not-a-regex', 'Not a valid regular expression.');
   }
 }
 
@@ -195,24 +223,29 @@ export function validateQuery(q: VllmQuery): QueryErrors {
   const badLabel = Object.entries(q.labels ?? {}).find(([name, re]) => !name || regexError(re));
   if (badLabel) {
     errors.labels = badLabel[0]
-      ? `The matcher for ${badLabel[0]} is not a valid regular expression.`
-      : 'Every label filter needs a label name.';
+      ? tf('validation.bad-label-matcher', 'The matcher for {{label}} is not a valid regular expression.', {
+          label: badLabel[0],
+        })
+      : t('validation.label-name-missing', 'Every label filter needs a label name.');
   }
   if (q.window && !hasVariable(q.window) && !parseDuration(q.window)) {
-    errors.window = 'Use a positive duration such as 1m or 30s.';
+    errors.window = t('validation.use-a-positive-duration-such', 'Use a positive duration such as 1m or 30s.');
   }
   if (q.quantiles?.some((v) => !(v >= 0 && v <= 1))) {
-    errors.quantiles = 'Quantiles must be between 0 and 1, e.g. 0.5, 0.99.';
+    errors.quantiles = t(
+      'validation.quantiles-must-be-between-0',
+      'Quantiles must be between 0 and 1, e.g. 0.5, 0.99.'
+    );
   }
   const headroom = q.headroom ?? DEFAULT_HEADROOM;
   if (q.queryType === 'capacity' && !(headroom >= 0 && headroom <= 0.9)) {
-    errors.headroom = 'Headroom must be between 0 and 0.9.';
+    errors.headroom = t('validation.headroom-must-be-between-0', 'Headroom must be between 0 and 0.9.');
   }
   if (q.queryType === 'raw' && !q.metric) {
-    errors.metric = 'Raw queries need a metric name.';
+    errors.metric = t('validation.raw-queries-need-a-metric', 'Raw queries need a metric name.');
   }
   if (q.queryType === 'promql' && !q.expr?.trim()) {
-    errors.expr = 'Enter a PromQL expression.';
+    errors.expr = t('validation.enter-a-promql-expression', 'Enter a PromQL expression.');
   }
   return errors;
 }

@@ -1,4 +1,5 @@
 import React from 'react';
+import { t } from '@grafana/i18n';
 import { PluginPage } from '@grafana/runtime';
 import { Stack, Text, TextLink } from '@grafana/ui';
 import { BackendStatusAlert } from '../components/BackendStatusAlert';
@@ -12,14 +13,14 @@ export function Overview() {
       <div data-testid={testIds.overview.container}>
         <Stack direction="column" gap={2}>
           <Text element="p">
-            InferScope turns vLLM, vLLM-Ascend and NVIDIA Dynamo metrics into the numbers operators act on: KV-cache
-            usage, speculative-decoding acceptance, data-parallel balance, latency quantiles and token throughput. Add a
-            &quot;vLLM (InferScope)&quot; data source pointing at your endpoints or at Prometheus, then open a
-            dashboard.
+            {t(
+              'overview.intro',
+              'InferScope turns vLLM, vLLM-Ascend and NVIDIA Dynamo metrics into the numbers operators act on: KV-cache usage, speculative-decoding acceptance, data-parallel balance, latency quantiles and token throughput. Add a "vLLM (InferScope)" data source pointing at your endpoints or at Prometheus, then open a dashboard.'
+            )}
           </Text>
           <BackendStatusAlert />
           <div data-testid={testIds.overview.dashboards}>
-            <Text element="h3">Dashboards</Text>
+            <Text element="h3">{t('overview.dashboards', 'Dashboards')}</Text>
             <ul>
               {DASHBOARDS.map((d) => (
                 <li key={d.uid}>
@@ -31,7 +32,10 @@ export function Overview() {
             </ul>
           </div>
           <Text element="p" color="secondary">
-            Fleet-wide views on this page are not built yet; use the dashboards above.
+            {t(
+              'overview.fleet-wide-views-on-this',
+              'Fleet-wide views on this page are not built yet; use the dashboards above.'
+            )}
           </Text>
         </Stack>
       </div>

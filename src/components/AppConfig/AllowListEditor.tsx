@@ -1,4 +1,6 @@
 import React, { useState } from 'react';
+import { t } from '@grafana/i18n';
+import { tf } from '../../i18n';
 import { Alert, Button, Field, Input, Stack, Switch } from '@grafana/ui';
 import { errorMessage } from '../useBackendStatus';
 import { testIds } from '../testIds';
@@ -53,12 +55,14 @@ export function AllowListEditor({ enabled, pinned, settings, onSaved }: Props) {
       <Stack direction="column" gap={1}>
         <h3>Allow-listed profiler config files</h3>
         <p>
-          One ms_service_profiler_config.json per vLLM-Ascend deployment, at the path where Grafana sees it (usually a
-          volume shared with the inference host). The app reads and writes no other file.
+          {t(
+            'allow-list-editor.one-ms-service-profiler-config',
+            'One ms_service_profiler_config.json per vLLM-Ascend deployment, at the path where Grafana sees it (usually a volume shared with the inference host). The app reads and writes no other file.'
+          )}
         </p>
         {rows.map((r, i) => (
           <Stack key={i} direction="row" gap={1} alignItems="flex-start" wrap="wrap">
-            <Field label="Name" invalid={!!errors[i].name} error={errors[i].name}>
+            <Field label={t('allow-list-editor.name.label', 'Name')} invalid={!!errors[i].name} error={errors[i].name}>
               <Input
                 id={`inferscope-allow-list-name-${i}`}
                 value={r.name}
@@ -68,7 +72,11 @@ export function AllowListEditor({ enabled, pinned, settings, onSaved }: Props) {
                 data-testid={testIds.appConfig.allowListName(i)}
               />
             </Field>
-            <Field label="Config file path" invalid={!!errors[i].path} error={errors[i].path}>
+            <Field
+              label={t('allow-list-editor.config-file-path.label', 'Config file path')}
+              invalid={!!errors[i].path}
+              error={errors[i].path}
+            >
               <Input
                 id={`inferscope-allow-list-path-${i}`}
                 value={r.path}
@@ -78,7 +86,11 @@ export function AllowListEditor({ enabled, pinned, settings, onSaved }: Props) {
                 data-testid={testIds.appConfig.allowListPath(i)}
               />
             </Field>
-            <Field label="Metrics URL (optional)" invalid={!!errors[i].metricsUrl} error={errors[i].metricsUrl}>
+            <Field
+              label={t('allow-list-editor.metrics-url-optional.label', 'Metrics URL (optional)')}
+              invalid={!!errors[i].metricsUrl}
+              error={errors[i].metricsUrl}
+            >
               <Input
                 id={`inferscope-allow-list-metrics-url-${i}`}
                 value={r.metricsUrl ?? ''}
@@ -88,7 +100,13 @@ export function AllowListEditor({ enabled, pinned, settings, onSaved }: Props) {
                 data-testid={testIds.appConfig.allowListMetricsUrl(i)}
               />
             </Field>
-            <Field label="Overwrite if read-only" description="Replace the file even when it has no write permission">
+            <Field
+              label={t('allow-list-editor.overwrite-if-read-only.label', 'Overwrite if read-only')}
+              description={t(
+                'allow-list-editor.replace-the-file-even-when.description',
+                'Replace the file even when it has no write permission'
+              )}
+            >
               <Switch
                 id={`inferscope-allow-list-overwrite-read-only-${i}`}
                 value={!!r.overwriteReadOnly}
@@ -96,11 +114,13 @@ export function AllowListEditor({ enabled, pinned, settings, onSaved }: Props) {
                 data-testid={testIds.appConfig.allowListOverwriteReadOnly(i)}
               />
             </Field>
-            <Field label="Remove">
+            <Field label={t('allow-list-editor.remove.label', 'Remove')}>
               <Button
                 variant="secondary"
                 icon="trash-alt"
-                aria-label={`Remove ${r.name || `row ${i + 1}`}`}
+                aria-label={tf('allow-list-editor.remove-row', 'Remove {{name}}', {
+                  name: r.name || tf('allow-list-editor.row', 'row {{n}}', { n: i + 1 }),
+                })}
                 onClick={() => setRows((rs) => rs.filter((_, j) => j !== i))}
                 data-testid={testIds.appConfig.allowListRemove(i)}
               />
@@ -114,10 +134,16 @@ export function AllowListEditor({ enabled, pinned, settings, onSaved }: Props) {
             onClick={() => setRows((rs) => [...rs, { name: '', path: '', metricsUrl: '' }])}
             data-testid={testIds.appConfig.allowListAdd}
           >
-            Add file
+            {t('allow-list-editor.add-file', 'Add file')}
           </Button>
         </div>
-        <Field label="Editors may switch metric collection" description="Otherwise only Admins may.">
+        <Field
+          label={t(
+            'allow-list-editor.editors-may-switch-metric-collection.label',
+            'Editors may switch metric collection'
+          )}
+          description={t('allow-list-editor.otherwise-only-admins-may.description', 'Otherwise only Admins may.')}
+        >
           <Switch
             id="inferscope-allow-editors"
             value={allowEditors}
@@ -127,14 +153,14 @@ export function AllowListEditor({ enabled, pinned, settings, onSaved }: Props) {
         </Field>
         {saveError && (
           <div data-testid={testIds.appConfig.saveError}>
-            <Alert severity="error" title="Saving failed">
+            <Alert severity="error" title={t('allow-list-editor.saving-failed.title', 'Saving failed')}>
               {saveError}
             </Alert>
           </div>
         )}
         <div>
           <Button onClick={save} disabled={saving || hasErrors(errors)} data-testid={testIds.appConfig.save}>
-            {saving ? 'Saving…' : 'Save allow-list'}
+            {saving ? t('allow-list-editor.saving', 'Saving…') : t('allow-list-editor.save', 'Save allow-list')}
           </Button>
         </div>
       </Stack>

@@ -19,11 +19,19 @@ const file = {
 const routes = {
   [`${base}/status`]: { pluginId: 'inferscope-vllm-app', version: '0.1.0' },
   [`GET ${base}/profiler-configs`]: {
-    profilerConfigs: [file, { ...file, name: 'broken', error: 'malformed profiler config: unexpected end of JSON input' }],
+    profilerConfigs: [
+      file,
+      { ...file, name: 'broken', error: 'malformed profiler config: unexpected end of JSON input' },
+    ],
     canWrite: true,
     allowEditorsToWrite: false,
   },
-  [`PUT ${base}/profiler-configs/ascend-dp2/metric-enable`]: { ...file, metricEnable: 1, exposed: true, profilingFamilies: 12 },
+  [`PUT ${base}/profiler-configs/ascend-dp2/metric-enable`]: {
+    ...file,
+    metricEnable: 1,
+    exposed: true,
+    profilingFamilies: 12,
+  },
 };
 
 test('an Admin switches metric_enable on through the backend', async ({ mount, page }) => {

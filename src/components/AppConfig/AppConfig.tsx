@@ -1,4 +1,5 @@
 import React, { useState } from 'react';
+import { t } from '@grafana/i18n';
 import { AppPluginMeta, PluginConfigPageProps, PluginMeta } from '@grafana/data';
 import { Alert, Stack } from '@grafana/ui';
 import { BackendStatusAlert } from '../BackendStatusAlert';
@@ -29,8 +30,8 @@ const AppConfig = ({ plugin }: AppConfigProps) => {
     <div data-testid={testIds.appConfig.container}>
       <Stack direction="column" gap={2}>
         {!meta.enabled && (
-          <Alert severity="info" title="App disabled">
-            Enable the app to use its dashboards and backend.
+          <Alert severity="info" title={t('app-config.app-disabled.title', 'App disabled')}>
+            {t('app-config.enable-the-app-to-use', 'Enable the app to use its dashboards and backend.')}
           </Alert>
         )}
         <BackendStatusAlert />

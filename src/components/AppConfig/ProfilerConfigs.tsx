@@ -1,4 +1,6 @@
 import React, { useCallback, useEffect, useState } from 'react';
+import { t } from '@grafana/i18n';
+import { tf } from '../../i18n';
 import { dateTimeFormat } from '@grafana/data';
 import { Alert, Badge, Button, Field, LoadingPlaceholder, Stack, Switch } from '@grafana/ui';
 import { errorMessage } from '../useBackendStatus';
@@ -69,32 +71,48 @@ export function ProfilerConfigs({ canWrite, reloadKey }: Props) {
         <Stack direction="row" justifyContent="space-between" alignItems="center">
           <h3>Ascend profiler metric collection</h3>
           <Button variant="secondary" icon="sync" size="sm" onClick={refresh} disabled={load.state === 'loading'}>
-            Refresh
+            {t('profiler-configs.refresh', 'Refresh')}
           </Button>
         </Stack>
         {!canWrite && (
           <div data-testid={testIds.appConfig.readOnly}>
-            <Alert severity="info" title="Read-only">
-              Only Admins (and Editors, if the app allows it) can switch metric collection.
+            <Alert severity="info" title={t('profiler-configs.read-only.title', 'Read-only')}>
+              {t(
+                'profiler-configs.only-admins-and-editors-if',
+                'Only Admins (and Editors, if the app allows it) can switch metric collection.'
+              )}
             </Alert>
           </div>
         )}
         {load.state === 'loading' && (
           <div data-testid={testIds.appConfig.profilerLoading}>
-            <LoadingPlaceholder text="Reading profiler config files…" />
+            <LoadingPlaceholder
+              text={t('profiler-configs.reading-profiler-config-files.text', 'Reading profiler config files…')}
+            />
           </div>
         )}
         {load.state === 'error' && (
           <div data-testid={testIds.appConfig.profilerError}>
-            <Alert severity="error" title="Could not read the profiler config files">
+            <Alert
+              severity="error"
+              title={t(
+                'profiler-configs.could-not-read-the-profiler.title',
+                'Could not read the profiler config files'
+              )}
+            >
               {load.message}
             </Alert>
           </div>
         )}
         {load.state === 'ok' && load.files.length === 0 && (
-          <Alert severity="info" title="No profiler config files allow-listed">
-            Add the ms_service_profiler_config.json of each vLLM-Ascend deployment below to switch its metric collection
-            here.
+          <Alert
+            severity="info"
+            title={t('profiler-configs.no-profiler-config-files-allow.title', 'No profiler config files allow-listed')}
+          >
+            {t(
+              'profiler-configs.add-the-ms-service-profiler',
+              'Add the ms_service_profiler_config.json of each vLLM-Ascend deployment below to switch its metric collection here.'
+            )}
           </Alert>
         )}
         {load.state === 'ok' &&
@@ -136,29 +154,34 @@ function FileRow({ file, canWrite, pending, toggleError, onToggle }: RowProps) {
           />
         </Field>
         <Stack direction="row" gap={1} wrap="wrap">
-          {pending && <Badge color="blue" text="Saving…" icon="fa fa-spinner" />}
+          {pending && <Badge color="blue" text={t('profiler-configs.saving.text', 'Saving…')} icon="fa fa-spinner" />}
           <Badge color={file.metricEnable === 1 ? 'green' : 'darkgrey'} text={`metric_enable: ${file.metricEnable}`} />
           <Badge color={file.enable === 1 ? 'green' : 'darkgrey'} text={`enable (tracing): ${file.enable}`} />
           <span>
             {file.exists
-              ? `Last change: ${file.modified ? dateTimeFormat(file.modified) : 'unknown'}`
-              : 'File does not exist yet: the profiler treats that as off; switching creates it.'}
+              ? tf('profiler-configs.last-change', 'Last change: {{when}}', {
+                  when: file.modified ? dateTimeFormat(file.modified) : t('profiler-configs.unknown', 'unknown'),
+                })
+              : t(
+                  'profiler-configs.missing',
+                  'File does not exist yet: the profiler treats that as off; switching creates it.'
+                )}
           </span>
           <span data-testid={testIds.appConfig.exposed(file.name)}>{exposureText(file)}</span>
         </Stack>
         {file.problem && (
-          <Alert severity="warning" title="Unexpected value">
+          <Alert severity="warning" title={t('profiler-configs.unexpected-value.title', 'Unexpected value')}>
             {file.problem}
           </Alert>
         )}
         {file.error && (
-          <Alert severity="error" title="Cannot read this file">
+          <Alert severity="error" title={t('profiler-configs.cannot-read-this-file.title', 'Cannot read this file')}>
             {file.error}
           </Alert>
         )}
         {toggleError && (
           <div data-testid={testIds.appConfig.toggleError(file.name)}>
-            <Alert severity="error" title="Switching failed">
+            <Alert severity="error" title={t('profiler-configs.switching-failed.title', 'Switching failed')}>
               {toggleError}
             </Alert>
           </div>
@@ -170,15 +193,20 @@ function FileRow({ file, canWrite, pending, toggleError, onToggle }: RowProps) {
 
 function exposureText(f: ProfilerConfigState): string {
   if (!f.metricsUrl) {
-    return 'No metrics URL set: exposure not checked.';
+    return t('profiler-configs.exposure.no-url', 'No metrics URL set: exposure not checked.');
   }
   if (f.exposed === true) {
-    return `vllm_profiling_* exposed at ${f.metricsUrl} (${f.profilingFamilies ?? 0} families).`;
+    return tf('profiler-configs.exposure.exposed', 'vllm_profiling_* exposed at {{url}} ({{families}} families).', {
+      url: f.metricsUrl,
+      families: f.profilingFamilies ?? 0,
+    });
   }
   if (f.exposed === false) {
-    return `vllm_profiling_* not exposed at ${f.metricsUrl}.`;
+    return tf('profiler-configs.exposure.not-exposed', 'vllm_profiling_* not exposed at {{url}}.', {
+      url: f.metricsUrl,
+    });
   }
   return f.exposedError
-    ? `Exposure unknown: ${f.exposedError}`
-    : 'Exposure not checked since the last change; Refresh to re-check.';
+    ? tf('profiler-configs.exposure.unknown', 'Exposure unknown: {{error}}', { error: f.exposedError })
+    : t('profiler-configs.exposure.stale', 'Exposure not checked since the last change; Refresh to re-check.');
 }

@@ -17,7 +17,10 @@ const statuses = [
   { name: 'ascend-dp2', url: 'http://ascend:8000/metrics', up: false, error: 'connection refused' },
 ];
 
-test('direct mode: an endpoint is typed, tested through the probe resource and saved in jsonData', async ({ mount, page }) => {
+test('direct mode: an endpoint is typed, tested through the probe resource and saved in jsonData', async ({
+  mount,
+  page,
+}) => {
   await mount<HooksConfig>(<ConfigEditorStory saved jsonData={{ mode: 'direct', endpoints: [{ url: '' }] }} />, {
     hooksConfig: { routes: { 'POST /resources/probe': probe, '/resources/endpoints': statuses } },
   });
@@ -27,14 +30,18 @@ test('direct mode: an endpoint is typed, tested through the probe resource and s
   await expect(page.getByText(/^Up: .*4312 samples/)).toBeVisible();
   const probeCall = (await requests(page)).find((r) => r.url.endsWith('/resources/probe'));
   expect(probeCall?.data).toEqual({ url: 'http://v1-dp4:8000/metrics' }); // no stored credentials to an unsaved URL
-  expect((await state<Settings>(page)).jsonData.endpoints).toEqual([{ url: 'http://v1-dp4:8000/metrics', name: 'v1-dp4' }]);
+  expect((await state<Settings>(page)).jsonData.endpoints).toEqual([
+    { url: 'http://v1-dp4:8000/metrics', name: 'v1-dp4' },
+  ]);
   // The saved data source's health, from the endpoints resource.
   await expect(page.getByText(/ascend-dp2:.*down — connection refused/)).toBeVisible();
   await expect(page.getByText(/v1-dp4:.*up — /)).toBeVisible();
 });
 
 test('direct mode: settings commit when the field is left, and bad ones are explained', async ({ mount, page }) => {
-  await mount<HooksConfig>(<ConfigEditorStory jsonData={{ mode: 'direct', endpoints: [{ url: 'http://a:8000/metrics' }] }} />);
+  await mount<HooksConfig>(
+    <ConfigEditorStory jsonData={{ mode: 'direct', endpoints: [{ url: 'http://a:8000/metrics' }] }} />
+  );
   const interval = page.getByLabel('Scrape interval');
   await interval.fill('10x');
   await interval.blur();

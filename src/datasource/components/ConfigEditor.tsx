@@ -1,4 +1,6 @@
 import React from 'react';
+import { t } from '@grafana/i18n';
+import { localized } from '../localized';
 import { DataSourcePluginOptionsEditorProps } from '@grafana/data';
 import { AdvancedHttpSettings, Auth, AuthMethod, ConnectionSettings, convertLegacyAuthProps } from '@grafana/plugin-ui';
 import { Field, FieldSet, RadioButtonGroup, Stack, Switch } from '@grafana/ui';
@@ -13,7 +15,7 @@ import { EndpointStatus } from './config/EndpointStatus';
 
 type Props = DataSourcePluginOptionsEditorProps<VllmOptions, VllmSecureOptions>;
 
-const MODES: Array<{ label: string; value: Mode; description: string }> = [
+export const MODES: Array<{ label: string; value: Mode; description: string }> = [
   { label: 'Direct', value: 'direct', description: 'Scrape vLLM /metrics endpoints and keep history in memory.' },
   { label: 'Prometheus', value: 'prometheus', description: 'Query a Prometheus-compatible server that scrapes vLLM.' },
 ];
@@ -49,10 +51,17 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
 
   return (
     <>
-      <FieldSet label="vLLM metrics">
-        <Field label="Mode" description={MODES.find((m) => m.value === mode)?.description}>
+      <FieldSet label={t('config-editor.vllm-metrics.label', 'vLLM metrics')}>
+        <Field
+          label={t('config-editor.mode.label', 'Mode')}
+          description={localized('config-editor.mode', MODES).find((m) => m.value === mode)?.description}
+        >
           <div data-testid={testIds.configEditor.mode}>
-            <RadioButtonGroup options={MODES} value={mode} onChange={(v) => update({ mode: v })} />
+            <RadioButtonGroup
+              options={localized('config-editor.mode', MODES)}
+              value={mode}
+              onChange={(v) => update({ mode: v })}
+            />
           </div>
         </Field>
         {mode === 'direct' && (
@@ -66,8 +75,11 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
             />
             <Stack direction="row" gap={2} wrap="wrap">
               <DurationInput
-                label="Scrape interval"
-                description="How often each endpoint is scraped (min 1s)."
+                label={t('config-editor.scrape-interval.label', 'Scrape interval')}
+                description={t(
+                  'config-editor.how-often-each-endpoint-is.description',
+                  'How often each endpoint is scraped (min 1s).'
+                )}
                 placeholder="5s"
                 value={jsonData.scrapeInterval}
                 error={errors.scrapeInterval}
@@ -75,8 +87,11 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
                 onChange={(scrapeInterval) => update({ scrapeInterval })}
               />
               <DurationInput
-                label="Scrape timeout"
-                description="Per scrape, at most the interval. Default 80 % of it."
+                label={t('config-editor.scrape-timeout.label', 'Scrape timeout')}
+                description={t(
+                  'config-editor.per-scrape-at-most-the.description',
+                  'Per scrape, at most the interval. Default 80 % of it.'
+                )}
                 placeholder="4s"
                 value={jsonData.scrapeTimeout}
                 error={errors.scrapeTimeout}
@@ -84,8 +99,8 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
                 onChange={(scrapeTimeout) => update({ scrapeTimeout })}
               />
               <DurationInput
-                label="Retention"
-                description="History kept in memory."
+                label={t('config-editor.retention.label', 'Retention')}
+                description={t('config-editor.history-kept-in-memory.description', 'History kept in memory.')}
                 placeholder="1h"
                 value={jsonData.retention}
                 error={errors.retention}
@@ -95,8 +110,11 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
             </Stack>
             <Stack direction="row" gap={2} wrap="wrap">
               <NumberInput
-                label="Memory cap (MB)"
-                description="For the history; oldest data goes first."
+                label={t('config-editor.memory-cap-mb.label', 'Memory cap (MB)')}
+                description={t(
+                  'config-editor.for-the-history-oldest-data.description',
+                  'For the history; oldest data goes first.'
+                )}
                 placeholder="512"
                 value={jsonData.maxMemoryMB}
                 error={errors.maxMemoryMB}
@@ -104,8 +122,8 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
                 onChange={(maxMemoryMB) => update({ maxMemoryMB })}
               />
               <NumberInput
-                label="Max body (MB)"
-                description="Per scrape of one endpoint."
+                label={t('config-editor.max-body-mb.label', 'Max body (MB)')}
+                description={t('config-editor.per-scrape-of-one-endpoint.description', 'Per scrape of one endpoint.')}
                 placeholder="16"
                 value={jsonData.maxBodyMB}
                 error={errors.limits}
@@ -113,8 +131,11 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
                 onChange={(maxBodyMB) => update({ maxBodyMB })}
               />
               <NumberInput
-                label="Max series"
-                description="vLLM series kept per scrape of one endpoint."
+                label={t('config-editor.max-series.label', 'Max series')}
+                description={t(
+                  'config-editor.vllm-series-kept-per-scrape.description',
+                  'vLLM series kept per scrape of one endpoint.'
+                )}
                 placeholder="50000"
                 value={jsonData.maxSamples}
                 testId={testIds.configEditor.maxSamples}
@@ -124,8 +145,11 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
           </>
         )}
         <Field
-          label="Allow link-local targets"
-          description="Let endpoints and the server URL be link-local or cloud-metadata addresses (169.254.x.x, fe80::). Off unless your inference servers really live there."
+          label={t('config-editor.allow-link-local-targets.label', 'Allow link-local targets')}
+          description={t(
+            'config-editor.let-endpoints-and-the-server.description',
+            'Let endpoints and the server URL be link-local or cloud-metadata addresses (169.254.x.x, fe80::). Off unless your inference servers really live there.'
+          )}
         >
           <Switch
             data-testid={testIds.configEditor.allowLinkLocalTargets}
@@ -134,7 +158,13 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
           />
         </Field>
         {mode === 'prometheus' && (
-          <Field label="HTTP method" description="POST allows long queries; some proxies only allow GET.">
+          <Field
+            label={t('config-editor.http-method.label', 'HTTP method')}
+            description={t(
+              'config-editor.post-allows-long-queries-some.description',
+              'POST allows long queries; some proxies only allow GET.'
+            )}
+          >
             <div data-testid={testIds.configEditor.httpMethod}>
               <RadioButtonGroup
                 options={[
@@ -149,8 +179,11 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
         )}
         {mode === 'prometheus' && (
           <DurationInput
-            label="Scrape interval"
-            description="The Prometheus server's scrape interval for vLLM targets; sets the minimum step and rate windows."
+            label={t('config-editor.scrape-interval.label', 'Scrape interval')}
+            description={t(
+              'config-editor.the-prometheus-server-s-scrape.description',
+              "The Prometheus server's scrape interval for vLLM targets; sets the minimum step and rate windows."
+            )}
             placeholder="15s"
             value={jsonData.scrapeInterval}
             error={errors.scrapeInterval}
@@ -162,15 +195,15 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
       {mode === 'prometheus' ? (
         <PrometheusConnection options={options} onOptionsChange={onOptionsChange} />
       ) : (
-        <FieldSet label="Authentication and TLS">
+        <FieldSet label={t('config-editor.authentication-and-tls.label', 'Authentication and TLS')}>
           <DirectAuth options={options} onOptionsChange={onOptionsChange} />
         </FieldSet>
       )}
-      <FieldSet label="Bearer token">
+      <FieldSet label={t('config-editor.bearer-token.label', 'Bearer token')}>
         <BearerToken options={options} onOptionsChange={onOptionsChange} />
       </FieldSet>
       {mode === 'direct' && options.uid && (
-        <FieldSet label="Health">
+        <FieldSet label={t('config-editor.health.label', 'Health')}>
           <EndpointStatus uid={options.uid} version={options.version} />
         </FieldSet>
       )}

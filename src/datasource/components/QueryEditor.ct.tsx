@@ -42,12 +42,16 @@ test('a measure and a latency family are picked, quantiles commit on blur', asyn
   await quantiles.fill('0.5, 0.99');
   expect((await state<Story>(page)).query.quantiles).toBeUndefined(); // nothing runs while typing
   await quantiles.blur();
-  await expect.poll(async () => (await state<Story>(page)).query).toMatchObject({ metric: 'itl', quantiles: [0.5, 0.99] });
+  await expect
+    .poll(async () => (await state<Story>(page)).query)
+    .toMatchObject({ metric: 'itl', quantiles: [0.5, 0.99] });
   await quantiles.fill('0.5, abc');
   await quantiles.press('Enter');
   await expect(page.getByText('Quantiles must be numbers such as 0.5, 0.9, 0.99.')).toBeVisible();
   // The profiler timers the data source found are offered as families too.
-  expect(await offers(page, page.getByRole('combobox', { name: 'Latency metric' }), 'vllm_profiling_forward:duration')).toBe(true);
+  expect(
+    await offers(page, page.getByRole('combobox', { name: 'Latency metric' }), 'vllm_profiling_forward:duration')
+  ).toBe(true);
 });
 
 test('filters list what the data source has seen, and dashboard variables', async ({ mount, page }) => {
@@ -72,10 +76,23 @@ test('a resource that fails says so beside its picker', async ({ mount, page }) 
 for (const theme of THEMES) {
   test(`screenshot: query editor, ${theme}`, async ({ mount, page }) => {
     await mount<HooksConfig>(
-      <QueryEditorStory initial={{ queryType: 'latency', metric: 'ttft', quantiles: [0.5, 0.95, 0.99], groupBy: 'endpoint' }} />,
+      <QueryEditorStory
+        initial={{ queryType: 'latency', metric: 'ttft', quantiles: [0.5, 0.95, 0.99], groupBy: 'endpoint' }}
+      />,
       { hooksConfig: { routes, theme } }
     );
     await expect(page.getByRole('combobox', { name: 'Query type' })).toHaveValue('Latency');
     await screenshot(page, `query-editor-${theme}`);
   });
 }
+
+test('in Chinese, the editor reads from the zh-Hans locale file, catalog entries included', async ({ mount, page }) => {
+  await mount<HooksConfig>(<QueryEditorStory initial={{ queryType: 'latency', metric: 'ttft' }} />, {
+    hooksConfig: { routes, language: 'zh-Hans' },
+  });
+  await expect(page.getByRole('combobox', { name: '查询类型' })).toHaveValue('延迟');
+  await expect(page.getByText('TTFT、token 间延迟、端到端和排队时间的分位数。')).toBeVisible();
+  await expect(page.getByRole('combobox', { name: '延迟指标' })).toHaveValue('首 token 时间');
+  await expect(page.getByText('以逗号分隔，取值 0 到 1。留空 = 0.5, 0.9, 0.95, 0.99。')).toBeVisible();
+  await screenshot(page, 'query-editor-zh-Hans');
+});

@@ -1,4 +1,7 @@
 import React from 'react';
+import { t } from '@grafana/i18n';
+import { tf } from '../../i18n';
+import { localized } from '../localized';
 import { QueryEditorProps } from '@grafana/data';
 import { EditorRow, EditorRows } from '@grafana/plugin-ui';
 import { Combobox } from '@grafana/ui';
@@ -26,7 +29,8 @@ type Props = QueryEditorProps<DataSource, VllmQuery, VllmOptions>;
 export function QueryEditor({ query, onChange, onRunQuery, datasource, data }: Props) {
   const queryType = query.queryType ?? 'kv_cache_usage';
   const fields = TYPE_FIELDS[queryType] ?? TYPE_FIELDS.kv_cache_usage;
-  const selected = QUERY_TYPES.find((t) => t.value === queryType);
+  const types = localized('catalog.type', QUERY_TYPES);
+  const selected = types.find((o) => o.value === queryType);
   const errors = validateQuery({ ...query, queryType });
 
   const update = (patch: Partial<VllmQuery>, run = true) => {
@@ -61,11 +65,11 @@ export function QueryEditor({ query, onChange, onRunQuery, datasource, data }: P
   return (
     <EditorRows>
       <EditorRow>
-        <QueryField label="Query type" description={selected?.description}>
+        <QueryField label={t('query-editor.query-type.label', 'Query type')} description={selected?.description}>
           <Combobox<QueryType>
-            aria-label="Query type"
+            aria-label={t('query-editor.query-type.aria', 'Query type')}
             data-testid={testIds.queryEditor.queryType}
-            options={QUERY_TYPES}
+            options={types}
             value={queryType}
             width={32}
             onChange={(opt) => changeType(opt.value)}
@@ -97,13 +101,16 @@ export function QueryEditor({ query, onChange, onRunQuery, datasource, data }: P
       <EditorRow>
         {fields.window && (
           <QueryField
-            label="Window"
-            description="Rate window, e.g. 1m. Empty = $__rate_interval rule."
+            label={t('query-editor.window.label', 'Window')}
+            description={t(
+              'query-editor.rate-window-e-g-1m.description',
+              'Rate window, e.g. 1m. Empty = $__rate_interval rule.'
+            )}
             invalid={Boolean(errors.window)}
             error={errors.window}
           >
             <CommitInput
-              aria-label="Window"
+              aria-label={t('query-editor.window.aria', 'Window')}
               data-testid={testIds.queryEditor.window}
               kind="duration"
               placeholder="auto"
@@ -112,9 +119,14 @@ export function QueryEditor({ query, onChange, onRunQuery, datasource, data }: P
             />
           </QueryField>
         )}
-        <QueryField label="Legend" description="Series name, e.g. {{endpoint}} engine {{engine}}.">
+        <QueryField
+          label={t('query-editor.legend.label', 'Legend')}
+          description={tf('query-editor.legend.description', 'Series name, e.g. {{example}}.', {
+            example: '{{endpoint}} engine {{engine}}',
+          })}
+        >
           <CommitInput
-            aria-label="Legend"
+            aria-label={t('query-editor.legend.aria', 'Legend')}
             data-testid={testIds.queryEditor.legendFormat}
             placeholder="auto"
             value={query.legendFormat}

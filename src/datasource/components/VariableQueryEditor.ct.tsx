@@ -12,5 +12,7 @@ test('the variable editor lists a resource, and a label for label values', async
   const label = page.getByLabel('Label', { exact: true });
   await label.fill('finished_reason');
   await label.blur();
-  await expect.poll(async () => await state(page)).toMatchObject({ resource: 'label-values', label: 'finished_reason' });
+  await expect
+    .poll(async () => await state(page))
+    .toMatchObject({ resource: 'label-values', label: 'finished_reason' });
 });

@@ -1,4 +1,7 @@
 import React from 'react';
+import { t } from '@grafana/i18n';
+import { tf } from '../../i18n';
+import { localized } from '../localized';
 import { QueryEditorProps } from '@grafana/data';
 import { Field, Input, RadioButtonGroup, Stack } from '@grafana/ui';
 import { testIds } from '../../components/testIds';
@@ -28,7 +31,8 @@ export function VariableQueryEditor({ query: stored, onChange, datasource }: Pro
     query.label,
     query.resource === 'label-values' && !query.label
   );
-  const selected = VARIABLE_RESOURCES.find((r) => r.value === query.resource);
+  const resources = localized('variable-resource', VARIABLE_RESOURCES);
+  const selected = resources.find((r) => r.value === query.resource);
 
   const change = (patch: Partial<VariableQuery>) => {
     const next: VariableQuery = { ...query, ...patch };
@@ -40,19 +44,25 @@ export function VariableQueryEditor({ query: stored, onChange, datasource }: Pro
 
   return (
     <Stack direction="column" gap={0}>
-      <Field label="List" description={selected?.description}>
+      <Field label={t('variable-query-editor.list.label', 'List')} description={selected?.description}>
         <div data-testid={testIds.variableEditor.resource}>
           <RadioButtonGroup<VariableResource>
-            options={VARIABLE_RESOURCES}
+            options={resources}
             value={query.resource}
             onChange={(resource) => change({ resource })}
           />
         </div>
       </Field>
       {query.resource === 'label-values' && (
-        <Field label="Label" description="Label whose values are listed, e.g. finished_reason.">
+        <Field
+          label={t('variable-query-editor.label.label', 'Label')}
+          description={t(
+            'variable-query-editor.label-whose-values-are-listed.description',
+            'Label whose values are listed, e.g. finished_reason.'
+          )}
+        >
           <Input
-            aria-label="Label"
+            aria-label={t('variable-query-editor.label.aria', 'Label')}
             data-testid={testIds.variableEditor.label}
             placeholder="finished_reason"
             value={label}
@@ -64,9 +74,9 @@ export function VariableQueryEditor({ query: stored, onChange, datasource }: Pro
       )}
       <div data-testid={testIds.variableEditor.preview} aria-live="polite">
         {preview.error
-          ? `Could not list values: ${preview.error}`
+          ? tf('variable-query-editor.could-not-list', 'Could not list values: {{error}}', { error: preview.error })
           : preview.loading
-            ? 'Loading values…'
+            ? t('variable-query-editor.loading', 'Loading values…')
             : `${preview.values.length} value(s)${preview.values.length ? ': ' + preview.values.slice(0, 8).join(', ') : ''}${preview.values.length > 8 ? ', …' : ''}`}
       </div>
     </Stack>

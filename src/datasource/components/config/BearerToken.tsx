@@ -1,4 +1,5 @@
 import React from 'react';
+import { t } from '@grafana/i18n';
 import { DataSourceSettings } from '@grafana/data';
 import { Field, SecretInput } from '@grafana/ui';
 import { testIds } from '../../../components/testIds';
@@ -10,11 +11,14 @@ type Options = DataSourceSettings<VllmOptions, VllmSecureOptions>;
 export function BearerToken({ options, onOptionsChange }: { options: Options; onOptionsChange: (o: Options) => void }) {
   return (
     <Field
-      label="Bearer token"
-      description="Sent as Authorization: Bearer <token>. Stored encrypted; never shown again."
+      label={t('bearer-token.bearer-token.label', 'Bearer token')}
+      description={t(
+        'bearer-token.sent-as-authorization-bearer-token.description',
+        'Sent as Authorization: Bearer <token>. Stored encrypted; never shown again.'
+      )}
     >
       <SecretInput
-        aria-label="Bearer token"
+        aria-label={t('bearer-token.bearer-token.aria', 'Bearer token')}
         data-testid={testIds.configEditor.bearerToken}
         isConfigured={Boolean(options.secureJsonFields?.bearerToken)}
         value={options.secureJsonData?.bearerToken ?? ''}

@@ -1,4 +1,5 @@
 import React from 'react';
+import { t } from '@grafana/i18n';
 import { DataSourceSettings } from '@grafana/data';
 import { Field, Input, InlineField, InlineSwitch, SecretInput, Stack, TLSAuthSettings } from '@grafana/ui';
 import { testIds } from '../../../components/testIds';
@@ -23,26 +24,30 @@ export function DirectAuth({ options, onOptionsChange }: Props) {
   const configured = options.secureJsonFields ?? {};
   return (
     <Stack direction="column" gap={0}>
-      <InlineField label="Basic auth" labelWidth={24} tooltip="Send a user and password with every scrape.">
+      <InlineField
+        label={t('direct-auth.basic-auth.label', 'Basic auth')}
+        labelWidth={24}
+        tooltip={t('direct-auth.send-a-user-and-password.tooltip', 'Send a user and password with every scrape.')}
+      >
         <InlineSwitch
-          aria-label="Basic auth"
+          aria-label={t('direct-auth.basic-auth.aria', 'Basic auth')}
           value={options.basicAuth ?? false}
           onChange={(ev) => onOptionsChange({ ...options, basicAuth: ev.currentTarget.checked })}
         />
       </InlineField>
       {options.basicAuth && (
         <Stack direction="row" gap={1}>
-          <Field label="User">
+          <Field label={t('direct-auth.user.label', 'User')}>
             <Input
-              aria-label="Basic auth user"
+              aria-label={t('direct-auth.basic-auth-user.aria', 'Basic auth user')}
               value={options.basicAuthUser ?? ''}
               width={24}
               onChange={(ev) => onOptionsChange({ ...options, basicAuthUser: ev.currentTarget.value })}
             />
           </Field>
-          <Field label="Password">
+          <Field label={t('direct-auth.password.label', 'Password')}>
             <SecretInput
-              aria-label="Basic auth password"
+              aria-label={t('direct-auth.basic-auth-password.aria', 'Basic auth password')}
               data-testid={testIds.configEditor.basicAuthPassword}
               isConfigured={Boolean(configured.basicAuthPassword)}
               value={options.secureJsonData?.basicAuthPassword ?? ''}
@@ -64,23 +69,38 @@ export function DirectAuth({ options, onOptionsChange }: Props) {
           </Field>
         </Stack>
       )}
-      <InlineField label="Skip TLS verify" labelWidth={24} tooltip="Accept any certificate (self-signed endpoints).">
+      <InlineField
+        label={t('direct-auth.skip-tls-verify.label', 'Skip TLS verify')}
+        labelWidth={24}
+        tooltip={t(
+          'direct-auth.accept-any-certificate-self-signed.tooltip',
+          'Accept any certificate (self-signed endpoints).'
+        )}
+      >
         <InlineSwitch
-          aria-label="Skip TLS verify"
+          aria-label={t('direct-auth.skip-tls-verify.aria', 'Skip TLS verify')}
           value={jsonData.tlsSkipVerify ?? false}
           onChange={(ev) => setJson({ tlsSkipVerify: ev.currentTarget.checked })}
         />
       </InlineField>
-      <InlineField label="TLS client auth" labelWidth={24} tooltip="Present a client certificate.">
+      <InlineField
+        label={t('direct-auth.tls-client-auth.label', 'TLS client auth')}
+        labelWidth={24}
+        tooltip={t('direct-auth.present-a-client-certificate.tooltip', 'Present a client certificate.')}
+      >
         <InlineSwitch
-          aria-label="TLS client auth"
+          aria-label={t('direct-auth.tls-client-auth.aria', 'TLS client auth')}
           value={jsonData.tlsAuth ?? false}
           onChange={(ev) => setJson({ tlsAuth: ev.currentTarget.checked })}
         />
       </InlineField>
-      <InlineField label="With CA cert" labelWidth={24} tooltip="Verify endpoints against your own CA.">
+      <InlineField
+        label={t('direct-auth.with-ca-cert.label', 'With CA cert')}
+        labelWidth={24}
+        tooltip={t('direct-auth.verify-endpoints-against-your-own.tooltip', 'Verify endpoints against your own CA.')}
+      >
         <InlineSwitch
-          aria-label="With CA cert"
+          aria-label={t('direct-auth.with-ca-cert.aria', 'With CA cert')}
           value={jsonData.tlsAuthWithCACert ?? false}
           onChange={(ev) => setJson({ tlsAuthWithCACert: ev.currentTarget.checked })}
         />

@@ -1,4 +1,6 @@
 import React, { useState } from 'react';
+import { t } from '@grafana/i18n';
+import { tf } from '../../../i18n';
 import { getBackendSrv } from '@grafana/runtime';
 import { Button, Field, FieldValidationMessage, Input, Stack, Text } from '@grafana/ui';
 import { testIds } from '../../../components/testIds';
@@ -29,7 +31,7 @@ export function describeDetection(d?: Detection): string {
     parts.push('speculative decoding on');
   }
   if (d.ascendProfiler) {
-    parts.push('Ascend profiler metrics on');
+    parts.push(t('endpoint-list.detection.ascend', 'Ascend profiler metrics on'));
   }
   if (d.deprecatedNames) {
     parts.push('deprecated metric names exposed');
@@ -72,13 +74,16 @@ export function EndpointList({ uid, endpoints, errors, missing, onChange }: Prop
 
   return (
     <Field
-      label="Endpoints"
-      description="Each vLLM, vLLM-Ascend or Dynamo /metrics URL, with an optional display name."
+      label={t('endpoint-list.endpoints.label', 'Endpoints')}
+      description={t(
+        'endpoint-list.each-vllm-vllm-ascend-or.description',
+        'Each vLLM, vLLM-Ascend or Dynamo /metrics URL, with an optional display name.'
+      )}
     >
       <Stack direction="column" gap={1}>
         {missing && <FieldValidationMessage>{missing}</FieldValidationMessage>}
         {endpoints.map((e, i) => {
-          const t = tests[i];
+          const probe = tests[i];
           return (
             <Stack key={i} direction="column" gap={0}>
               <Stack direction="row" gap={1}>
@@ -94,24 +99,27 @@ export function EndpointList({ uid, endpoints, errors, missing, onChange }: Prop
                 <Input
                   aria-label={`Endpoint ${i + 1} name`}
                   data-testid={testIds.configEditor.endpointName(i)}
-                  placeholder="name (optional)"
+                  placeholder={t('endpoint-list.name-optional.placeholder', 'name (optional)')}
                   value={e.name ?? ''}
                   width={24}
                   onChange={(ev) => setEndpoint(i, { name: ev.currentTarget.value || undefined })}
                 />
                 <Button
-                  aria-label={`Test endpoint ${i + 1}`}
+                  aria-label={tf('endpoint-list.test-endpoint', 'Test endpoint {{n}}', { n: i + 1 })}
                   data-testid={testIds.configEditor.testEndpoint(i)}
-                  icon={t?.loading ? 'spinner' : 'heart-rate'}
+                  icon={probe?.loading ? 'spinner' : 'heart-rate'}
                   variant="secondary"
-                  disabled={Boolean(errors[i]) || !e.url || t?.loading}
-                  tooltip="Scrape this URL once with the saved settings"
+                  disabled={Boolean(errors[i]) || !e.url || probe?.loading}
+                  tooltip={t(
+                    'endpoint-list.scrape-this-url-once-with.tooltip',
+                    'Scrape this URL once with the saved settings'
+                  )}
                   onClick={() => runTest(i)}
                 >
-                  Test
+                  {t('endpoint-list.test', 'Test')}
                 </Button>
                 <Button
-                  aria-label={`Remove endpoint ${i + 1}`}
+                  aria-label={tf('endpoint-list.remove-endpoint', 'Remove endpoint {{n}}', { n: i + 1 })}
                   data-testid={testIds.configEditor.removeEndpoint(i)}
                   icon="trash-alt"
                   variant="secondary"
@@ -123,23 +131,31 @@ export function EndpointList({ uid, endpoints, errors, missing, onChange }: Prop
               </Stack>
               <div data-testid={testIds.configEditor.endpointMessage(i)} aria-live="polite">
                 {errors[i] && <Text color="error">{errors[i]}</Text>}
-                {t && !t.loading && t.error && <Text color="error">{t.error}</Text>}
-                {t && !t.loading && t.result && (
-                  <Text color={t.result.up ? 'success' : 'error'}>
-                    {t.result.up
-                      ? `Up: ${describeDetection(t.result.detection)}; ${t.result.samples ?? 0} samples`
-                      : `Down: ${t.result.error ?? 'no answer'}`}
+                {probe && !probe.loading && probe.error && <Text color="error">{probe.error}</Text>}
+                {probe && !probe.loading && probe.result && (
+                  <Text color={probe.result.up ? 'success' : 'error'}>
+                    {probe.result.up
+                      ? tf('endpoint-list.probe.up', 'Up: {{detection}}; {{samples}} samples', {
+                          detection: describeDetection(probe.result.detection),
+                          samples: probe.result.samples ?? 0,
+                        })
+                      : tf('endpoint-list.probe.down', 'Down: {{error}}', {
+                          error: probe.result.error ?? t('endpoint-list.probe.no-answer', 'no answer'),
+                        })}
                   </Text>
                 )}
-                {t && !t.loading && t.result && !t.result.up && (
+                {probe && !probe.loading && probe.result && !probe.result.up && (
                   <Button
                     size="sm"
                     fill="text"
                     data-testid={testIds.configEditor.testEndpointWithCredentials(i)}
-                    tooltip="An unsaved URL is tested without the data source's credentials; send them to this URL"
+                    tooltip={t(
+                      'endpoint-list.an-unsaved-url-is-tested.tooltip',
+                      "An unsaved URL is tested without the data source's credentials; send them to this URL"
+                    )}
                     onClick={() => runTest(i, true)}
                   >
-                    Test again with the saved credentials
+                    {t('endpoint-list.test-again-with-the-saved', 'Test again with the saved credentials')}
                   </Button>
                 )}
               </div>
@@ -153,7 +169,7 @@ export function EndpointList({ uid, endpoints, errors, missing, onChange }: Prop
             variant="secondary"
             onClick={() => onChange([...endpoints, { url: '' }])}
           >
-            Add endpoint
+            {t('endpoint-list.add-endpoint', 'Add endpoint')}
           </Button>
         </div>
       </Stack>

@@ -1,4 +1,5 @@
 import React, { useEffect, useState } from 'react';
+import { t } from '@grafana/i18n';
 import { getBackendSrv } from '@grafana/runtime';
 import { Button, Field, Stack, Text } from '@grafana/ui';
 import { testIds } from '../../../components/testIds';
@@ -32,8 +33,11 @@ export function EndpointStatus({ uid, version }: { uid: string; version?: number
 
   return (
     <Field
-      label="Endpoint health"
-      description="Last scrape of each saved endpoint. Save & test scrapes them all again."
+      label={t('endpoint-status.endpoint-health.label', 'Endpoint health')}
+      description={t(
+        'endpoint-status.last-scrape-of-each-saved.description',
+        'Last scrape of each saved endpoint. Save & test scrapes them all again.'
+      )}
     >
       <Stack direction="column" gap={0.5}>
         <div data-testid={testIds.configEditor.endpointStatus} aria-live="polite">
@@ -54,7 +58,7 @@ export function EndpointStatus({ uid, version }: { uid: string; version?: number
         </div>
         <div>
           <Button size="sm" variant="secondary" icon="sync" onClick={() => setRefresh((n) => n + 1)}>
-            Refresh
+            {t('endpoint-status.refresh', 'Refresh')}
           </Button>
         </div>
       </Stack>

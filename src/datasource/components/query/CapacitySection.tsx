@@ -1,4 +1,6 @@
 import React from 'react';
+import { t } from '@grafana/i18n';
+import { tf } from '../../../i18n';
 import { testIds } from '../../../components/testIds';
 import { DEFAULT_HEADROOM } from '../../types';
 import { CommitInput, toNumber } from '../CommitInput';
@@ -14,13 +16,17 @@ interface Props {
 export function CapacitySection({ value, invalid, onChange }: Props) {
   return (
     <QueryField
-      label="Headroom"
-      description={`Safety margin 0–0.9: capacity × (1 − headroom). Empty = ${DEFAULT_HEADROOM}.`}
+      label={t('capacity-section.headroom.label', 'Headroom')}
+      description={tf(
+        'capacity-section.headroom.description',
+        'Safety margin 0–0.9: capacity × (1 − headroom). Empty = {{headroom}}.',
+        { headroom: DEFAULT_HEADROOM }
+      )}
       invalid={Boolean(invalid)}
       error={invalid}
     >
       <CommitInput
-        aria-label="Headroom"
+        aria-label={t('capacity-section.headroom.aria', 'Headroom')}
         data-testid={testIds.queryEditor.headroom}
         kind="number"
         placeholder={String(DEFAULT_HEADROOM)}

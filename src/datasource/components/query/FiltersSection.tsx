@@ -1,4 +1,6 @@
 import React from 'react';
+import { t } from '@grafana/i18n';
+import { localized } from '../../localized';
 import { RadioButtonGroup } from '@grafana/ui';
 import { EditorRow } from '@grafana/plugin-ui';
 import { testIds } from '../../../components/testIds';
@@ -19,13 +21,17 @@ interface Props {
 /** FiltersSection picks which endpoints, models and engines / DP ranks a query reads, and how series are grouped. */
 export function FiltersSection({ datasource, query, errors, showGroupBy, onChange }: Props) {
   const groupBy = query.groupBy ?? 'engine';
+  const groupings = localized('group-by', GROUP_BY);
   return (
     <EditorRow>
       <MatcherPicker
         datasource={datasource}
         resource="endpoints"
-        label="Endpoint"
-        description="Endpoint names; regex, empty = all."
+        label={t('filters-section.endpoint.label', 'Endpoint')}
+        description={t(
+          'filters-section.endpoint-names-regex-empty-all.description',
+          'Endpoint names; regex, empty = all.'
+        )}
         value={query.endpoint}
         invalid={errors.endpoint}
         testId={testIds.queryEditor.endpoint}
@@ -34,8 +40,11 @@ export function FiltersSection({ datasource, query, errors, showGroupBy, onChang
       <MatcherPicker
         datasource={datasource}
         resource="models"
-        label="Model"
-        description="model_name values; regex, empty = all."
+        label={t('filters-section.model.label', 'Model')}
+        description={t(
+          'filters-section.model-name-values-regex-empty.description',
+          'model_name values; regex, empty = all.'
+        )}
         value={query.model}
         invalid={errors.model}
         testId={testIds.queryEditor.model}
@@ -44,8 +53,11 @@ export function FiltersSection({ datasource, query, errors, showGroupBy, onChang
       <MatcherPicker
         datasource={datasource}
         resource="engines"
-        label="Engine / DP rank"
-        description="engine, dp or dp_rank values; regex, empty = all."
+        label={t('filters-section.engine-dp-rank.label', 'Engine / DP rank')}
+        description={t(
+          'filters-section.engine-dp-or-dp-rank.description',
+          'engine, dp or dp_rank values; regex, empty = all.'
+        )}
         value={query.engine}
         invalid={errors.engine}
         testId={testIds.queryEditor.engine}
@@ -53,10 +65,13 @@ export function FiltersSection({ datasource, query, errors, showGroupBy, onChang
         onChange={(engine) => onChange({ engine })}
       />
       {showGroupBy && (
-        <QueryField label="Group by" description={GROUP_BY.find((g) => g.value === groupBy)?.description}>
+        <QueryField
+          label={t('filters-section.group-by.label', 'Group by')}
+          description={groupings.find((g) => g.value === groupBy)?.description}
+        >
           <div data-testid={testIds.queryEditor.groupBy}>
             <RadioButtonGroup<GroupBy>
-              options={GROUP_BY}
+              options={groupings}
               value={groupBy}
               onChange={(v) => onChange({ groupBy: v === 'engine' ? undefined : v })}
             />

@@ -1,4 +1,6 @@
 import React, { useState } from 'react';
+import { t } from '@grafana/i18n';
+import { tf } from '../../../i18n';
 import { Button, FieldValidationMessage, Input, Stack } from '@grafana/ui';
 import { testIds } from '../../../components/testIds';
 import type { DataSource } from '../../datasource';
@@ -28,7 +30,13 @@ export function LabelFilters({ datasource, value, invalid, onChange }: Props) {
   };
   const setRow = (i: number, patch: Partial<Row>) => rows.map((r, j) => (j === i ? { ...r, ...patch } : r));
   return (
-    <QueryField label="Label filters" description="Extra matchers: label =~ regular expression.">
+    <QueryField
+      label={t('label-filters.label-filters.label', 'Label filters')}
+      description={t(
+        'label-filters.extra-matchers-label-regular-expression.description',
+        'Extra matchers: label =~ regular expression.'
+      )}
+    >
       <Stack direction="column" gap={1}>
         {invalid && <FieldValidationMessage>{invalid}</FieldValidationMessage>}
         {rows.map((row, i) => (
@@ -49,14 +57,14 @@ export function LabelFilters({ datasource, value, invalid, onChange }: Props) {
               resource="label-values"
               resourceLabel={row.name.trim() || undefined}
               label={`Label ${i + 1} value`}
-              description="=~ regex"
+              description={t('label-filters.regex.description', '=~ regex')}
               value={row.value}
               testId={testIds.queryEditor.labelValue(i)}
               width={28}
               onChange={(v) => commit(setRow(i, { value: v ?? '' }))}
             />
             <Button
-              aria-label={`Remove label filter ${i + 1}`}
+              aria-label={tf('label-filters.remove', 'Remove label filter {{n}}', { n: i + 1 })}
               data-testid={testIds.queryEditor.removeLabel(i)}
               icon="trash-alt"
               variant="secondary"
@@ -72,7 +80,7 @@ export function LabelFilters({ datasource, value, invalid, onChange }: Props) {
             size="sm"
             onClick={() => setRows([...rows, { name: '', value: '' }])}
           >
-            Add label filter
+            {t('label-filters.add-label-filter', 'Add label filter')}
           </Button>
         </div>
       </Stack>

@@ -1,4 +1,6 @@
 import React, { useMemo } from 'react';
+import { t } from '@grafana/i18n';
+import { localized } from '../../localized';
 import { Combobox } from '@grafana/ui';
 import { EditorRow } from '@grafana/plugin-ui';
 import { testIds } from '../../../components/testIds';
@@ -21,10 +23,14 @@ export function LatencySection({ datasource, query, errors, onChange }: Props) {
   const metrics = useResource(datasource, 'metrics');
   const options = useMemo(
     () => [
-      ...LATENCY_METRICS,
+      ...localized('catalog.family', LATENCY_METRICS),
       ...metrics.values
         .filter((m) => m.startsWith('vllm_profiling_'))
-        .map((m) => ({ value: TIMER_PREFIX + m, label: m, description: 'vLLM-Ascend profiler timer' })),
+        .map((m) => ({
+          value: TIMER_PREFIX + m,
+          label: m,
+          description: t('latency-section.timer', 'vLLM-Ascend profiler timer'),
+        })),
     ],
     [metrics.values]
   );
@@ -33,11 +39,14 @@ export function LatencySection({ datasource, query, errors, onChange }: Props) {
   return (
     <EditorRow>
       <QueryField
-        label="Latency metric"
-        description={selected?.description ?? 'Histogram family whose quantiles are computed.'}
+        label={t('latency-section.latency-metric.label', 'Latency metric')}
+        description={
+          selected?.description ??
+          t('latency-section.metric.description', 'Histogram family whose quantiles are computed.')
+        }
       >
         <Combobox<string>
-          aria-label="Latency metric"
+          aria-label={t('latency-section.latency-metric.aria', 'Latency metric')}
           data-testid={testIds.queryEditor.latencyMetric}
           options={options}
           value={selected ?? { value: metric, label: metric }}

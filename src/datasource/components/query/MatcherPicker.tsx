@@ -1,4 +1,6 @@
 import React, { useMemo } from 'react';
+import { t } from '@grafana/i18n';
+import { tf } from '../../../i18n';
 import { getTemplateSrv } from '@grafana/runtime';
 import { Combobox, ComboboxOption } from '@grafana/ui';
 import type { DataSource } from '../../datasource';
@@ -24,7 +26,11 @@ interface Props {
 export function variableOptions(): Array<ComboboxOption<string>> {
   return getTemplateSrv()
     .getVariables()
-    .map((v) => ({ value: `$${v.name}`, label: `$${v.name}`, description: 'Template variable' }));
+    .map((v) => ({
+      value: `$${v.name}`,
+      label: `$${v.name}`,
+      description: t('matcher-picker.template-variable', 'Template variable'),
+    }));
 }
 
 /**
@@ -51,7 +57,14 @@ export function MatcherPicker({
   return (
     <QueryField
       label={label}
-      description={state.error ? `${description} Could not list values: ${state.error}` : description}
+      description={
+        state.error
+          ? tf('matcher-picker.could-not-list', '{{description}} Could not list values: {{error}}', {
+              description,
+              error: state.error,
+            })
+          : description
+      }
       invalid={Boolean(invalid)}
       error={invalid}
     >
@@ -61,9 +74,9 @@ export function MatcherPicker({
         options={options}
         value={value ? { value, label: value } : null}
         loading={state.loading}
-        placeholder="all (regex allowed)"
+        placeholder={t('matcher-picker.all-regex-allowed.placeholder', 'all (regex allowed)')}
         createCustomValue
-        customValueDescription="Use as regular expression"
+        customValueDescription={t('matcher-picker.use-as-regex', 'Use as regular expression')}
         isClearable
         width={width}
         onChange={(opt) => onChange(opt?.value || undefined)}

@@ -1,6 +1,9 @@
 import React from 'react';
+import { t } from '@grafana/i18n';
+import { tf } from '../../../i18n';
 import { Combobox } from '@grafana/ui';
 import { testIds } from '../../../components/testIds';
+import { localized } from '../../localized';
 import { MEASURES, QueryType } from '../../types';
 import { QueryField } from './QueryField';
 
@@ -16,25 +19,33 @@ export function MeasureField({ queryType, value, onChange }: Props) {
   if (!measures || measures.options.length < 2) {
     return null; // nothing to choose
   }
-  const label = queryType === 'dp_balance' ? 'Rank load measure' : 'Measure';
-  const selected = measures.options.find((m) => m.value === value);
-  const defaults = measures.defaults.map((d) => measures.options.find((m) => m.value === d)?.label ?? d).join(', ');
+  const options = localized(`catalog.measure.${queryType}`, measures.options);
+  const label =
+    queryType === 'dp_balance'
+      ? t('measure-field.rank-load.label', 'Rank load measure')
+      : t('measure-field.measure', 'Measure');
+  const selected = options.find((m) => m.value === value);
+  const defaults = measures.defaults.map((d) => options.find((m) => m.value === d)?.label ?? d).join(', ');
   return (
     <QueryField
       label={label}
       description={
         selected?.description ??
         (queryType === 'dp_balance'
-          ? `The per-rank load whose balance is scored (max ÷ mean, cv, idle-while-waiting). Default: ${defaults}.`
-          : `Empty returns the defaults: ${defaults}.`)
+          ? tf(
+              'measure-field.rank-load.description',
+              'The per-rank load whose balance is scored (max ÷ mean, cv, idle-while-waiting). Default: {{defaults}}.',
+              { defaults }
+            )
+          : tf('measure-field.description', 'Empty returns the defaults: {{defaults}}.', { defaults }))
       }
     >
       <Combobox<string>
         aria-label={label}
         data-testid={testIds.queryEditor.measure}
-        options={measures.options}
+        options={options}
         value={value ?? null}
-        placeholder={`Default (${defaults})`}
+        placeholder={tf('measure-field.placeholder', 'Default ({{defaults}})', { defaults })}
         isClearable
         width={32}
         onChange={(opt) => onChange(opt?.value)}

@@ -1,4 +1,5 @@
 import React from 'react';
+import { t } from '@grafana/i18n';
 import { CodeEditor, FieldValidationMessage } from '@grafana/ui';
 import { testIds } from '../../../components/testIds';
 import { QueryField } from './QueryField';
@@ -13,11 +14,17 @@ interface Props {
 export function PromQLSection({ value, invalid, onChange }: Props) {
   return (
     <QueryField
-      label="PromQL expression"
-      description="Sent as is to the Prometheus server (Prometheus mode only). Template variables are expanded."
+      label={t('prom-q-l-section.promql-expression.label', 'PromQL expression')}
+      description={t(
+        'prom-q-l-section.sent-as-is-to-the.description',
+        'Sent as is to the Prometheus server (Prometheus mode only). Template variables are expanded.'
+      )}
     >
       <div>
-        <div data-testid={testIds.queryEditor.expr} aria-label="PromQL expression">
+        <div
+          data-testid={testIds.queryEditor.expr}
+          aria-label={t('prom-q-l-section.promql-expression.aria', 'PromQL expression')}
+        >
           <CodeEditor
             language="promql"
             value={value ?? ''}

@@ -1,4 +1,6 @@
 import React, { useState } from 'react';
+import { t } from '@grafana/i18n';
+import { tf } from '../../../i18n';
 import { testIds } from '../../../components/testIds';
 import { DEFAULT_QUANTILES } from '../../types';
 import { CommitInput } from '../CommitInput';
@@ -25,13 +27,15 @@ export function QuantilesField({ value, invalid, onChange }: Props) {
   const error = parseError ?? invalid;
   return (
     <QueryField
-      label="Quantiles"
-      description={`Comma-separated, between 0 and 1. Empty = ${DEFAULT_QUANTILES.join(', ')}.`}
+      label={t('quantiles-field.quantiles.label', 'Quantiles')}
+      description={tf('quantiles-field.description', 'Comma-separated, between 0 and 1. Empty = {{defaults}}.', {
+        defaults: DEFAULT_QUANTILES.join(', '),
+      })}
       invalid={Boolean(error)}
       error={error}
     >
       <CommitInput
-        aria-label="Quantiles"
+        aria-label={t('quantiles-field.quantiles.aria', 'Quantiles')}
         data-testid={testIds.queryEditor.quantiles}
         placeholder={DEFAULT_QUANTILES.join(', ')}
         value={(value ?? []).join(', ')}
@@ -39,7 +43,7 @@ export function QuantilesField({ value, invalid, onChange }: Props) {
         onCommit={(text) => {
           const parsed = parseQuantiles(text ?? '');
           if (parsed?.some((n) => Number.isNaN(n))) {
-            setParseError('Quantiles must be numbers such as 0.5, 0.9, 0.99.');
+            setParseError(t('quantiles-field.not-numbers', 'Quantiles must be numbers such as 0.5, 0.9, 0.99.'));
             return;
           }
           setParseError(undefined);

@@ -1,4 +1,7 @@
 import React from 'react';
+import { t } from '@grafana/i18n';
+import { tf } from '../../../i18n';
+import { localized } from '../../localized';
 import { Combobox, RadioButtonGroup, Stack } from '@grafana/ui';
 import { EditorRow } from '@grafana/plugin-ui';
 import { testIds } from '../../../components/testIds';
@@ -20,7 +23,7 @@ interface Props {
 
 type HistogramMode = 'buckets' | 'quantiles' | '';
 
-const HISTOGRAM: Array<{ value: HistogramMode; label: string; description: string }> = [
+export const HISTOGRAM: Array<{ value: HistogramMode; label: string; description: string }> = [
   { value: '', label: 'As exposed', description: 'Series as scraped.' },
   { value: 'buckets', label: 'Buckets', description: 'Histogram buckets per le, cumulative.' },
   { value: 'quantiles', label: 'Quantiles', description: 'Histogram quantiles over the window.' },
@@ -29,22 +32,27 @@ const HISTOGRAM: Array<{ value: HistogramMode; label: string; description: strin
 /** RawSection picks a metric by name from the metrics resource, its label filters and, for histograms, the output. */
 export function RawSection({ datasource, query, errors, onChange }: Props) {
   const metrics = useResource(datasource, 'metrics');
+  const histograms = localized('raw-section.histogram', HISTOGRAM);
   const options = [...metrics.values.map((m) => ({ value: m, label: m })), ...variableOptions()];
   return (
     <Stack direction="column" gap={0}>
       <EditorRow>
         <QueryField
-          label="Metric"
+          label={t('raw-section.metric.label', 'Metric')}
           description={
             metrics.error
-              ? `Metric family name as the endpoints expose it. Could not list metrics: ${metrics.error}`
-              : 'Metric family name as the endpoints expose it.'
+              ? tf(
+                  'raw-section.metric.description-error',
+                  'Metric family name as the endpoints expose it. Could not list metrics: {{error}}',
+                  { error: metrics.error }
+                )
+              : t('raw-section.metric.description', 'Metric family name as the endpoints expose it.')
           }
           invalid={Boolean(errors.metric)}
           error={errors.metric}
         >
           <Combobox<string>
-            aria-label="Metric"
+            aria-label={t('raw-section.metric.aria', 'Metric')}
             data-testid={testIds.queryEditor.rawMetric}
             options={options}
             value={query.metric ? { value: query.metric, label: query.metric } : null}
@@ -56,12 +64,12 @@ export function RawSection({ datasource, query, errors, onChange }: Props) {
           />
         </QueryField>
         <QueryField
-          label="Histogram"
-          description={HISTOGRAM.find((h) => h.value === (query.histogram ?? ''))?.description}
+          label={t('raw-section.histogram.label', 'Histogram')}
+          description={histograms.find((h) => h.value === (query.histogram ?? ''))?.description}
         >
           <div data-testid={testIds.queryEditor.histogram}>
             <RadioButtonGroup<HistogramMode>
-              options={HISTOGRAM}
+              options={histograms}
               value={query.histogram ?? ''}
               onChange={(v) => onChange({ histogram: v || undefined }, true)}
             />
