@@ -1,5 +1,6 @@
 import React from 'react';
 import { t } from '@grafana/i18n';
+import { tf } from '../i18n';
 import { Alert, LoadingPlaceholder } from '@grafana/ui';
 import { testIds } from './testIds';
 import { useBackendStatus } from './useBackendStatus';
@@ -16,13 +17,18 @@ export function BackendStatusAlert() {
       )}
       {backend.state === 'ok' && (
         <Alert severity="success" title={t('backend-status-alert.backend-running.title', 'Backend running')}>
-          InferScope app backend version {backend.status.version} is answering.
+          {tf('backend-status-alert.running', 'InferScope app backend version {{version}} is answering.', {
+            version: backend.status.version,
+          })}
         </Alert>
       )}
       {backend.state === 'error' && (
         <Alert severity="error" title={t('backend-status-alert.backend-not-reachable.title', 'Backend not reachable')}>
-          The InferScope app backend did not answer: {backend.message}. Check that the plugin&apos;s executables are
-          installed and that the app is enabled.
+          {tf(
+            'backend-status-alert.failed',
+            "The InferScope app backend did not answer: {{error}}. Check that the plugin's executables are installed and that the app is enabled.",
+            { error: backend.message }
+          )}
         </Alert>
       )}
     </div>

@@ -69,7 +69,7 @@ export function ProfilerConfigs({ canWrite, reloadKey }: Props) {
     <div data-testid={testIds.appConfig.profilerConfigs}>
       <Stack direction="column" gap={2}>
         <Stack direction="row" justifyContent="space-between" alignItems="center">
-          <h3>Ascend profiler metric collection</h3>
+          <h3>{t('profiler-configs.heading', 'Ascend profiler metric collection')}</h3>
           <Button variant="secondary" icon="sync" size="sm" onClick={refresh} disabled={load.state === 'loading'}>
             {t('profiler-configs.refresh', 'Refresh')}
           </Button>
@@ -144,7 +144,10 @@ function FileRow({ file, canWrite, pending, toggleError, onToggle }: RowProps) {
   return (
     <div data-testid={testIds.appConfig.profilerRow(file.name)}>
       <Stack direction="column" gap={1}>
-        <Field label={`${file.name}: metric collection (metric_enable)`} description={file.path}>
+        <Field
+          label={tf('profiler-configs.switch', '{{name}}: metric collection (metric_enable)', { name: file.name })}
+          description={file.path}
+        >
           <Switch
             id={id}
             value={file.metricEnable === 1}
@@ -156,7 +159,10 @@ function FileRow({ file, canWrite, pending, toggleError, onToggle }: RowProps) {
         <Stack direction="row" gap={1} wrap="wrap">
           {pending && <Badge color="blue" text={t('profiler-configs.saving.text', 'Saving…')} icon="fa fa-spinner" />}
           <Badge color={file.metricEnable === 1 ? 'green' : 'darkgrey'} text={`metric_enable: ${file.metricEnable}`} />
-          <Badge color={file.enable === 1 ? 'green' : 'darkgrey'} text={`enable (tracing): ${file.enable}`} />
+          <Badge
+            color={file.enable === 1 ? 'green' : 'darkgrey'}
+            text={tf('profiler-configs.enable-badge', 'enable (tracing): {{value}}', { value: file.enable })}
+          />
           <span>
             {file.exists
               ? tf('profiler-configs.last-change', 'Last change: {{when}}', {

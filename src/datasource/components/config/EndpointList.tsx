@@ -25,16 +25,21 @@ export function describeDetection(d?: Detection): string {
   }
   const parts = [d.flavor];
   if (d.ranks?.length) {
-    parts.push(`${d.ranks.length} ${d.rankLabel || 'engine'} rank(s)`);
+    parts.push(
+      tf('endpoint-list.detection.ranks', '{{n}} {{label}} rank(s)', {
+        n: d.ranks.length,
+        label: d.rankLabel || 'engine',
+      })
+    );
   }
   if (d.specDecode) {
-    parts.push('speculative decoding on');
+    parts.push(t('endpoint-list.detection.spec', 'speculative decoding on'));
   }
   if (d.ascendProfiler) {
     parts.push(t('endpoint-list.detection.ascend', 'Ascend profiler metrics on'));
   }
   if (d.deprecatedNames) {
-    parts.push('deprecated metric names exposed');
+    parts.push(t('endpoint-list.detection.deprecated', 'deprecated metric names exposed'));
   }
   return parts.join(', ');
 }
