@@ -28,10 +28,6 @@ type simRun struct {
 	start, end time.Time
 }
 
-func newSimRun(t *testing.T, flavors map[string][]string, duration, interval time.Duration) *simRun {
-	return newSimRunAt(t, flavors, duration, interval, 0)
-}
-
 // layout is where a comparison with a real Prometheus puts the scrapes relative to the query steps, and which
 // Prometheus versions it compares with there.
 type layout struct {
@@ -72,7 +68,8 @@ func onEngines(t *testing.T, flavors map[string][]string, duration time.Duration
 	}
 }
 
-// newSimRunAt is newSimRun with every scrape offset from the whole 5 s marks.
+// newSimRunAt steps simulators of the given flavors (by endpoint name) for duration, scraped every interval with
+// every scrape offset from the whole 5 s marks the query steps fall on.
 func newSimRunAt(t *testing.T, flavors map[string][]string, duration, interval, offset time.Duration) *simRun {
 	t.Helper()
 	r := &simRun{store: history.New(history.Options{Retention: 24 * time.Hour}), om: map[string]map[string][]string{}}

@@ -183,13 +183,6 @@ func EngineBinary(t testing.TB, e Engine, name string) string {
 	return p
 }
 
-// Binary returns Debian's Prometheus 2 executable (prometheus or promtool), skipping the test where it is missing
-// outside CI and failing it in CI, where .ci/run installs it.
-func Binary(t testing.TB, name string) string {
-	t.Helper()
-	return EngineBinary(t, Prometheus2, name)
-}
-
 // Engines returns the engines this machine can run, for tests that compare with each:
 //
 //	for _, eng := range promtest.Engines(t) {
