@@ -147,6 +147,12 @@ it('every t() call and <Trans> in the sources has a literal key and English text
 describe.each(PLUGINS)('locale files of $id', ({ id, dir, owns }) => {
   const english = { ...extract(owns), ...(id === 'inferscope-vllm-datasource' ? listed() : {}) };
 
+  it('plugin.json lists en-US and every language with a locale file, so Grafana offers them', () => {
+    const pluginJson = JSON.parse(fs.readFileSync(path.join(dir, 'plugin.json'), 'utf8'));
+    expect(pluginJson.id).toBe(id);
+    expect([...pluginJson.languages].sort()).toEqual(['en-US', ...LANGUAGES].sort());
+  });
+
   it('en-US holds exactly the keys the sources use, with their English text', () => {
     const file = localeFile(dir, 'en-US', id);
     if (process.env.UPDATE_LOCALES) {
