@@ -1,4 +1,5 @@
 import { defineConfig } from 'eslint/config';
+import grafanaI18nPlugin from '@grafana/i18n/eslint-plugin';
 import baseConfig from './.config/eslint.config.mjs';
 
 export default defineConfig([
@@ -36,4 +37,15 @@ export default defineConfig([
     ],
   },
   ...baseConfig,
+  {
+    // Every user-visible string goes through t() or <Trans> (issue #15); src/locales.test.ts checks the locale files.
+    name: 'grafana/i18n-rules',
+    plugins: { '@grafana/i18n': grafanaI18nPlugin },
+    files: ['src/**/*.{ts,tsx}'],
+    ignores: ['src/**/*.{test,ct}.{ts,tsx}', 'src/ct/**', 'src/datasource/testUtils.tsx'],
+    rules: {
+      '@grafana/i18n/no-untranslated-strings': ['error', { calleesToIgnore: ['^css$', 'use[A-Z].*'] }],
+      '@grafana/i18n/no-translation-top-level': 'error',
+    },
+  },
 ]);

@@ -5,9 +5,11 @@ import { MODES } from './datasource/components/ConfigEditor';
 import { HISTOGRAM } from './datasource/components/query/RawSection';
 import { LANGUAGES } from './i18n';
 
-// Every user-visible string goes through t()/tf() (or a localized() option list) with its English text; the locale
-// files hold each plugin's keys. This test extracts the keys from the sources and fails when a locale file misses
-// one, holds one no source uses, or leaves one untranslated. UPDATE_LOCALES=1 rewrites the en-US files.
+// Every user-visible string goes through t()/tf(), <Trans i18nKey> (or a localized() option list) with its English
+// text; the locale files hold each plugin's keys. This test extracts the keys from the sources and fails when a
+// locale file misses one, holds one no source uses, or leaves one untranslated (empty, or the English text itself
+// outside the allow-list below). eslint's @grafana/i18n/no-untranslated-strings catches text not marked at all.
+// UPDATE_LOCALES=1 rewrites the en-US files from the sources.
 
 type Flat = Record<string, string>;
 
@@ -32,6 +34,13 @@ function sources(dir: string): string[] {
 }
 
 const CALL = /\btf?\(\s*'([^']+)',\s*(?:'((?:[^'\\]|\\.)*)'|"((?:[^"\\]|\\.)*)")/g;
+// <Trans i18nKey="key">English text</Trans>, the text without markup or {{values}} objects.
+const TRANS = /<Trans\s+i18nKey=(?:"([^"]+)"|'([^']+)'|\{'([^']+)'\})[^>]*>([^<]*)<\/Trans>/g;
+// Any call of t or tf, and any i18nKey: each must be one CALL or TRANS extracts, or the key would go unchecked.
+const ANY_CALL = /\btf?\(/g;
+const ANY_TRANS = /\bi18nKey=/g;
+// The only sources that call t with a computed key: localized() (its keys come from listed()) and tf itself.
+const COMPUTED_KEYS = [path.join(SRC, 'datasource', 'localized.ts'), path.join(SRC, 'i18n.ts')];
 
 function unescape(s: string): string {
   return s.replace(/\\(.)/g, '$1');
@@ -40,16 +49,38 @@ function unescape(s: string): string {
 /** extract is every key the plugin's sources use, with its English text. */
 function extract(owns: (f: string) => boolean): Flat {
   const out: Flat = {};
+  const add = (key: string, text: string) => {
+    if (out[key] !== undefined && out[key] !== text) {
+      throw new Error(`${key} has two English texts: "${out[key]}" and "${text}"`);
+    }
+    out[key] = text;
+  };
   for (const f of sources(SRC).filter(owns)) {
-    for (const m of fs.readFileSync(f, 'utf8').matchAll(CALL)) {
-      const text = unescape(m[2] ?? m[3]);
-      if (out[m[1]] !== undefined && out[m[1]] !== text) {
-        throw new Error(`${m[1]} has two English texts: "${out[m[1]]}" and "${text}"`);
-      }
-      out[m[1]] = text;
+    const source = fs.readFileSync(f, 'utf8');
+    for (const m of source.matchAll(CALL)) {
+      add(m[1], unescape(m[2] ?? m[3]));
+    }
+    for (const m of source.matchAll(TRANS)) {
+      add(m[1] ?? m[2] ?? m[3], m[4].replace(/\s+/g, ' ').trim());
     }
   }
   return out;
+}
+
+/** unextracted lists the t()/tf() calls and i18nKeys of the sources that extract() cannot read (computed keys). */
+function unextracted(): string[] {
+  return sources(SRC)
+    .filter((f) => !COMPUTED_KEYS.includes(f))
+    .flatMap((f) => {
+      const source = fs.readFileSync(f, 'utf8');
+      const count = (re: RegExp) => [...source.matchAll(re)].length;
+      const calls = count(ANY_CALL) - count(CALL);
+      const trans = count(ANY_TRANS) - count(TRANS);
+      return [
+        ...(calls ? [`${path.relative(SRC, f)}: ${calls} t() call(s) without a literal key and English text`] : []),
+        ...(trans ? [`${path.relative(SRC, f)}: ${trans} <Trans> without a literal i18nKey and plain text`] : []),
+      ];
+    });
 }
 
 /** listed is the keys of the option lists the editors translate with localized(). */
@@ -103,12 +134,24 @@ function read(file: string): Flat {
   return fs.existsSync(file) ? flatten(JSON.parse(fs.readFileSync(file, 'utf8'))) : {};
 }
 
-// Proper nouns, and metric names, read the same in every language.
+// The texts a translation may leave as they are: proper nouns, and a metric name standing alone (the latency
+// families' descriptions, e.g. vllm:time_to_first_token_seconds), which operators grep for as written.
 const SAME_EVERYWHERE = new Set(['Prometheus', 'PromQL']);
-const sameEverywhere = (text: string) => SAME_EVERYWHERE.has(text) || /^[a-z0-9_:]+$/.test(text);
+const METRIC_NAME = /^vllm:[a-z0-9_]+$/;
+const sameEverywhere = (text: string) => SAME_EVERYWHERE.has(text) || METRIC_NAME.test(text);
+
+it('every t() call and <Trans> in the sources has a literal key and English text, so the checks below see it', () => {
+  expect(unextracted()).toEqual([]);
+});
 
 describe.each(PLUGINS)('locale files of $id', ({ id, dir, owns }) => {
   const english = { ...extract(owns), ...(id === 'inferscope-vllm-datasource' ? listed() : {}) };
+
+  it('plugin.json lists en-US and every language with a locale file, so Grafana offers them', () => {
+    const pluginJson = JSON.parse(fs.readFileSync(path.join(dir, 'plugin.json'), 'utf8'));
+    expect(pluginJson.id).toBe(id);
+    expect([...pluginJson.languages].sort()).toEqual(['en-US', ...LANGUAGES].sort());
+  });
 
   it('en-US holds exactly the keys the sources use, with their English text', () => {
     const file = localeFile(dir, 'en-US', id);

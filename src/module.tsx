@@ -1,5 +1,6 @@
 import React, { Suspense, lazy } from 'react';
 import { AppPlugin, type AppRootProps } from '@grafana/data';
+import { t } from '@grafana/i18n';
 import { LoadingPlaceholder } from '@grafana/ui';
 import type { AppConfigProps, AppSettings } from './components/AppConfig/AppConfig';
 import { initTranslations } from './i18n';
@@ -26,7 +27,9 @@ const AppConfig = (props: AppConfigProps) => (
 );
 
 export const plugin = new AppPlugin<AppSettings>().setRootPage(App).addConfigPage({
-  title: 'Configuration',
+  // The tab's title is read once, here: the translations are loaded by the await above.
+  // eslint-disable-next-line @grafana/i18n/no-translation-top-level
+  title: t('app.config-page.title', 'Configuration'),
   icon: 'cog',
   body: AppConfig,
   id: 'configuration',

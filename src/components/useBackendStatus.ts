@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'react';
 import { lastValueFrom } from 'rxjs';
+import { t } from '@grafana/i18n';
 import { getBackendSrv } from '@grafana/runtime';
 import { PLUGIN_ID } from '../constants';
 
@@ -35,7 +36,7 @@ export function useBackendStatus(): BackendState {
 export function errorMessage(err: unknown): string {
   if (typeof err === 'object' && err !== null) {
     const e = err as { data?: { error?: string; message?: string }; message?: string; statusText?: string };
-    return e.data?.error ?? e.data?.message ?? e.message ?? e.statusText ?? 'unknown error';
+    return e.data?.error ?? e.data?.message ?? e.message ?? e.statusText ?? t('errors.unknown', 'unknown error');
   }
   return String(err);
 }

@@ -53,7 +53,7 @@ export function AllowListEditor({ enabled, pinned, settings, onSaved }: Props) {
   return (
     <div data-testid={testIds.appConfig.allowList}>
       <Stack direction="column" gap={1}>
-        <h3>Allow-listed profiler config files</h3>
+        <h3>{t('allow-list-editor.heading', 'Allow-listed profiler config files')}</h3>
         <p>
           {t(
             'allow-list-editor.one-ms-service-profiler-config',
@@ -67,6 +67,7 @@ export function AllowListEditor({ enabled, pinned, settings, onSaved }: Props) {
                 id={`inferscope-allow-list-name-${i}`}
                 value={r.name}
                 width={20}
+                // eslint-disable-next-line @grafana/i18n/no-untranslated-strings -- an example value, the same in every language
                 placeholder="ascend-dp2"
                 onChange={(e) => update(i, { name: e.currentTarget.value })}
                 data-testid={testIds.appConfig.allowListName(i)}
@@ -81,6 +82,7 @@ export function AllowListEditor({ enabled, pinned, settings, onSaved }: Props) {
                 id={`inferscope-allow-list-path-${i}`}
                 value={r.path}
                 width={60}
+                // eslint-disable-next-line @grafana/i18n/no-untranslated-strings -- an example value, the same in every language
                 placeholder="/var/lib/inferscope/ascend/ms_service_profiler_config.json"
                 onChange={(e) => update(i, { path: e.currentTarget.value })}
                 data-testid={testIds.appConfig.allowListPath(i)}
@@ -95,6 +97,7 @@ export function AllowListEditor({ enabled, pinned, settings, onSaved }: Props) {
                 id={`inferscope-allow-list-metrics-url-${i}`}
                 value={r.metricsUrl ?? ''}
                 width={40}
+                // eslint-disable-next-line @grafana/i18n/no-untranslated-strings -- an example value, the same in every language
                 placeholder="http://vllm-ascend:8000/metrics"
                 onChange={(e) => update(i, { metricsUrl: e.currentTarget.value })}
                 data-testid={testIds.appConfig.allowListMetricsUrl(i)}

@@ -158,6 +158,7 @@ function FileRow({ file, canWrite, pending, toggleError, onToggle }: RowProps) {
         </Field>
         <Stack direction="row" gap={1} wrap="wrap">
           {pending && <Badge color="blue" text={t('profiler-configs.saving.text', 'Saving…')} icon="fa fa-spinner" />}
+          {/* eslint-disable-next-line @grafana/i18n/no-untranslated-strings -- the file's key and value, as written in it */}
           <Badge color={file.metricEnable === 1 ? 'green' : 'darkgrey'} text={`metric_enable: ${file.metricEnable}`} />
           <Badge
             color={file.enable === 1 ? 'green' : 'darkgrey'}

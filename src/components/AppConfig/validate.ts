@@ -1,3 +1,4 @@
+import { t } from '@grafana/i18n';
 import { ProfilerConfigSetting } from './profilerApi';
 
 /** NAME_PATTERN mirrors the backend's rule: names are one URL path segment. */
@@ -15,15 +16,24 @@ export function validateAllowList(rows: ProfilerConfigSetting[]): FieldErrors[] 
   return rows.map((row, i) => {
     const errors: FieldErrors = {};
     if (!NAME_PATTERN.test(row.name)) {
-      errors.name = "1-64 letters, digits, '.', '_' or '-', starting with a letter or digit";
+      errors.name = t(
+        'allow-list-editor.errors.name-pattern',
+        "1-64 letters, digits, '.', '_' or '-', starting with a letter or digit"
+      );
     } else if (rows.findIndex((r) => r.name === row.name) !== i) {
-      errors.name = 'This name is used twice';
+      errors.name = t('allow-list-editor.errors.name-twice', 'This name is used twice');
     }
     if (!row.path.startsWith('/') && !/^[A-Za-z]:[\\/]/.test(row.path)) {
-      errors.path = 'An absolute path, e.g. /var/lib/inferscope/ascend/ms_service_profiler_config.json';
+      errors.path = t(
+        'allow-list-editor.errors.path-not-absolute',
+        'An absolute path, e.g. /var/lib/inferscope/ascend/ms_service_profiler_config.json'
+      );
     }
     if (row.metricsUrl && !/^https?:\/\/[^/]+/.test(row.metricsUrl)) {
-      errors.metricsUrl = 'An http(s) URL, e.g. http://vllm-ascend:8000/metrics';
+      errors.metricsUrl = t(
+        'allow-list-editor.errors.metrics-url',
+        'An http(s) URL, e.g. http://vllm-ascend:8000/metrics'
+      );
     }
     return errors;
   });

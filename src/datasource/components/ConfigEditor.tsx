@@ -80,6 +80,7 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
                   'config-editor.how-often-each-endpoint-is.description',
                   'How often each endpoint is scraped (min 1s).'
                 )}
+                // eslint-disable-next-line @grafana/i18n/no-untranslated-strings -- an example value, the same in every language
                 placeholder="5s"
                 value={jsonData.scrapeInterval}
                 error={errors.scrapeInterval}
@@ -92,6 +93,7 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
                   'config-editor.per-scrape-at-most-the.description',
                   'Per scrape, at most the interval. Default 80 % of it.'
                 )}
+                // eslint-disable-next-line @grafana/i18n/no-untranslated-strings -- an example value, the same in every language
                 placeholder="4s"
                 value={jsonData.scrapeTimeout}
                 error={errors.scrapeTimeout}
@@ -101,6 +103,7 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
               <DurationInput
                 label={t('config-editor.retention.label', 'Retention')}
                 description={t('config-editor.history-kept-in-memory.description', 'History kept in memory.')}
+                // eslint-disable-next-line @grafana/i18n/no-untranslated-strings -- an example value, the same in every language
                 placeholder="1h"
                 value={jsonData.retention}
                 error={errors.retention}
@@ -115,6 +118,7 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
                   'config-editor.for-the-history-oldest-data.description',
                   'For the history; oldest data goes first.'
                 )}
+                // eslint-disable-next-line @grafana/i18n/no-untranslated-strings -- an example value, the same in every language
                 placeholder="512"
                 value={jsonData.maxMemoryMB}
                 error={errors.maxMemoryMB}
@@ -124,6 +128,7 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
               <NumberInput
                 label={t('config-editor.max-body-mb.label', 'Max body (MB)')}
                 description={t('config-editor.per-scrape-of-one-endpoint.description', 'Per scrape of one endpoint.')}
+                // eslint-disable-next-line @grafana/i18n/no-untranslated-strings -- an example value, the same in every language
                 placeholder="16"
                 value={jsonData.maxBodyMB}
                 error={errors.limits}
@@ -136,6 +141,7 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
                   'config-editor.vllm-series-kept-per-scrape.description',
                   'vLLM series kept per scrape of one endpoint.'
                 )}
+                // eslint-disable-next-line @grafana/i18n/no-untranslated-strings -- an example value, the same in every language
                 placeholder="50000"
                 value={jsonData.maxSamples}
                 testId={testIds.configEditor.maxSamples}
@@ -168,7 +174,9 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
             <div data-testid={testIds.configEditor.httpMethod}>
               <RadioButtonGroup
                 options={[
+                  // eslint-disable-next-line @grafana/i18n/no-untranslated-strings -- HTTP method names
                   { label: 'POST', value: 'POST' },
+                  // eslint-disable-next-line @grafana/i18n/no-untranslated-strings -- HTTP method names
                   { label: 'GET', value: 'GET' },
                 ]}
                 value={jsonData.httpMethod ?? 'POST'}
@@ -184,6 +192,7 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
               'config-editor.the-prometheus-server-s-scrape.description',
               "The Prometheus server's scrape interval for vLLM targets; sets the minimum step and rate windows."
             )}
+            // eslint-disable-next-line @grafana/i18n/no-untranslated-strings -- an example value, the same in every language
             placeholder="15s"
             value={jsonData.scrapeInterval}
             error={errors.scrapeInterval}

@@ -86,6 +86,7 @@ for (const theme of THEMES) {
   });
 }
 
+// Its screenshot needs a CJK font in the browser's machine (Debian's fonts-noto-cjk), or the Chinese shows as boxes.
 test('in Chinese, the editor reads from the zh-Hans locale file, catalog entries included', async ({ mount, page }) => {
   await mount<HooksConfig>(<QueryEditorStory initial={{ queryType: 'latency', metric: 'ttft' }} />, {
     hooksConfig: { routes, language: 'zh-Hans' },

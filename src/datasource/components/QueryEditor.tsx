@@ -113,7 +113,7 @@ export function QueryEditor({ query, onChange, onRunQuery, datasource, data }: P
               aria-label={t('query-editor.window.aria', 'Window')}
               data-testid={testIds.queryEditor.window}
               kind="duration"
-              placeholder="auto"
+              placeholder={t('query-editor.auto.placeholder', 'auto')}
               value={query.window}
               onCommit={(window) => update({ window })}
             />
@@ -128,7 +128,7 @@ export function QueryEditor({ query, onChange, onRunQuery, datasource, data }: P
           <CommitInput
             aria-label={t('query-editor.legend.aria', 'Legend')}
             data-testid={testIds.queryEditor.legendFormat}
-            placeholder="auto"
+            placeholder={t('query-editor.auto.placeholder', 'auto')}
             value={query.legendFormat}
             minWidth={20}
             onCommit={(legendFormat) => update({ legendFormat })}

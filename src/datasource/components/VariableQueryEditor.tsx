@@ -64,6 +64,7 @@ export function VariableQueryEditor({ query: stored, onChange, datasource }: Pro
           <Input
             aria-label={t('variable-query-editor.label.aria', 'Label')}
             data-testid={testIds.variableEditor.label}
+            // eslint-disable-next-line @grafana/i18n/no-untranslated-strings -- an example value, the same in every language
             placeholder="finished_reason"
             value={label}
             width={32}
@@ -77,7 +78,12 @@ export function VariableQueryEditor({ query: stored, onChange, datasource }: Pro
           ? tf('variable-query-editor.could-not-list', 'Could not list values: {{error}}', { error: preview.error })
           : preview.loading
             ? t('variable-query-editor.loading', 'Loading values…')
-            : `${preview.values.length} value(s)${preview.values.length ? ': ' + preview.values.slice(0, 8).join(', ') : ''}${preview.values.length > 8 ? ', …' : ''}`}
+            : preview.values.length === 0
+              ? tf('variable-query-editor.count', '{{n}} value(s)', { n: 0 })
+              : tf('variable-query-editor.values', '{{n}} value(s): {{values}}', {
+                  n: preview.values.length,
+                  values: preview.values.slice(0, 8).join(', ') + (preview.values.length > 8 ? ', …' : ''),
+                })}
       </div>
     </Stack>
   );

@@ -1,4 +1,5 @@
 import { useEffect, useState } from 'react';
+import { t } from '@grafana/i18n';
 import type { DataSource } from '../datasource';
 import { VariableResource } from '../types';
 
@@ -13,7 +14,9 @@ export interface ResourceState {
 export function errorMessage(err: unknown): string {
   if (err && typeof err === 'object') {
     const e = err as { data?: { error?: string; message?: string }; message?: string; statusText?: string };
-    return e.data?.error ?? e.data?.message ?? e.message ?? e.statusText ?? 'request failed';
+    return (
+      e.data?.error ?? e.data?.message ?? e.message ?? e.statusText ?? t('errors.request-failed', 'request failed')
+    );
   }
   return String(err);
 }

@@ -22,7 +22,7 @@ export function BearerToken({ options, onOptionsChange }: { options: Options; on
         data-testid={testIds.configEditor.bearerToken}
         isConfigured={Boolean(options.secureJsonFields?.bearerToken)}
         value={options.secureJsonData?.bearerToken ?? ''}
-        placeholder="token"
+        placeholder={t('bearer-token.placeholder', 'token')}
         width={48}
         onChange={(ev) =>
           onOptionsChange({

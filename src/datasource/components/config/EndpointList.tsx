@@ -71,7 +71,11 @@ export function EndpointList({ uid, endpoints, errors, missing, onChange }: Prop
         ...t,
         [i]: {
           loading: false,
-          error: `${errorMessage(err)} — testing one endpoint needs the data source saved in direct mode and the organization admin role.`,
+          error: tf(
+            'endpoint-list.probe.failed',
+            '{{error}} — testing one endpoint needs the data source saved in direct mode and the organization admin role.',
+            { error: errorMessage(err) }
+          ),
         },
       }));
     }
@@ -93,8 +97,9 @@ export function EndpointList({ uid, endpoints, errors, missing, onChange }: Prop
             <Stack key={i} direction="column" gap={0}>
               <Stack direction="row" gap={1}>
                 <Input
-                  aria-label={`Endpoint ${i + 1} URL`}
+                  aria-label={tf('endpoint-list.url.aria', 'Endpoint {{n}} URL', { n: i + 1 })}
                   data-testid={testIds.configEditor.endpointUrl(i)}
+                  // eslint-disable-next-line @grafana/i18n/no-untranslated-strings -- an example value, the same in every language
                   placeholder="http://vllm-0:8000/metrics"
                   value={e.url}
                   invalid={Boolean(errors[i])}
@@ -102,7 +107,7 @@ export function EndpointList({ uid, endpoints, errors, missing, onChange }: Prop
                   onChange={(ev) => setEndpoint(i, { url: ev.currentTarget.value })}
                 />
                 <Input
-                  aria-label={`Endpoint ${i + 1} name`}
+                  aria-label={tf('endpoint-list.name.aria', 'Endpoint {{n}} name', { n: i + 1 })}
                   data-testid={testIds.configEditor.endpointName(i)}
                   placeholder={t('endpoint-list.name-optional.placeholder', 'name (optional)')}
                   value={e.name ?? ''}

@@ -1,5 +1,6 @@
 import React, { useEffect, useState } from 'react';
 import { t } from '@grafana/i18n';
+import { tf } from '../../../i18n';
 import { getBackendSrv } from '@grafana/runtime';
 import { Button, Field, Stack, Text } from '@grafana/ui';
 import { testIds } from '../../../components/testIds';
@@ -41,8 +42,14 @@ export function EndpointStatus({ uid, version }: { uid: string; version?: number
     >
       <Stack direction="column" gap={0.5}>
         <div data-testid={testIds.configEditor.endpointStatus} aria-live="polite">
-          {error && <Text color="secondary">Health is shown once the settings are saved ({error}).</Text>}
-          {statuses?.length === 0 && <Text color="secondary">No endpoints saved yet.</Text>}
+          {error && (
+            <Text color="secondary">
+              {tf('endpoint-status.not-saved', 'Health is shown once the settings are saved ({{error}}).', { error })}
+            </Text>
+          )}
+          {statuses?.length === 0 && (
+            <Text color="secondary">{t('endpoint-status.no-endpoints', 'No endpoints saved yet.')}</Text>
+          )}
           {statuses?.map((s) => (
             <div key={s.name}>
               <Text color={s.up === false ? 'error' : s.up ? 'success' : 'secondary'}>
@@ -50,8 +57,10 @@ export function EndpointStatus({ uid, version }: { uid: string; version?: number
                 {s.up === undefined
                   ? s.url
                   : s.up
-                    ? `up — ${describeDetection(s.detection)}`
-                    : `down — ${s.error ?? 'not scraped yet'}`}
+                    ? tf('endpoint-status.up', 'up — {{detection}}', { detection: describeDetection(s.detection) })
+                    : tf('endpoint-status.down', 'down — {{error}}', {
+                        error: s.error ?? t('endpoint-status.not-scraped-yet', 'not scraped yet'),
+                      })}
               </Text>
             </div>
           ))}

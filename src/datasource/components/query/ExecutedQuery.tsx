@@ -1,6 +1,7 @@
 import React from 'react';
 import { css } from '@emotion/css';
 import { GrafanaTheme2, PanelData } from '@grafana/data';
+import { t } from '@grafana/i18n';
 import { useStyles2 } from '@grafana/ui';
 import { testIds } from '../../../components/testIds';
 
@@ -22,7 +23,7 @@ export function ExecutedQuery({ data, refId }: { data?: PanelData; refId: string
   }
   return (
     <div className={styles.box} data-testid={testIds.queryEditor.executedQuery}>
-      <div className={styles.label}>PromQL run by Prometheus mode</div>
+      <div className={styles.label}>{t('executed-query.label', 'PromQL run by Prometheus mode')}</div>
       <pre className={styles.pre}>{text}</pre>
     </div>
   );

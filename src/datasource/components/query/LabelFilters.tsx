@@ -41,10 +41,11 @@ export function LabelFilters({ datasource, value, invalid, onChange }: Props) {
         {invalid && <FieldValidationMessage>{invalid}</FieldValidationMessage>}
         {rows.map((row, i) => (
           <Stack key={i} direction="row" gap={1} alignItems="flex-end">
-            <QueryField label={`Label ${i + 1} name`}>
+            <QueryField label={tf('label-filters.name', 'Label {{n}} name', { n: i + 1 })}>
               <Input
-                aria-label={`Label ${i + 1} name`}
+                aria-label={tf('label-filters.name', 'Label {{n}} name', { n: i + 1 })}
                 data-testid={testIds.queryEditor.labelName(i)}
+                // eslint-disable-next-line @grafana/i18n/no-untranslated-strings -- an example value, the same in every language
                 placeholder="finished_reason"
                 value={row.name}
                 width={24}
@@ -56,7 +57,7 @@ export function LabelFilters({ datasource, value, invalid, onChange }: Props) {
               datasource={datasource}
               resource="label-values"
               resourceLabel={row.name.trim() || undefined}
-              label={`Label ${i + 1} value`}
+              label={tf('label-filters.value', 'Label {{n}} value', { n: i + 1 })}
               description={t('label-filters.regex.description', '=~ regex')}
               value={row.value}
               testId={testIds.queryEditor.labelValue(i)}

@@ -57,6 +57,7 @@ export function RawSection({ datasource, query, errors, onChange }: Props) {
             options={options}
             value={query.metric ? { value: query.metric, label: query.metric } : null}
             loading={metrics.loading}
+            // eslint-disable-next-line @grafana/i18n/no-untranslated-strings -- an example value, the same in every language
             placeholder="vllm:num_requests_running"
             createCustomValue
             width={48}
