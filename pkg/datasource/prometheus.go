@@ -3,6 +3,8 @@ package datasource
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -107,7 +109,7 @@ func (p *prometheus) health(ctx context.Context) Health {
 			Problem: server + " answered, but it holds no current vLLM, vLLM-Ascend or Dynamo series: check its scrape configuration"}
 	}
 	h := Health{Status: HealthOK, Server: server}
-	for _, inst := range sortedKeys(keySet(per)) {
+	for _, inst := range slices.Sorted(maps.Keys(per)) {
 		det := vllm.Detect(per[inst])
 		h.Endpoints = append(h.Endpoints, EndpointHealth{Name: inst, Up: true, Detection: &det})
 	}
@@ -121,14 +123,6 @@ func (p *prometheus) health(ctx context.Context) Health {
 		h.Warnings = append(h.Warnings, w)
 	}
 	return h
-}
-
-func keySet[V any](m map[string]V) map[string]bool {
-	out := make(map[string]bool, len(m))
-	for k := range m {
-		out[k] = true
-	}
-	return out
 }
 
 // exposed adapts one instance's series names and rank labels to vllm.Detect.

@@ -1,16 +1,13 @@
 package e2e
 
 import (
-	"context"
 	"math"
-	"net/http"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/inferscope/inferscope-vllm/pkg/internal/promtest"
 	"github.com/inferscope/inferscope-vllm/pkg/measure"
-	"github.com/inferscope/inferscope-vllm/pkg/promapi"
 	"github.com/inferscope/inferscope-vllm/pkg/query"
 	"github.com/inferscope/inferscope-vllm/pkg/vllm"
 )
@@ -57,10 +54,7 @@ func walkCatalog(t *testing.T, run *simRun, prom *promtest.Server) {
 // walkCatalogWith is walkCatalog with a comparison of the values of rate-based entries (nil: exact, point by point);
 // it returns false for entries whose values it compares itself.
 func walkCatalogWith(t *testing.T, run *simRun, prom *promtest.Server, rateCheck func(t *testing.T, e *measure.Entry, direct, other []query.Output) bool) {
-	eng := &query.Engine{Source: query.HistorySource{Store: run.store}, ScrapeInterval: 5 * time.Second}
-	client := &promapi.Client{BaseURL: prom.URL, HTTP: &http.Client{Timeout: 20 * time.Second}}
-	ev := &promapi.Evaluator{Client: client, Discovery: &promapi.Discovery{Client: client, Lookback: 24 * time.Hour}, ScrapeInterval: 5 * time.Second}
-	req := query.Request{From: run.start.Add(2 * time.Minute), To: run.end, Interval: 10 * time.Second}
+	modes := newBothModes(run, prom)
 
 	for _, e := range measure.Catalog {
 		if e.Type == query.TypeDiagnosis || e.Type == query.TypePromQL {
@@ -75,16 +69,7 @@ func walkCatalogWith(t *testing.T, run *simRun, prom *promtest.Server, rateCheck
 				case query.TypeRaw:
 					q.Metric = f.raw
 				}
-				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-				defer cancel()
-				direct, err := eng.Eval(ctx, q, req)
-				if err != nil {
-					t.Fatal(err)
-				}
-				ans, err := ev.Eval(ctx, q, req)
-				if err != nil {
-					t.Fatalf("%v\n%s", err, ansPromQL(ans))
-				}
+				direct, ans := modes.eval(t, q)
 				if !slices.Contains(e.Flavors, f.flavor) || e.Recent && f.old {
 					if len(direct.Outputs) > 0 || len(ans.Result.Outputs) > 0 {
 						t.Errorf("%s is not listed for %s (or is marked recent), but direct mode returns %d series and Prometheus mode %d",
@@ -139,13 +124,7 @@ func TestCatalogWalkVictoriaMetrics(t *testing.T) {
 // by 100 % and more, but not their level. Means must agree within 25 % or 0.05 absolute (a rate near zero); gauges
 // are left to the exact comparison.
 func victoriaRates(t *testing.T, e *measure.Entry, direct, vm []query.Output) bool {
-	rates := measure.Reads(e.Outputs, func(n measure.Node) bool {
-		switch n.(type) {
-		case *measure.Rate, *measure.Quantiles, *measure.Mean:
-			return true
-		}
-		return false
-	}) || e.Type == query.TypeDPBalance // balance scores over rate loads
+	rates := measure.ReadsRates(e.Outputs) || e.Type == query.TypeDPBalance // balance scores over rate loads
 	if !rates {
 		return false
 	}

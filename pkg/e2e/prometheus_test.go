@@ -89,25 +89,46 @@ func TestPrometheusModeMatchesDirectOnSameSamples(t *testing.T) {
 	onEngines(t, flavors, 15*time.Minute, true, nil, prometheusModeMatchesDirect)
 }
 
-func prometheusModeMatchesDirect(t *testing.T, run *simRun, prom *promtest.Server) {
-	eng := &query.Engine{Source: query.HistorySource{Store: run.store}, ScrapeInterval: 5 * time.Second}
+// bothModes answers a query over a simulated run in direct mode (its history) and in Prometheus mode (the generated
+// PromQL on a server holding the same samples), over the range every comparison uses.
+type bothModes struct {
+	eng *query.Engine
+	ev  *promapi.Evaluator
+	req query.Request
+}
+
+func newBothModes(run *simRun, prom *promtest.Server) bothModes {
 	client := &promapi.Client{BaseURL: prom.URL, HTTP: &http.Client{Timeout: 20 * time.Second}}
-	ev := &promapi.Evaluator{Client: client, Discovery: &promapi.Discovery{Client: client, Lookback: 24 * time.Hour}, ScrapeInterval: 5 * time.Second}
-	req := query.Request{From: run.start.Add(2 * time.Minute), To: run.end, Interval: 10 * time.Second}
+	return bothModes{
+		eng: &query.Engine{Source: query.HistorySource{Store: run.store}, ScrapeInterval: 5 * time.Second},
+		ev:  &promapi.Evaluator{Client: client, Discovery: &promapi.Discovery{Client: client, Lookback: 24 * time.Hour}, ScrapeInterval: 5 * time.Second},
+		req: query.Request{From: run.start.Add(2 * time.Minute), To: run.end, Interval: 10 * time.Second},
+	}
+}
+
+// eval answers q in both modes, failing the test (with the PromQL) when either mode fails.
+func (b bothModes) eval(t *testing.T, q query.Query) (*query.Result, *promapi.Answer) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	direct, err := b.eng.Eval(ctx, q, b.req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ans, err := b.ev.Eval(ctx, q, b.req)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, ansPromQL(ans))
+	}
+	return direct, ans
+}
+
+func prometheusModeMatchesDirect(t *testing.T, run *simRun, prom *promtest.Server) {
+	modes := newBothModes(run, prom)
 
 	for _, q := range promModeQueries() {
 		name := fmt.Sprintf("%s/%s/%s/%s", q.QueryType, q.Measure, q.Metric, q.GroupBy)
 		t.Run(name, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			direct, err := eng.Eval(ctx, q, req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ans, err := ev.Eval(ctx, q, req)
-			if err != nil {
-				t.Fatalf("%v\n%s", err, ansPromQL(ans))
-			}
+			direct, ans := modes.eval(t, q)
 			tol := 1e-9
 			if q.QueryType == query.TypeLatency || q.Histogram == "quantiles" {
 				tol = 1e-6

@@ -140,7 +140,7 @@ var (
 	waiting          = &Gauge{Signal: vllm.Waiting, Agg: Sum}
 	generationTokens = &Rate{Signal: vllm.GenerationTokens}
 	finished         = &Rate{Signal: vllm.RequestSuccess}
-	failed           = &Rate{Signal: vllm.RequestSuccess, Match: []Matcher{{Label: "finished_reason", Regex: "error|abort"}}}
+	failed           = &Rate{Signal: vllm.RequestSuccess, Match: []Matcher{Match("finished_reason", "error|abort")}}
 	poolTokens       = &InfoProduct{Signal: vllm.CacheConfig, Labels: []string{"num_gpu_blocks", "block_size"}, ModelFrom: vllm.Running}
 	tokensPerRequest = &Div{
 		Num: &Add{A: &Rate{Signal: vllm.PromptTokensHist, Suffix: "_sum"}, B: &Rate{Signal: vllm.GenerationTokensHist, Suffix: "_sum"}},

@@ -1,6 +1,10 @@
 package measure
 
-import "github.com/inferscope/inferscope-vllm/pkg/vllm"
+import (
+	"regexp"
+
+	"github.com/inferscope/inferscope-vllm/pkg/vllm"
+)
 
 // Node is one step of a measure's formula. The direct engine (pkg/query) evaluates a tree of nodes over scraped
 // history and the PromQL generator (pkg/promapi) prints the same tree as PromQL, so both modes compute one
@@ -31,7 +35,18 @@ type Gauge struct {
 }
 
 // Matcher selects series whose label matches a regular expression, anchored as PromQL's =~.
-type Matcher struct{ Label, Regex string }
+type Matcher struct {
+	Label, Regex string
+	re           *regexp.Regexp
+}
+
+// Match is a matcher of label against regex, compiled once when the catalog is built.
+func Match(label, regex string) Matcher {
+	return Matcher{Label: label, Regex: regex, re: regexp.MustCompile("^(?:" + regex + ")$")}
+}
+
+// Matches reports whether a label value matches.
+func (m Matcher) Matches(value string) bool { return m.re.MatchString(value) }
 
 // Rate is sum by (group) of rate(signal+Suffix[window]): a counter, or a histogram's _sum or _count.
 type Rate struct {

@@ -109,6 +109,18 @@ func Outputs(entries []*Entry, score string) []Output {
 	return out
 }
 
+// ReadsRates reports whether the outputs' formulas take rates over a window (of counters, or a histogram's buckets,
+// sum or count), where engines' rate semantics differ.
+func ReadsRates(outs []Output) bool {
+	return Reads(outs, func(n Node) bool {
+		switch n.(type) {
+		case *Rate, *Quantiles, *Mean:
+			return true
+		}
+		return false
+	})
+}
+
 // Reads reports whether any of the outputs has a node for which f is true.
 func Reads(outs []Output, f func(Node) bool) bool {
 	found := false

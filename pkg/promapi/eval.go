@@ -153,13 +153,8 @@ func (ev *Evaluator) engineNotices(q query.Query, r query.Request) []string {
 		return nil
 	}
 	var out []string
-	rates := q.QueryType == query.TypePromQL || q.QueryType == query.TypeRaw && q.Histogram == query.HistogramQuantiles || measure.Reads(q.Outputs(), func(n measure.Node) bool {
-		switch n.(type) {
-		case *measure.Rate, *measure.Quantiles, *measure.Mean:
-			return true
-		}
-		return false
-	})
+	rates := q.QueryType == query.TypePromQL || q.QueryType == query.TypeRaw && q.Histogram == query.HistogramQuantiles ||
+		measure.ReadsRates(q.Outputs())
 	if rates {
 		out = append(out, VictoriaRateNotice)
 	}

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/inferscope/inferscope-vllm/pkg/derive"
@@ -240,18 +239,6 @@ func (c *evalCtx) fetch(sig vllm.Signal, suffix string, match []measure.Matcher,
 	return out
 }
 
-// catalogRes holds the compiled regular expressions of the catalog's matchers, which are few and constant.
-var catalogRes sync.Map // regex → *regexp.Regexp
-
-func catalogRe(re string) *regexp.Regexp {
-	if r, ok := catalogRes.Load(re); ok {
-		return r.(*regexp.Regexp)
-	}
-	r := regexp.MustCompile("^(?:" + re + ")$")
-	catalogRes.Store(re, r)
-	return r
-}
-
 // fetchName selects one sample name on one endpoint.
 func (c *evalCtx) fetchName(endpoint, name string, catalogMatch []measure.Matcher, keep ...string) []input {
 	if c.stopped() != nil {
@@ -277,7 +264,7 @@ func (c *evalCtx) fetchName(endpoint, name string, catalogMatch []measure.Matche
 			return false
 		}
 		for _, m := range catalogMatch {
-			if !catalogRe(m.Regex).MatchString(ls.Get(m.Label)) {
+			if !m.Matches(ls.Get(m.Label)) {
 				return false
 			}
 		}

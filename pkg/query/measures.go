@@ -142,10 +142,9 @@ func (c *evalCtx) fetchUnless(sig vllm.Signal, unless []vllm.Signal, keep []stri
 // infoProduct turns an info gauge's numeric labels into a value per series: their product, where all are positive.
 // Each series takes the model of ModelFrom's series on its endpoint and engine, which also applies the model filter.
 func (c *evalCtx) infoProduct(n *measure.InfoProduct) []input {
-	modelRe := c.modelRe
-	c.modelRe = nil // the info gauge names no model
-	ins := c.fetch(n.Signal, "", nil)
-	c.modelRe = modelRe
+	unfiltered := *c // the info gauge names no model: read it without the model filter (budget and memo shared)
+	unfiltered.modelRe = nil
+	ins := unfiltered.fetch(n.Signal, "", nil)
 	var models map[string]string // endpoint \x00 engine → model_name
 	if len(n.ModelFrom.Names) > 0 {
 		models = map[string]string{}
