@@ -284,8 +284,9 @@ func frameOutputs(frames data.Frames) []query.Output {
 // Values come from different scrapes (our scraper and Prometheus sample the simulators at different moments,
 // up to one interval apart, and rates use 4 s windows), so they are compared per series as means over the
 // range: within 50 % of each other, or within 5 % of the largest value of that measure (1 request for queue
-// lengths and rank counts); the exact agreement on
-// identical samples is TestPrometheusModeMatchesDirectOnSameSamples.
+// lengths and rank counts); the exact agreement on identical samples is
+// TestPrometheusModeMatchesDirectOnSameSamples. The range is 16 s: over 8 s, a small queue's means drifted apart
+// by more than a request under the full suite's load (once in five runs), from sampling phase alone.
 func TestPrometheusModeLiveMatchesDirect(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts simulators and Prometheus")
@@ -320,7 +321,7 @@ func TestPrometheusModeLiveMatchesDirect(t *testing.T) {
 	prom.WaitFor(t, `count(count by (instance) (`+promapi.FamilySelector+`))`, 20*time.Second, func(v model.Vector) bool {
 		return len(v) == 1 && int(v[0].Value) == len(sims)
 	})
-	time.Sleep(12 * time.Second)
+	time.Sleep(20 * time.Second)
 
 	h, err := p.CheckHealth(ctx, promCtx)
 	if err != nil {
@@ -351,7 +352,7 @@ func TestPrometheusModeLiveMatchesDirect(t *testing.T) {
 	}
 
 	to := time.Now().Add(-2 * time.Second)
-	from := to.Add(-8 * time.Second)
+	from := to.Add(-16 * time.Second)
 	queries := []query.Query{
 		{QueryType: query.TypeKVCacheUsage}, {QueryType: query.TypeKVCacheUsage, Measure: "blocks"},
 		{QueryType: query.TypeSpecDecode}, {QueryType: query.TypeDPBalance, Measure: "running_waiting"},
