@@ -23,3 +23,5 @@ step "backends: app + data source, 5 platforms"; go tool mage -v
 step "go vet";                                 go vet ./pkg/... && go vet -tags mage ./Magefile.go
 # Includes the protocol-harness tests against dist/, the packaging check and the provisioning check.
 step "go tests (race detector)";               go test -race -count=1 -timeout 30m ./pkg/...
+# A module of its own (it imports Prometheus's textparse): its test checks the three parsers it benchmarks agree.
+step "parser comparison module";               (cd bench/parse && go vet ./... && go test -count=1 ./...)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/inferscope/inferscope-vllm/pkg/exposition"
 	"github.com/inferscope/inferscope-vllm/pkg/history"
+	"github.com/inferscope/inferscope-vllm/pkg/internal/dashtest"
 	"github.com/inferscope/inferscope-vllm/pkg/query"
 	"github.com/inferscope/inferscope-vllm/pkg/scraper"
 	"github.com/inferscope/inferscope-vllm/pkg/sim"
@@ -77,6 +78,121 @@ func BenchmarkQueryData(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(store.Bytes())/(1<<20), "history-MiB")
+		})
+	}
+}
+
+// refreshFleet is a direct-mode data source holding an hour of n identical simulated endpoints (vLLM V1, two
+// engines, speculative decoding, errors), and the simulator that keeps producing their next scrape.
+type refreshFleet struct {
+	d     *Datasource
+	store *history.Store
+	sim   *sim.Fleet
+	start time.Time
+	el    time.Duration
+	n     int
+}
+
+func newRefreshFleet(b *testing.B, n int) *refreshFleet {
+	b.Helper()
+	cfg, err := sim.ParseArgs([]string{"-flavor=vllm-v1", "-engines=2", "-qps=8", "-spec-tokens=3", "-error-rate=0.02", "-seed=7"},
+		func(string) string { return "" }, io.Discard)
+	if err != nil {
+		b.Fatal(err)
+	}
+	f := &refreshFleet{start: time.Now().Add(-time.Hour).Truncate(time.Second), n: n}
+	if f.sim, err = sim.NewFleet(cfg, f.start); err != nil {
+		b.Fatal(err)
+	}
+	st := Settings{ScrapeInterval: Duration(5 * time.Second), MaxMemoryMB: 2048}
+	f.store = history.New(history.Options{Retention: time.Hour, MaxBytes: st.HistoryBytes()})
+	f.d = &Datasource{uid: "bench", streams: newStreamRegistry(), settings: st,
+		mode: &direct{store: f.store, scraper: scraper.New(nil, f.store, scraper.Options{Interval: time.Second}),
+			engine: &query.Engine{Source: query.HistorySource{Store: f.store}, ScrapeInterval: 5 * time.Second, Cache: query.NewCache(st.CacheBytes())}}}
+	for f.el < time.Hour {
+		f.scrape(b)
+	}
+	return f
+}
+
+// scrape records the fleet's next scrape, 5 s after the previous one, on every endpoint.
+func (f *refreshFleet) scrape(b *testing.B) {
+	f.el += 5 * time.Second
+	f.sim.AdvanceTo(f.el)
+	var buf bytes.Buffer
+	if err := f.sim.WriteExposition(&buf); err != nil {
+		b.Fatal(err)
+	}
+	sc, err := exposition.Parse(buf.Bytes(), exposition.ParseOptions{NormalizeFloatLabels: true,
+		Keep: func(n string) bool { return len(n) > 4 && n[:4] == "vllm" }})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for e := range f.n {
+		f.store.Append(fmt.Sprintf("vllm-%03d", e), f.start.Add(f.el).UnixMilli(), sc)
+	}
+}
+
+// refresh sends every panel of the dashboard as Grafana does on a refresh: one request per panel, over the last
+// hour ending at the newest scrape.
+func (f *refreshFleet) refresh(b *testing.B, panels []dashtest.Panel) {
+	end := f.start.Add(f.el)
+	for _, p := range panels {
+		req := &backend.QueryDataRequest{}
+		for _, t := range p.Targets {
+			j, _ := json.Marshal(t)
+			req.Queries = append(req.Queries, backend.DataQuery{RefID: fmt.Sprint(t["refId"]), QueryType: fmt.Sprint(t["queryType"]), JSON: j,
+				TimeRange: backend.TimeRange{From: end.Add(-time.Hour), To: end}, Interval: 15 * time.Second, MaxDataPoints: 1000})
+		}
+		resp, err := f.d.QueryData(context.Background(), req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for ref, r := range resp.Responses {
+			if r.Error != nil {
+				b.Fatalf("%s %s: %v", p.Title, ref, r.Error)
+			}
+		}
+	}
+}
+
+// BenchmarkDashboardRefresh refreshes every panel of the fleet overview dashboard over the last hour at 64 and 256
+// endpoints: cold (an empty results cache) and warm (the same data source 5 s and one scrape later), measured in
+// the same run; warm/cold is the share of the work a refresh still does.
+func BenchmarkDashboardRefresh(b *testing.B) {
+	panels, err := dashtest.Panels("../../dashboards/vllm-fleet.json", map[string]string{"endpoint": ".*", "model": ".*", "engine": ".*", "datasource": "bench"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, n := range []int{64, 256} {
+		b.Run(fmt.Sprintf("endpoints=%d", n), func(b *testing.B) {
+			f := newRefreshFleet(b, n)
+			eng := f.d.mode.(*direct).engine
+			cache := eng.Cache
+			f.refresh(b, panels) // the viewer opened the dashboard
+			var cold, warm time.Duration
+			b.ResetTimer()
+			for b.Loop() {
+				b.StopTimer()
+				f.scrape(b)
+				b.StartTimer()
+				t0 := time.Now()
+				f.refresh(b, panels)
+				warm += time.Since(t0)
+				eng.Cache = query.NewCache(f.d.settings.CacheBytes()) // another viewer's first load
+				t0 = time.Now()
+				f.refresh(b, panels)
+				cold += time.Since(t0)
+				eng.Cache = cache
+			}
+			runs := float64(b.N)
+			b.ReportMetric(float64(cold.Microseconds())/runs/1000, "ms-cold")
+			b.ReportMetric(float64(warm.Microseconds())/runs/1000, "ms-warm")
+			b.ReportMetric(float64(warm)/float64(cold), "warm/cold")
+			st := cache.Stats()
+			b.ReportMetric(float64(st.Bytes)/(1<<20), "cache-MiB")
+			b.ReportMetric(float64(st.Computed)/float64(st.Computed+st.Reused), "steps-computed-share")
+			b.ReportMetric(float64(f.store.Bytes())/(1<<20), "history-MiB")
 		})
 	}
 }

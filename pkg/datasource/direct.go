@@ -49,7 +49,7 @@ func newDirect(ctx context.Context, s backend.DataSourceInstanceSettings, st Set
 	if err != nil {
 		return nil, fmt.Errorf("HTTP client: %w", scrubbed(scrub, err))
 	}
-	store := history.New(history.Options{Retention: time.Duration(st.Retention), MaxBytes: st.MaxMemoryBytes()})
+	store := history.New(history.Options{Retention: time.Duration(st.Retention), MaxBytes: st.HistoryBytes()})
 	targets := make([]scraper.Target, len(st.Endpoints))
 	for i, e := range st.Endpoints {
 		targets[i] = scraper.Target{Name: e.DisplayName(), URL: e.URL}
@@ -60,7 +60,8 @@ func newDirect(ctx context.Context, s backend.DataSourceInstanceSettings, st Set
 	})
 	d := &direct{settings: st, client: client, anonymous: anonymous, store: store, scraper: sc, scrub: scrub,
 		releaseMemory: reserveMemory(st.MaxMemoryBytes()),
-		engine:        &query.Engine{Source: query.HistorySource{Store: store}, ScrapeInterval: time.Duration(st.ScrapeInterval)}}
+		engine: &query.Engine{Source: query.HistorySource{Store: store}, ScrapeInterval: time.Duration(st.ScrapeInterval),
+			Cache: query.NewCache(st.CacheBytes())}}
 	sc.Start()
 	return d, nil
 }

@@ -77,7 +77,8 @@ type Settings struct {
 	ScrapeInterval Duration   `json:"scrapeInterval"`
 	ScrapeTimeout  Duration   `json:"scrapeTimeout"`
 	Retention      Duration   `json:"retention"`
-	// MaxMemoryMB caps direct mode's in-memory history; the oldest data goes first.
+	// MaxMemoryMB caps direct mode's in-memory history and results cache (CacheShare of it); the oldest data goes
+	// first.
 	MaxMemoryMB int64 `json:"maxMemoryMB,omitempty"`
 	// MaxBodyMB and MaxSamples bound one scrape of one endpoint.
 	MaxBodyMB  int64 `json:"maxBodyMB,omitempty"`
@@ -120,8 +121,18 @@ const (
 	MaxNameBytes      = 256
 )
 
-// MaxMemoryBytes is the history's memory cap in bytes (validated, so the shift cannot overflow).
+// MaxMemoryBytes is direct mode's memory cap in bytes (validated, so the shift cannot overflow).
 func (st Settings) MaxMemoryBytes() int64 { return st.MaxMemoryMB << 20 }
+
+// CacheShare is the part of MaxMemoryMB the results cache may count; the history has the rest. A dashboard's answers
+// are small next to the history they are computed from (the fleet overview at 256 endpoints: a few MB).
+const CacheShare = 8
+
+// CacheBytes is the results cache's memory budget.
+func (st Settings) CacheBytes() int64 { return st.MaxMemoryBytes() / CacheShare }
+
+// HistoryBytes is the history's memory cap.
+func (st Settings) HistoryBytes() int64 { return st.MaxMemoryBytes() - st.CacheBytes() }
 
 // MaxBodyBytes is one scrape's body cap in bytes; 0 leaves the scraper's default.
 func (st Settings) MaxBodyBytes() int64 { return st.MaxBodyMB << 20 }

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -18,6 +17,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/inferscope/inferscope-vllm/pkg/harness"
+	"github.com/inferscope/inferscope-vllm/pkg/internal/dashtest"
 )
 
 // contentFleet is a data source over simulated deployments, driven through the built executable.
@@ -101,44 +101,6 @@ func stoppedEndpoint(t *testing.T) string {
 	return eps[0]["url"]
 }
 
-var varRef = regexp.MustCompile(`\$\{?([a-zA-Z_]+)\}?`)
-
-// interpolate replaces dashboard variables in a target the way Grafana does with "All" selected (allValue .*),
-// and a repeated panel's variable with one concrete value.
-func interpolate(v any, vars map[string]string) any {
-	switch x := v.(type) {
-	case string:
-		return varRef.ReplaceAllStringFunc(x, func(m string) string {
-			name := varRef.FindStringSubmatch(m)[1]
-			if val, ok := vars[name]; ok {
-				return val
-			}
-			return m
-		})
-	case map[string]any:
-		out := map[string]any{}
-		for k, c := range x {
-			out[k] = interpolate(c, vars)
-		}
-		return out
-	case []any:
-		out := make([]any, len(x))
-		for i, c := range x {
-			out[i] = interpolate(c, vars)
-		}
-		return out
-	}
-	return v
-}
-
-type panel struct {
-	Title   string           `json:"title"`
-	Type    string           `json:"type"`
-	Repeat  string           `json:"repeat"`
-	Targets []map[string]any `json:"targets"`
-	Panels  []panel          `json:"panels"`
-}
-
 // TestDashboardPanelsAndAlertRules sends every dashboard panel's queries and every alert rule's queries through
 // the data source executable: each panel gets data, each rule fires in the fleet built to trip it (one hot engine
 // behind a skewed router, an overloaded V0 server, a dead endpoint) and stays quiet in a healthy one.
@@ -166,27 +128,14 @@ func TestDashboardPanelsAndAlertRules(t *testing.T) {
 		}
 		vars := map[string]string{"endpoint": ".*", "model": ".*", "engine": ".*", "dp": ".*", "timer": timer, "datasource": "trip"}
 		for _, file := range files {
-			b, err := os.ReadFile(file)
+			panels, err := dashtest.Panels(file, vars)
 			if err != nil {
 				t.Fatal(err)
 			}
-			var d struct{ Panels []panel }
-			if err := json.Unmarshal(b, &d); err != nil {
-				t.Fatal(err)
-			}
-			var flat []panel
-			for _, pn := range d.Panels {
-				flat = append(flat, pn)
-				flat = append(flat, pn.Panels...)
-			}
-			for _, pn := range flat {
-				if len(pn.Targets) == 0 {
-					continue
-				}
+			for _, pn := range panels {
 				t.Run(filepath.Base(file)+"/"+pn.Title, func(t *testing.T) {
 					rows := 0
-					for _, target := range pn.Targets {
-						model := interpolate(target, vars).(map[string]any)
+					for _, model := range pn.Targets {
 						r := trip.query(t, model, 10*time.Minute)
 						if r.Error != nil {
 							t.Fatalf("target %s: %v", model["refId"], r.Error)

@@ -70,7 +70,7 @@ func onEngines(t *testing.T, flavors map[string][]string, duration time.Duration
 
 // newSimRunAt steps simulators of the given flavors (by endpoint name) for duration, scraped every interval with
 // every scrape offset from the whole 5 s marks the query steps fall on.
-func newSimRunAt(t *testing.T, flavors map[string][]string, duration, interval, offset time.Duration) *simRun {
+func newSimRunAt(t testing.TB, flavors map[string][]string, duration, interval, offset time.Duration) *simRun {
 	t.Helper()
 	r := &simRun{store: history.New(history.Options{Retention: 24 * time.Hour}), om: map[string]map[string][]string{}}
 	r.start = time.Now().Add(-3 * time.Hour).Truncate(time.Minute).Add(offset)

@@ -34,6 +34,9 @@ type endpoint struct {
 	rowSeq  uint64 // number of rows ever appended
 	lastT   int64  // time of the newest row
 	hasRows bool
+	// rev is the store-wide revision stamp of the last change that can alter answers about past rows: a sample
+	// name gained or lost, a point written at or before an earlier row (its own timestamp), the endpoint created.
+	rev uint64
 
 	// Bytes accounting: blockBytes sums blocks[i].bytes, headBytes tracks
 	// head.bytes incrementally; reported is what Store.bytes holds for us.
@@ -77,6 +80,7 @@ func (ep *endpoint) clear() {
 	ep.head = headBlock{seq: ep.nextSeq}
 	ep.nextSeq++
 	ep.rowSeq, ep.lastT, ep.hasRows = 0, 0, false
+	ep.rev = ep.st.revs.Add(1)
 	ep.blockBytes, ep.headBytes, ep.reported = 0, 0, 0
 }
 
@@ -129,6 +133,7 @@ func (ep *endpoint) append(t int64, sc *exposition.Scrape) {
 		return
 	}
 	ep.trimRetention(t - ep.st.retention)
+	prevT, hadRows := ep.lastT, ep.hasRows
 	row := ep.newRow(t)
 	rs := uint32(ep.rowSeq) // #nosec G115 -- sequence numbers are kept in 32 bits; 2^32 scrapes are 136 years at 1 s
 	cur := ep.cur[:0]
@@ -152,6 +157,9 @@ func (ep *endpoint) append(t int64, sc *exposition.Scrape) {
 				}
 				if pt <= sr.lastT {
 					continue // out of order: dropped as Prometheus does
+				}
+				if explicit && hadRows && pt <= prevT {
+					ep.rev = ep.st.revs.Add(1) // a point among earlier rows changes what they answered
 				}
 				ep.headBytes += ep.head.appendPoint(id, row, pt, explicit, smp.Value)
 				sr.lastT, sr.lastSeq = pt, uint32(ep.head.seq) // #nosec G115 -- sequence numbers are kept in 32 bits; 2^32 scrapes are 136 years at 1 s
@@ -263,6 +271,9 @@ func (ep *endpoint) add(h uint64, smp *exposition.Sample) int32 {
 	} else {
 		ep.lookup[h] = id
 	}
+	if len(ep.byName[x.name]) == 0 {
+		ep.rev = ep.st.revs.Add(1)
+	}
 	ep.byName[x.name] = append(ep.byName[x.name], id)
 	return id
 }
@@ -291,6 +302,7 @@ func (ep *endpoint) forget(id int32) {
 	}
 	if len(ids) == 0 {
 		delete(ep.byName, x.name)
+		ep.rev = ep.st.revs.Add(1)
 	} else {
 		ep.byName[x.name] = ids
 	}

@@ -46,7 +46,9 @@ type Store struct {
 	eps map[string]*endpoint
 
 	bytes atomic.Int64
-	syms  interner
+	// revs numbers endpoint revisions store-wide, so a removed and re-added endpoint never repeats one.
+	revs atomic.Uint64
+	syms interner
 	// trimMu makes one goroutine at a time enforce the cap; others skip it.
 	trimMu sync.Mutex
 }
@@ -197,6 +199,19 @@ func (s *Store) Bounds(endpoint string) (oldest, newest int64, ok bool) {
 	}
 	defer ep.mu.RUnlock()
 	return ep.bounds()
+}
+
+// Revision identifies the state of endpoint's past: it changes when the endpoint's sample names change or a sample
+// with its own timestamp lands at or before an earlier scrape, and on Remove. Between two equal revisions, points
+// are only appended after the newest scrape and trimmed from the oldest (see Bounds), so an answer computed from
+// scrapes up to the newest then is still right for every instant whose reads Bounds still holds. 0: not held.
+func (s *Store) Revision(endpoint string) uint64 {
+	ep := s.rlock(endpoint)
+	if ep == nil {
+		return 0
+	}
+	defer ep.mu.RUnlock()
+	return ep.rev
 }
 
 // Names returns the distinct sample names of the series endpoint holds,

@@ -34,14 +34,20 @@ type Source interface {
 	// When the selection holds more than maxPoints points (0: no bound) it returns nothing and false, without
 	// reading them.
 	Select(endpoint, name string, from, to int64, match func(exposition.Labels) bool, maxPoints int) ([]Series, bool)
-	// Bounds is the time span of history held for an endpoint.
+	// Bounds is the time span of history held for an endpoint: nothing older than oldest is returned, and every
+	// point at or after it that was written is; new scrapes only come after newest.
 	Bounds(endpoint string) (oldest, newest int64, ok bool)
+	// Revision changes whenever the endpoint's sample names change or a point is written at or before a scrape
+	// already held; while it stays the same, history only grows after newest and shrinks from oldest.
+	Revision(endpoint string) uint64
 }
 
 // Engine evaluates queries over a Source the way Prometheus evaluates the equivalent PromQL.
 type Engine struct {
 	Source         Source
 	ScrapeInterval time.Duration
+	// Cache, when set, keeps the steps of answers that can no longer change (see Cache).
+	Cache *Cache
 }
 
 // Lookback is how far back an instant value may come from, as Prometheus's default lookback delta; a failed
@@ -73,33 +79,82 @@ type Result struct {
 	Window  time.Duration
 }
 
-// Eval answers one query.
+// Eval answers one query; with a Cache, only the steps it does not hold are evaluated.
 func (e *Engine) Eval(ctx context.Context, q Query, r Request) (*Result, error) {
 	if err := q.EnsureValid(); err != nil {
 		return nil, err
 	}
-	c, err := e.newEvalCtx(q, r)
+	rng, err := ResolveRange(q, r, e.ScrapeInterval)
 	if err != nil {
 		return nil, err
 	}
-	c.ctx = ctx
-	res := &Result{Step: time.Duration(c.step) * time.Millisecond, Window: time.Duration(c.window) * time.Millisecond}
 	outputs := q.Outputs()
 	if len(outputs) == 0 {
 		return nil, Invalid(fmt.Errorf("query type %q is not evaluated from scraped history", q.QueryType))
 	}
-	metricUnit := q.LatencySignal().Unit
-	for _, o := range outputs {
-		name, unit := o.Resolve(q.Metric, metricUnit)
+	c := e.newEvalCtx(ctx, q, rng, r.From.UnixMilli())
+	var groups [][]Output
+	if e.Cache != nil {
+		groups, err = e.Cache.eval(c, outputs)
+	} else {
+		groups, err = c.outputs(outputs)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return c.result(groups), nil
+}
+
+// outputs evaluates each catalog output at the context's steps; each output's series come in canonical order
+// (measure name, then labels, as Prometheus sorts a range query's series), without empty ones.
+func (c *evalCtx) outputs(outputs []measure.Output) ([][]Output, error) {
+	metricUnit := c.q.LatencySignal().Unit
+	groups := make([][]Output, len(outputs))
+	for i, o := range outputs {
+		name, unit := o.Resolve(c.q.Metric, metricUnit)
 		for _, out := range c.eval(o.Node) {
+			if len(out.Points) == 0 {
+				continue
+			}
 			if name != "" {
 				out.Measure, out.Unit = name, unit
 			}
-			res.Outputs = append(res.Outputs, out)
+			groups[i] = append(groups[i], out)
 		}
 		if err := c.stopped(); err != nil {
 			return nil, err
 		}
+		sortCanonical(groups[i])
+	}
+	return groups, nil
+}
+
+// sortCanonical orders one output's series by measure name, then labels; series with equal keys keep their order.
+func sortCanonical(outs []Output) {
+	keys := make([]string, len(outs))
+	for i, o := range outs {
+		keys[i] = canonicalKey(o)
+	}
+	idx := make([]int, len(outs))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return keys[idx[a]] < keys[idx[b]] })
+	sorted := make([]Output, len(outs))
+	for i, j := range idx {
+		sorted[i] = outs[j]
+	}
+	copy(outs, sorted)
+}
+
+// canonicalKey is a series' identity within one catalog output.
+func canonicalKey(o Output) string { return o.Measure + "\xff" + LabelKey(o.Labels) }
+
+// result assembles the answer: the outputs in catalog order, capped, with the notices about the whole range.
+func (c *evalCtx) result(groups [][]Output) *Result {
+	res := &Result{Step: time.Duration(c.step) * time.Millisecond, Window: time.Duration(c.window) * time.Millisecond}
+	for _, g := range groups {
+		res.Outputs = append(res.Outputs, g...)
 	}
 	if kept := capOutputs(res.Outputs); kept < len(res.Outputs) {
 		res.Outputs = res.Outputs[:kept]
@@ -110,9 +165,9 @@ func (e *Engine) Eval(ctx context.Context, q Query, r Request) (*Result, error) 
 	}
 	res.Notices = append(res.Notices, c.retentionNotice()...)
 	if len(res.Outputs) == 0 && len(c.endpoints) > 0 {
-		res.Notices = append(res.Notices, fmt.Sprintf("no selected endpoint exposes what %s/%s needs", q.QueryType, strings.Join(q.MeasureList(), ",")))
+		res.Notices = append(res.Notices, fmt.Sprintf("no selected endpoint exposes what %s/%s needs", c.q.QueryType, strings.Join(c.q.MeasureList(), ",")))
 	}
-	return res, nil
+	return res
 }
 
 // evalCtx is one query's evaluation state.
@@ -163,27 +218,28 @@ func capOutputs(outs []Output) int {
 	return len(outs)
 }
 
+// endpointNames is a selected endpoint as the evaluation saw it: its sample names, revision and held span.
 type endpointNames struct {
-	name  string
-	names map[string]bool
+	name           string
+	names          map[string]bool
+	rev            uint64
+	oldest, newest int64
+	held           bool
 }
 
-func (e *Engine) newEvalCtx(q Query, r Request) (*evalCtx, error) {
+// newEvalCtx prepares an evaluation over rng of the endpoints q selects; requestedFrom is the range's start before
+// alignment, for the retention notice.
+func (e *Engine) newEvalCtx(ctx context.Context, q Query, rng Range, requestedFrom int64) *evalCtx {
 	scrape := e.ScrapeInterval.Milliseconds()
 	if scrape <= 0 {
 		scrape = 5000
 	}
-	rng, err := ResolveRange(q, r, e.ScrapeInterval)
-	if err != nil {
-		return nil, err
-	}
-	from := r.From.UnixMilli()
 	step, window := rng.Step.Milliseconds(), rng.Window.Milliseconds()
 	start, end := rng.From.UnixMilli(), rng.To.UnixMilli()
 	c := &evalCtx{
-		e: e, q: q, step: step, window: window, from: start, to: end, requestedFrom: from, stepNotice: rng.Notice,
+		e: e, q: q, step: step, window: window, from: start, to: end, requestedFrom: requestedFrom, stepNotice: rng.Notice,
 		lookback: Lookback.Milliseconds(), steps: derive.Steps(start, end, step), scrapeIntervalMs: scrape,
-		budget: &readBudget{}, memo: map[measure.Node][]Output{},
+		budget: &readBudget{}, memo: map[measure.Node][]Output{}, ctx: ctx,
 	}
 	m := q.Matchers()
 	c.modelRe, c.rankRe, c.labelRes = m.Model, m.Engine, m.Labels
@@ -192,21 +248,35 @@ func (e *Engine) newEvalCtx(q Query, r Request) (*evalCtx, error) {
 		if endpointRe != nil && !endpointRe.MatchString(ep) {
 			continue
 		}
-		set := map[string]bool{}
-		for _, n := range e.Source.Names(ep) {
-			set[n] = true
+		// The revision is read before the names and bounds, so a change racing with this query can only make the
+		// cache distrust what it stores, never trust what changed.
+		en := endpointNames{name: ep, rev: e.Source.Revision(ep)}
+		if e.Cache != nil {
+			en.names = e.Cache.nameSet(ep, en.rev, e.Source.Names)
+		} else {
+			en.names = nameSet(e.Source.Names(ep))
 		}
-		c.endpoints = append(c.endpoints, endpointNames{name: ep, names: set})
+		en.oldest, en.newest, en.held = e.Source.Bounds(ep)
+		c.endpoints = append(c.endpoints, en)
 	}
-	return c, nil
+	return c
+}
+
+// nameSet indexes an endpoint's sample names.
+func nameSet(names []string) map[string]bool {
+	set := make(map[string]bool, len(names))
+	for _, n := range names {
+		set[n] = true
+	}
+	return set
 }
 
 // retentionNotice says when the range starts before the history any selected endpoint holds.
 func (c *evalCtx) retentionNotice() []string {
 	var oldest int64 = math.MaxInt64
 	for _, ep := range c.endpoints {
-		if o, _, ok := c.e.Source.Bounds(ep.name); ok && o < oldest {
-			oldest = o
+		if ep.held && ep.oldest < oldest {
+			oldest = ep.oldest
 		}
 	}
 	if oldest == math.MaxInt64 || c.requestedFrom >= oldest-c.scrapeIntervalMs {
@@ -225,22 +295,23 @@ type input struct {
 }
 
 // fetch selects every series of a signal (with a sample-name suffix such as "_bucket") on the selected
-// endpoints that match the model and rank filters and the catalog's matchers; keep names the labels carried into
-// the output besides endpoint, model and rank.
-func (c *evalCtx) fetch(sig vllm.Signal, suffix string, match []measure.Matcher, keep ...string) []input {
+// endpoints that match the model and rank filters and the catalog's matchers, with the points the steps read: reach
+// before the first is the rate window for rates, the lookback for instant values. keep names the labels carried
+// into the output besides endpoint, model and rank.
+func (c *evalCtx) fetch(sig vllm.Signal, suffix string, match []measure.Matcher, reach int64, keep ...string) []input {
 	var out []input
 	for _, ep := range c.endpoints {
 		base, ok := sig.Name(func(n string) bool { return ep.names[n] })
 		if !ok {
 			continue
 		}
-		out = append(out, c.fetchName(ep.name, base+suffix, match, keep...)...)
+		out = append(out, c.fetchName(ep.name, base+suffix, match, reach, keep...)...)
 	}
 	return out
 }
 
-// fetchName selects one sample name on one endpoint.
-func (c *evalCtx) fetchName(endpoint, name string, catalogMatch []measure.Matcher, keep ...string) []input {
+// fetchName selects one sample name on one endpoint (see fetch).
+func (c *evalCtx) fetchName(endpoint, name string, catalogMatch []measure.Matcher, reach int64, keep ...string) []input {
 	if c.stopped() != nil {
 		return nil
 	}
@@ -274,7 +345,7 @@ func (c *evalCtx) fetchName(endpoint, name string, catalogMatch []measure.Matche
 		return true
 	}
 	b := c.budget
-	selected, fits := c.e.Source.Select(endpoint, name, c.from-c.window-c.lookback, c.to, match, MaxFetchedPoints-b.fetched)
+	selected, fits := c.e.Source.Select(endpoint, name, c.from-reach, c.to, match, MaxFetchedPoints-b.fetched)
 	for _, s := range selected {
 		b.fetched += len(s.Points)
 	}

@@ -16,6 +16,7 @@ import (
 type memSource struct {
 	series  map[string][]Series // endpoint -> series
 	selects int                 // Select calls, to see that a cancelled query stops reading
+	rev     uint64
 }
 
 func (m *memSource) Endpoints() []string {
@@ -64,6 +65,9 @@ func (m *memSource) Select(endpoint, name string, from, to int64, match func(exp
 	return out, true
 }
 
+// Revision changes with every series added.
+func (m *memSource) Revision(string) uint64 { return m.rev }
+
 func (m *memSource) Bounds(endpoint string) (int64, int64, bool) {
 	var lo, hi int64 = math.MaxInt64, math.MinInt64
 	for _, s := range m.series[endpoint] {
@@ -88,6 +92,7 @@ func (m *memSource) add(endpoint, name string, labels map[string]string, pts []d
 		m.series = map[string][]Series{}
 	}
 	m.series[endpoint] = append(m.series[endpoint], Series{Name: name, Labels: ls, Points: pts})
+	m.rev++
 }
 
 // fleet is a deterministic synthetic fleet: endpoint "v1" (vLLM V1, two engines, spec decode), "v0" (no engine

@@ -26,3 +26,6 @@ func (h HistorySource) Select(endpoint, name string, from, to int64, match func(
 	}
 	return out, ok
 }
+
+// Revision changes when what the store holds of an endpoint's past changes other than by trimming.
+func (h HistorySource) Revision(endpoint string) uint64 { return h.Store.Revision(endpoint) }

@@ -21,7 +21,7 @@ func (c *evalCtx) eval(n measure.Node) []Output {
 	case *measure.Gauge:
 		outs = c.gauge(c.fetchUnless(n.Signal, n.Unless, n.Keep), aggOf(n.Agg), scaleOf(n.Scale))
 	case *measure.Rate:
-		outs = c.rate(c.fetch(n.Signal, n.Suffix, n.Match, n.Keep...))
+		outs = c.rate(c.fetch(n.Signal, n.Suffix, n.Match, c.window, n.Keep...))
 	case *measure.Div:
 		outs = join(c.eval(n.Num), c.eval(n.Den), n.Ignoring, divide(n.Form))
 	case *measure.Add:
@@ -31,10 +31,10 @@ func (c *evalCtx) eval(n measure.Node) []Output {
 			outs = append(outs, c.eval(p)...)
 		}
 	case *measure.Quantiles:
-		outs = c.quantiles(c.fetch(c.signal(n.Signal), "_bucket", nil), c.q.Quantiles)
+		outs = c.quantiles(c.fetch(c.signal(n.Signal), "_bucket", nil, c.window), c.q.Quantiles)
 	case *measure.Mean:
 		sig := c.signal(n.Signal)
-		outs = join(c.rate(c.fetch(sig, "_sum", nil)), c.rate(c.fetch(sig, "_count", nil)), "", derive.HistogramMean)
+		outs = join(c.rate(c.fetch(sig, "_sum", nil, c.window)), c.rate(c.fetch(sig, "_count", nil, c.window)), "", derive.HistogramMean)
 	case *measure.InfoProduct:
 		outs = c.gauge(c.infoProduct(n), aggSum, 1)
 	case *measure.Balance:
@@ -133,7 +133,7 @@ func (c *evalCtx) fetchUnless(sig vllm.Signal, unless []vllm.Signal, keep []stri
 			}
 		}
 		if base, ok := sig.Name(has); ok && !better {
-			out = append(out, c.fetchName(ep.name, base, nil, keep...)...)
+			out = append(out, c.fetchName(ep.name, base, nil, c.lookback, keep...)...)
 		}
 	}
 	return out
@@ -144,11 +144,11 @@ func (c *evalCtx) fetchUnless(sig vllm.Signal, unless []vllm.Signal, keep []stri
 func (c *evalCtx) infoProduct(n *measure.InfoProduct) []input {
 	unfiltered := *c // the info gauge names no model: read it without the model filter (budget and memo shared)
 	unfiltered.modelRe = nil
-	ins := unfiltered.fetch(n.Signal, "", nil)
+	ins := unfiltered.fetch(n.Signal, "", nil, c.lookback)
 	var models map[string]string // endpoint \x00 engine → model_name
 	if len(n.ModelFrom.Names) > 0 {
 		models = map[string]string{}
-		for _, m := range c.fetch(n.ModelFrom, "", nil) {
+		for _, m := range c.fetch(n.ModelFrom, "", nil, c.lookback) {
 			models[m.endpoint+"\x00"+m.labels[vllm.RankOutputLabel]] = m.labels["model_name"]
 		}
 	}
@@ -314,9 +314,9 @@ func (c *evalCtx) raw() []Output {
 	for _, ep := range c.endpoints {
 		switch {
 		case ep.names[name+"_bucket"] && c.q.Histogram == HistogramQuantiles:
-			quantileIns = append(quantileIns, c.fetchName(ep.name, name+"_bucket", nil)...)
+			quantileIns = append(quantileIns, c.fetchName(ep.name, name+"_bucket", nil, c.window)...)
 		case ep.names[name+"_bucket"]:
-			bucketIns = append(bucketIns, c.fetchName(ep.name, name+"_bucket", nil, "le")...)
+			bucketIns = append(bucketIns, c.fetchName(ep.name, name+"_bucket", nil, c.lookback, "le")...)
 		case ep.names[name]:
 			plainIns = append(plainIns, c.rawInputs(ep.name, name)...)
 		}
@@ -342,7 +342,7 @@ func named(outs []Output, measure string) []Output {
 }
 
 func (c *evalCtx) rawInputs(endpoint, name string) []input {
-	ins := c.fetchName(endpoint, name, nil)
+	ins := c.fetchName(endpoint, name, nil, c.lookback)
 	for i := range ins {
 		for _, l := range ins[i].series.Labels {
 			if _, ok := ins[i].labels[l.Name]; !ok && l.Value != "" { // empty is absent, as in Prometheus

@@ -1,0 +1,358 @@
+package query
+
+import (
+	"container/list"
+	"encoding/json"
+	"errors"
+	"strconv"
+	"sync"
+
+	"github.com/inferscope/inferscope-vllm/pkg/derive"
+	"github.com/inferscope/inferscope-vllm/pkg/measure"
+)
+
+// Cache keeps, per normalized query (its JSON without the legend, step, rate window and range length), the values of the steps
+// that can no longer change, so a dashboard refresh evaluates only the steps after them and the few at the range's
+// start whose reads reach history trimmed since. Direct-mode history only grows after each endpoint's newest scrape
+// and shrinks from its oldest (Source.Bounds), and a step's value reads only its rate window (rates) or the newest
+// scrape at or before it (gauges: a series missing from a scrape got a staleness marker there), so a step at or
+// before every selected endpoint's newest scrape is final until
+//   - the selected endpoints, or one's Revision, change (its sample names decide which series a measure reads), or
+//   - trimming takes a point the step reads: a cached step t stays only while t − reach ≥ oldest held, where reach
+//     is the rate window for formulas that read rates and 0 for gauges.
+//
+// Answers are identical to an uncached evaluation, series order included (TestCacheMatchesUncached). Memory is
+// counted per entry (points, labels, keys) against a byte budget; the least recently used entries go first, and
+// an entry larger than a quarter of the budget is not kept. Identical queries running at once are evaluated once:
+// the second waits and reads the first's steps.
+type Cache struct {
+	maxBytes int64
+
+	mu      sync.Mutex
+	bytes   int64
+	entries map[string]*list.Element // of *cacheEntry; lru's front is the most recently used
+	lru     list.List
+	flights map[string]*flight
+	names   map[string]cachedNames
+	stats   CacheStats
+}
+
+// CacheStats counts what a Cache did, for tests and benchmarks.
+type CacheStats struct {
+	// Reused and Computed count steps (per query) taken from the cache and evaluated.
+	Reused, Computed int64
+	Entries          int
+	Bytes            int64
+}
+
+// NewCache returns a cache holding at most maxBytes of counted memory.
+func NewCache(maxBytes int64) *Cache {
+	return &Cache{maxBytes: maxBytes, entries: map[string]*list.Element{}, flights: map[string]*flight{}, names: map[string]cachedNames{}}
+}
+
+// Stats reports the counters and the memory held.
+func (k *Cache) Stats() CacheStats {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	s := k.stats
+	s.Entries, s.Bytes = k.lru.Len(), k.bytes
+	return s
+}
+
+// cacheEntry is one query's final steps first..last (multiples of step), per catalog output in canonical order.
+type cacheEntry struct {
+	key         string
+	endpoints   []endpointNames // name, rev and oldest as when stored
+	first, last int64
+	groups      [][]Output
+	bytes       int64
+}
+
+// flight serializes evaluations of one key.
+type flight struct {
+	sync.Mutex
+	waiters int
+}
+
+// cachedNames is an endpoint's sample-name set at one revision; every query of a refresh reads it.
+type cachedNames struct {
+	rev   uint64
+	set   map[string]bool
+	bytes int64
+}
+
+// errNotCacheable stops merging when an output holds two series with one identity, which only an uncached
+// evaluation can order.
+var errNotCacheable = errors.New("two series share one identity")
+
+// nameSet returns endpoint's names at rev, reading them through names only when rev is new.
+func (k *Cache) nameSet(endpoint string, rev uint64, names func(string) []string) map[string]bool {
+	k.mu.Lock()
+	if n, ok := k.names[endpoint]; ok && n.rev == rev && rev != 0 {
+		k.mu.Unlock()
+		return n.set
+	}
+	k.mu.Unlock()
+	list := names(endpoint)
+	n := cachedNames{rev: rev, set: nameSet(list), bytes: int64(len(endpoint)) + 64}
+	for _, s := range list {
+		n.bytes += int64(len(s)) + 48 // string header and map slot
+	}
+	k.mu.Lock()
+	if old, ok := k.names[endpoint]; ok {
+		k.bytes -= old.bytes
+	}
+	k.names[endpoint] = n
+	k.bytes += n.bytes
+	k.evict()
+	k.mu.Unlock()
+	return n.set
+}
+
+// cacheKey is the normalized query: what decides its values, not how they are shown, and the range's length, so
+// that a panel's hour and the diagnosis's last minutes of the same query keep an entry each.
+func cacheKey(c *evalCtx) string {
+	q := c.q
+	q.LegendFormat = ""
+	b, _ := json.Marshal(q)
+	return strconv.FormatInt(c.step, 10) + "/" + strconv.FormatInt(c.window, 10) + "/" + strconv.FormatInt(c.to-c.from, 10) + "/" + string(b)
+}
+
+// eval answers c's outputs from the cache and the steps it lacks, then keeps the final steps.
+func (k *Cache) eval(c *evalCtx, outputs []measure.Output) ([][]Output, error) {
+	if len(c.endpoints) == 0 {
+		return c.outputs(outputs)
+	}
+	key := cacheKey(c)
+	defer k.enter(key)()
+
+	reach := int64(0)
+	if measure.ReadsRates(outputs) || measure.Reads(outputs, func(n measure.Node) bool { _, ok := n.(*measure.Raw); return ok }) {
+		reach = c.window
+	}
+	k.mu.Lock()
+	var cached *cacheEntry
+	if el, ok := k.entries[key]; ok {
+		cached = el.Value.(*cacheEntry)
+		k.lru.MoveToFront(el)
+	}
+	k.mu.Unlock()
+
+	lo, hi, ok := reusable(cached, c, reach)
+	var pieces [][][]Output
+	var err error
+	computed := int64(0)
+	segment := func(from, to int64) {
+		if err != nil || from > to {
+			return
+		}
+		s := c.segment(from, to)
+		var g [][]Output
+		if g, err = s.outputs(outputs); err == nil {
+			pieces = append(pieces, g)
+			computed += int64(len(s.steps))
+		}
+	}
+	if ok {
+		segment(c.from, lo-c.step)
+		pieces = append(pieces, cached.window(lo, hi))
+		segment(hi+c.step, c.to)
+	} else {
+		segment(c.from, c.to)
+	}
+	if err != nil {
+		return nil, err
+	}
+	groups, err := merge(pieces, len(outputs))
+	if errors.Is(err, errNotCacheable) {
+		if !ok {
+			return pieces[0], nil // the whole range, evaluated as without a cache
+		}
+		full := c.segment(c.from, c.to)
+		full.budget = &readBudget{}
+		return full.outputs(outputs)
+	}
+	k.mu.Lock()
+	k.stats.Computed += computed
+	if ok {
+		k.stats.Reused += (hi-lo)/c.step + 1
+	}
+	k.mu.Unlock()
+	k.store(key, c, groups)
+	return groups, nil
+}
+
+// enter waits for any evaluation of key in progress and returns the release of this one.
+func (k *Cache) enter(key string) func() {
+	k.mu.Lock()
+	f := k.flights[key]
+	if f == nil {
+		f = &flight{}
+		k.flights[key] = f
+	}
+	f.waiters++
+	k.mu.Unlock()
+	f.Lock()
+	return func() {
+		f.Unlock()
+		k.mu.Lock()
+		if f.waiters--; f.waiters == 0 {
+			delete(k.flights, key)
+		}
+		k.mu.Unlock()
+	}
+}
+
+// reusable is the span lo..hi of the entry's steps that c may take: same endpoints at the same revisions, inside
+// c's range, and not reading what trimming has taken since.
+func reusable(e *cacheEntry, c *evalCtx, reach int64) (lo, hi int64, ok bool) {
+	if e == nil || len(e.endpoints) != len(c.endpoints) {
+		return 0, 0, false
+	}
+	lo, hi = max(e.first, c.from), min(e.last, c.to)
+	for i, was := range e.endpoints {
+		now := c.endpoints[i]
+		if was.name != now.name || was.rev != now.rev || !now.held {
+			return 0, 0, false
+		}
+		if now.oldest != was.oldest {
+			lo = max(lo, now.oldest+reach)
+		}
+	}
+	// Steps are multiples of step from c.from, which the entry shares (same key, same alignment).
+	if r := (lo - c.from) % c.step; r != 0 {
+		lo += c.step - r
+	}
+	return lo, hi, lo <= hi
+}
+
+// segment is c restricted to the steps from..to, sharing its read budget and endpoints.
+func (c *evalCtx) segment(from, to int64) *evalCtx {
+	s := *c
+	s.from, s.to, s.steps = from, to, derive.Steps(from, to, c.step)
+	s.memo, s.rankCtx = map[measure.Node][]Output{}, nil
+	return &s
+}
+
+// window returns the entry's series restricted to the steps lo..hi.
+func (e *cacheEntry) window(lo, hi int64) [][]Output {
+	out := make([][]Output, len(e.groups))
+	for i, g := range e.groups {
+		for _, o := range g {
+			a, b := pointRange(o.Points, lo, hi)
+			if a < b {
+				o.Points = o.Points[a:b]
+				out[i] = append(out[i], o)
+			}
+		}
+	}
+	return out
+}
+
+// pointRange is the index span of points with lo ≤ T ≤ hi.
+func pointRange(pts []derive.Point, lo, hi int64) (int, int) {
+	a, b := 0, len(pts)
+	for a < b && pts[a].T < lo {
+		a++
+	}
+	for b > a && pts[b-1].T > hi {
+		b--
+	}
+	return a, b
+}
+
+// merge joins pieces covering consecutive step spans into one answer: per catalog output, each series' points in
+// piece order, series in canonical order. The result owns its points and labels.
+func merge(pieces [][][]Output, n int) ([][]Output, error) {
+	out := make([][]Output, n)
+	for i := range n {
+		index := map[string]int{}
+		var keys []string
+		for _, p := range pieces {
+			seen := map[string]bool{}
+			for _, o := range p[i] {
+				key := canonicalKey(o)
+				if seen[key] {
+					return nil, errNotCacheable
+				}
+				seen[key] = true
+				j, ok := index[key]
+				if !ok {
+					j = len(out[i])
+					index[key] = j
+					keys = append(keys, key)
+					out[i] = append(out[i], Output{Measure: o.Measure, Labels: copyLabels(o.Labels), Unit: o.Unit})
+				}
+				out[i][j].Points = append(out[i][j].Points, o.Points...)
+			}
+		}
+		sortCanonical(out[i])
+	}
+	return out, nil
+}
+
+// store keeps the steps of groups that are final: at or before every selected endpoint's newest scrape.
+func (k *Cache) store(key string, c *evalCtx, groups [][]Output) {
+	settled := c.endpoints[0].newest
+	for _, ep := range c.endpoints {
+		settled = min(settled, ep.newest)
+	}
+	if settled < c.from {
+		return
+	}
+	last := c.to
+	if settled < c.to {
+		last = c.from + (settled-c.from)/c.step*c.step
+	}
+	e := &cacheEntry{key: key, first: c.from, last: last, endpoints: make([]endpointNames, len(c.endpoints))}
+	e.bytes = int64(len(key)) + 256
+	for i, ep := range c.endpoints {
+		e.endpoints[i] = endpointNames{name: ep.name, rev: ep.rev, oldest: ep.oldest, held: ep.held}
+		e.bytes += int64(len(ep.name)) + 64
+	}
+	e.groups = make([][]Output, len(groups))
+	for i, g := range groups {
+		for _, o := range g {
+			_, b := pointRange(o.Points, c.from, last)
+			if b == 0 {
+				continue
+			}
+			kept := Output{Measure: o.Measure, Unit: o.Unit, Labels: copyLabels(o.Labels), Points: append([]derive.Point(nil), o.Points[:b]...)}
+			e.groups[i] = append(e.groups[i], kept)
+			e.bytes += 96 + int64(len(o.Measure)+len(o.Unit)) + 16*int64(len(kept.Points))
+			for name, v := range kept.Labels {
+				e.bytes += int64(len(name)+len(v)) + 48
+			}
+		}
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if el, ok := k.entries[key]; ok {
+		k.bytes -= el.Value.(*cacheEntry).bytes
+		k.lru.Remove(el)
+		delete(k.entries, key)
+	}
+	if e.bytes > k.maxBytes/4 {
+		return
+	}
+	k.entries[key] = k.lru.PushFront(e)
+	k.bytes += e.bytes
+	k.evict()
+}
+
+// evict drops least recently used entries, then the name sets, until the counted memory fits; k.mu is held.
+func (k *Cache) evict() {
+	for k.bytes > k.maxBytes && k.lru.Len() > 0 {
+		el := k.lru.Back()
+		e := el.Value.(*cacheEntry)
+		k.lru.Remove(el)
+		delete(k.entries, e.key)
+		k.bytes -= e.bytes
+	}
+	if k.bytes > k.maxBytes {
+		for name, n := range k.names {
+			delete(k.names, name)
+			k.bytes -= n.bytes
+		}
+	}
+}

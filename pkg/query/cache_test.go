@@ -1,0 +1,338 @@
+package query
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"reflect"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/inferscope/inferscope-vllm/pkg/exposition"
+	"github.com/inferscope/inferscope-vllm/pkg/history"
+	"github.com/inferscope/inferscope-vllm/pkg/measure"
+	"github.com/inferscope/inferscope-vllm/pkg/sim"
+)
+
+// cacheFleet is one simulator per flavor, with what the catalog's measures need switched on.
+var cacheFleet = map[string][]string{
+	"v1":       {"-flavor=vllm-v1", "-engines=2", "-qps=20", "-spec-tokens=3", "-error-rate=0.05", "-seed=31", "-external-prefix-hit-rate=0.3", "-mm-items=2", "-mm-hit-rate=0.5"},
+	"v1-0.10":  {"-flavor=vllm-v1-0.10", "-engines=2", "-qps=10", "-spec-tokens=2", "-seed=32"},
+	"v0":       {"-flavor=vllm-v0", "-qps=8", "-spec-tokens=2", "-seed=33"},
+	"ascend":   {"-flavor=vllm-ascend", "-engines=2", "-qps=10", "-spec-tokens=2", "-error-rate=0.05", "-seed=34"},
+	"dynamo":   {"-flavor=dynamo-worker", "-engines=2", "-qps=8", "-spec-tokens=2", "-seed=35"},
+	"frontend": {"-flavor=dynamo-frontend", "-qps=8", "-seed=36"},
+}
+
+// liveFleet appends simulated scrapes to a history store as a scraper would, with the disturbances the cache must
+// notice: failed scrapes, trimming, and samples written into the past.
+type liveFleet struct {
+	t     *testing.T
+	store *history.Store
+	sims  map[string]*sim.Fleet
+	names []string
+	start time.Time
+	el    time.Duration // elapsed simulated time of the newest scrape
+	rng   *rand.Rand    // for the late samples' labels
+	// downs and late count the failed scrapes and the samples written into the past.
+	downs, late int
+}
+
+func newLiveFleet(t *testing.T, retention time.Duration) *liveFleet {
+	t.Helper()
+	// Scrapes fall between steps, as they do in practice, so a range can end on a step after the newest scrape.
+	f := &liveFleet{t: t, store: history.New(history.Options{Retention: retention}), sims: map[string]*sim.Fleet{},
+		start: time.UnixMilli(1_700_000_002_500), rng: rand.New(rand.NewPCG(16, 17))}
+	for name, args := range cacheFleet {
+		cfg, err := sim.ParseArgs(args, func(string) string { return "" }, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := sim.NewFleet(cfg, f.start)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.SetProfilingEnabled(true)
+		f.sims[name] = s
+		f.names = append(f.names, name)
+	}
+	return f
+}
+
+// scrape advances every simulator by 5 s and records each endpoint's exposition, except that endpoint down fails
+// its scrape and endpoint late also writes a sample carrying its own timestamp a minute in the past.
+func (f *liveFleet) scrape(down, late string) {
+	f.el += 5 * time.Second
+	ts := f.start.Add(f.el).UnixMilli()
+	for _, name := range f.names {
+		s := f.sims[name]
+		s.AdvanceTo(f.el)
+		var buf bytes.Buffer
+		if err := s.WriteExposition(&buf); err != nil {
+			f.t.Fatal(err)
+		}
+		sc, err := exposition.Parse(buf.Bytes(), exposition.ParseOptions{NormalizeFloatLabels: true})
+		if err != nil {
+			f.t.Fatal(err)
+		}
+		switch name {
+		case down:
+			sc = &exposition.Scrape{} // every series gets a staleness marker
+			f.downs++
+		case late:
+			f.late++
+			rank := fmt.Sprint(10 + f.rng.IntN(1000))
+			sc.Add(exposition.Family{Name: "vllm:num_requests_running", Type: exposition.TypeGauge, Samples: []exposition.Sample{{
+				Name: "vllm:num_requests_running", Labels: exposition.Labels{{Name: "engine", Value: rank}, {Name: "model_name", Value: "late"}},
+				Value: 3, TimestampMs: ts - 60_000, HasTimestamp: true}}})
+		}
+		f.store.Append(name, ts, sc)
+	}
+}
+
+// cacheQueries is every catalog formula (balance scores and latency families included) with a random grouping.
+func cacheQueries(rng *rand.Rand) []Query {
+	groups := []Group{GroupEngine, GroupEndpoint, GroupModel, GroupFleet}
+	var qs []Query
+	for _, e := range measure.Catalog {
+		if e.Type == TypeDiagnosis || e.Type == TypePromQL {
+			continue
+		}
+		q := Query{QueryType: e.Type, Measure: e.Name, GroupBy: groups[rng.IntN(len(groups))]}
+		switch e.Type {
+		case TypeLatency:
+			q.Metric = []string{"ttft", "itl", "e2e"}[rng.IntN(3)]
+		case TypeRaw:
+			q.Metric = "vllm:num_requests_running"
+			qs = append(qs, Query{QueryType: TypeRaw, Metric: "vllm:time_to_first_token_seconds", Histogram: HistogramQuantiles, GroupBy: q.GroupBy})
+		case TypeDPBalance:
+			for _, s := range BalanceScores {
+				qs = append(qs, Query{QueryType: e.Type, Measure: e.Name, Score: s, GroupBy: q.GroupBy})
+			}
+		}
+		if rng.IntN(4) == 0 {
+			q.Endpoint = "v1|ascend"
+		}
+		qs = append(qs, q)
+	}
+	return qs
+}
+
+// TestCacheMatchesUncached refreshes every catalog entry (and the diagnosis) over a live simulated fleet at random
+// moments, ranges and steps, and requires the cached engine's answers to be identical to an uncached engine's on the
+// same history: values bit for bit, series, labels, order and notices. The history's retention is shorter than the
+// longest range, so trimming moves under the cache, and some scrapes fail or write into the past.
+func TestCacheMatchesUncached(t *testing.T) {
+	f := newLiveFleet(t, 20*time.Minute)
+	for range 25 * 12 { // 25 minutes of history: the retention already trims
+		f.scrape("", "")
+	}
+	cache := NewCache(256 << 20)
+	cached := &Engine{Source: HistorySource{Store: f.store}, ScrapeInterval: 5 * time.Second, Cache: cache}
+	plain := &Engine{Source: HistorySource{Store: f.store}, ScrapeInterval: 5 * time.Second}
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(5, 6))
+	compared := 0
+	queries := cacheQueries(rng) // a dashboard: the same queries refreshed
+	for refresh := range 16 {
+		for i := range rng.IntN(4) {
+			switch {
+			case i == 0 && refresh%4 == 1:
+				f.scrape(f.names[rng.IntN(len(f.names))], "")
+			case i == 0 && refresh%4 == 3:
+				f.scrape("", f.names[rng.IntN(len(f.names))])
+			default:
+				f.scrape("", "")
+			}
+		}
+		now := f.start.Add(f.el + time.Duration(rng.IntN(10_000))*time.Millisecond) // up to two scrapes not yet recorded
+		span := []time.Duration{10 * time.Minute, 30 * time.Minute, 30 * time.Minute, 30 * time.Minute}[rng.IntN(4)]
+		r := Request{From: now.Add(-span), To: now, Interval: []time.Duration{5 * time.Second, 15 * time.Second}[rng.IntN(2)], MaxDataPoints: 1000}
+		for _, q := range queries {
+			want, werr := plain.Eval(ctx, q, r)
+			got, gerr := cached.Eval(ctx, q, r)
+			if fmt.Sprint(werr) != fmt.Sprint(gerr) {
+				t.Fatalf("refresh %d %+v: error %v, uncached %v", refresh, q, gerr, werr)
+			}
+			if werr == nil {
+				if diff := resultDiff(want, got); diff != "" {
+					t.Fatalf("refresh %d %+v over %s at %s: %s", refresh, q, span, r.Interval, diff)
+				}
+				compared++
+			}
+		}
+		base := Query{QueryType: TypeDiagnosis}
+		wantF, _, werr := Diagnose(ctx, base, func(ctx context.Context, q Query) ([]Output, error) {
+			res, err := plain.Eval(ctx, q, Request{From: now.Add(-DiagnosisWindow), To: now, Interval: r.Interval})
+			if err != nil {
+				return nil, err
+			}
+			return res.Outputs, nil
+		})
+		gotF, _, gerr := Diagnose(ctx, base, func(ctx context.Context, q Query) ([]Output, error) {
+			res, err := cached.Eval(ctx, q, Request{From: now.Add(-DiagnosisWindow), To: now, Interval: r.Interval})
+			if err != nil {
+				return nil, err
+			}
+			return res.Outputs, nil
+		})
+		if werr != nil || gerr != nil || !reflect.DeepEqual(wantF, gotF) {
+			t.Fatalf("refresh %d: diagnosis differs: %v %v\n%+v\n%+v", refresh, werr, gerr, gotF, wantF)
+		}
+	}
+	st := cache.Stats()
+	t.Logf("%d answers compared; steps reused %d, computed %d; %d entries, %d bytes; %d failed scrapes, %d samples into the past",
+		compared, st.Reused, st.Computed, st.Entries, st.Bytes, f.downs, f.late)
+	if f.downs == 0 || f.late == 0 {
+		t.Errorf("the fleet should have failed scrapes (%d) and samples written into the past (%d)", f.downs, f.late)
+	}
+	if st.Computed == 0 || 3*st.Reused < st.Computed { // each span and step's first refresh, and each late sample, start cold
+		t.Errorf("the refreshes should reuse steps: reused %d, computed %d", st.Reused, st.Computed)
+	}
+}
+
+// resultDiff describes the first difference between two answers; floats are compared bit for bit.
+func resultDiff(want, got *Result) string {
+	if want.Step != got.Step || want.Window != got.Window {
+		return fmt.Sprintf("step/window %s/%s, want %s/%s", got.Step, got.Window, want.Step, want.Window)
+	}
+	if !reflect.DeepEqual(want.Notices, got.Notices) {
+		return fmt.Sprintf("notices %q, want %q", got.Notices, want.Notices)
+	}
+	if len(want.Outputs) != len(got.Outputs) {
+		return fmt.Sprintf("%d series, want %d", len(got.Outputs), len(want.Outputs))
+	}
+	for i, w := range want.Outputs {
+		g := got.Outputs[i]
+		if w.Measure != g.Measure || w.Unit != g.Unit || !reflect.DeepEqual(w.Labels, g.Labels) {
+			return fmt.Sprintf("series %d is %s %v %s, want %s %v %s", i, g.Measure, g.Labels, g.Unit, w.Measure, w.Labels, w.Unit)
+		}
+		if len(w.Points) != len(g.Points) {
+			return fmt.Sprintf("series %d (%s %v): %d points, want %d", i, w.Measure, w.Labels, len(g.Points), len(w.Points))
+		}
+		for j, p := range w.Points {
+			if q := g.Points[j]; p.T != q.T || math.Float64bits(p.V) != math.Float64bits(q.V) {
+				return fmt.Sprintf("series %d (%s %v) point %d: %d=%v, want %d=%v", i, w.Measure, w.Labels, j, q.T, q.V, p.T, p.V)
+			}
+		}
+	}
+	return ""
+}
+
+// TestCacheEvaluatesOnlyOpenSteps: after one scrape a refresh of the same range computes only the new step, and
+// identical queries arriving together (panels sharing a query, a stream's subscribers) compute it once.
+func TestCacheEvaluatesOnlyOpenSteps(t *testing.T) {
+	f := newLiveFleet(t, time.Hour)
+	for range 10 * 12 {
+		f.scrape("", "")
+	}
+	cache := NewCache(64 << 20)
+	eng := &Engine{Source: HistorySource{Store: f.store}, ScrapeInterval: 5 * time.Second, Cache: cache}
+	q := Query{QueryType: TypeLatency, Metric: "ttft", Quantiles: []float64{0.95}}
+	at := func() Request {
+		now := f.start.Add(f.el)
+		return Request{From: now.Add(-5 * time.Minute), To: now, Interval: 5 * time.Second}
+	}
+	if _, err := eng.Eval(context.Background(), q, at()); err != nil {
+		t.Fatal(err)
+	}
+	cold := cache.Stats()
+	if cold.Computed != 61 || cold.Reused != 0 {
+		t.Fatalf("cold: computed %d, reused %d; want 61 and 0", cold.Computed, cold.Reused)
+	}
+	f.scrape("", "")
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := eng.Eval(context.Background(), q, at()); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	warm := cache.Stats()
+	if d := warm.Computed - cold.Computed; d != 1 {
+		t.Errorf("8 identical refreshes after one scrape computed %d steps, want 1", d)
+	}
+	if d := warm.Reused - cold.Reused; d != 60+7*61 { // the first shifts the range by one step, the others repeat it
+		t.Errorf("reused %d steps, want %d", d, 60+7*61)
+	}
+}
+
+// TestCacheMemoryIsBounded: the counted bytes never exceed the budget, however many distinct queries arrive, and an
+// answer larger than a quarter of it is not kept.
+func TestCacheMemoryIsBounded(t *testing.T) {
+	f := newLiveFleet(t, time.Hour)
+	for range 10 * 12 {
+		f.scrape("", "")
+	}
+	const budget = 256 << 10
+	cache := NewCache(budget)
+	eng := &Engine{Source: HistorySource{Store: f.store}, ScrapeInterval: 5 * time.Second, Cache: cache}
+	now := f.start.Add(f.el)
+	for i, q := range cacheQueries(rand.New(rand.NewPCG(1, 2))) {
+		r := Request{From: now.Add(-time.Duration(5+i%5) * time.Minute), To: now, Interval: 5 * time.Second}
+		if _, err := eng.Eval(context.Background(), q, r); err != nil {
+			t.Fatal(err)
+		}
+		if st := cache.Stats(); st.Bytes > budget {
+			t.Fatalf("after %d queries the cache counts %d bytes, over its %d", i+1, st.Bytes, budget)
+		}
+	}
+	st := cache.Stats()
+	if st.Entries == 0 {
+		t.Error("nothing was kept")
+	}
+	big := NewCache(4 << 10)
+	bigEng := &Engine{Source: HistorySource{Store: f.store}, ScrapeInterval: 5 * time.Second, Cache: big}
+	if _, err := bigEng.Eval(context.Background(), Query{QueryType: TypeKVCacheUsage}, Request{From: now.Add(-time.Hour), To: now, Interval: 5 * time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	if st := big.Stats(); st.Entries != 0 {
+		t.Errorf("an answer over a quarter of the budget was kept: %+v", st)
+	}
+}
+
+// TestCacheCountsWhatItHolds: the bytes the cache counts are the heap its entries hold, within a factor of two — the
+// budget is a real bound, not a guess.
+func TestCacheCountsWhatItHolds(t *testing.T) {
+	f := newLiveFleet(t, time.Hour)
+	for range 30 * 12 {
+		f.scrape("", "")
+	}
+	plain := &Engine{Source: HistorySource{Store: f.store}, ScrapeInterval: 5 * time.Second}
+	now := f.start.Add(f.el)
+	queries := cacheQueries(rand.New(rand.NewPCG(3, 4)))
+	r := Request{From: now.Add(-30 * time.Minute), To: now, Interval: 5 * time.Second}
+	for _, q := range queries { // warm what evaluation itself allocates for good (regexps, interned strings)
+		if _, err := plain.Eval(context.Background(), q, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	cache := NewCache(1 << 30)
+	eng := &Engine{Source: HistorySource{Store: f.store}, ScrapeInterval: 5 * time.Second, Cache: cache}
+	for _, q := range queries {
+		if _, err := eng.Eval(context.Background(), q, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	held := int64(after.HeapAlloc) - int64(before.HeapAlloc)
+	counted := cache.Stats().Bytes
+	t.Logf("%d entries: counted %d bytes, the heap grew by %d", cache.Stats().Entries, counted, held)
+	if counted < held/2 || counted > 2*held {
+		t.Errorf("the cache counts %d bytes but holds %d", counted, held)
+	}
+	runtime.KeepAlive(eng)
+}
