@@ -49,7 +49,7 @@ func newDirect(ctx context.Context, s backend.DataSourceInstanceSettings, st Set
 	if err != nil {
 		return nil, fmt.Errorf("HTTP client: %w", scrubbed(scrub, err))
 	}
-	store := history.New(history.Options{Retention: time.Duration(st.Retention), MaxBytes: st.HistoryBytes()})
+	store := history.New(history.Options{Retention: st.HistoryRetention(), MaxBytes: st.HistoryBytes()})
 	targets := make([]scraper.Target, len(st.Endpoints))
 	for i, e := range st.Endpoints {
 		targets[i] = scraper.Target{Name: e.DisplayName(), URL: e.URL}

@@ -128,6 +128,14 @@ func (st Settings) MaxMemoryBytes() int64 { return st.MaxMemoryMB << 20 }
 // are small next to the history they are computed from (the fleet overview at 256 endpoints: a few MB).
 const CacheShare = 8
 
+// RetentionMargin is history kept beyond the retention, so that a range as long as the retention still reads whole
+// rate windows at its start (the shipped dashboards' longest is 10 minutes; gauges' lookback is 5): its first steps
+// answer as Prometheus's do, and do not change at every refresh as older scrapes are dropped.
+const RetentionMargin = 10 * time.Minute
+
+// HistoryRetention is how far back direct mode's history reaches.
+func (st Settings) HistoryRetention() time.Duration { return time.Duration(st.Retention) + RetentionMargin }
+
 // CacheBytes is the results cache's memory budget.
 func (st Settings) CacheBytes() int64 { return st.MaxMemoryBytes() / CacheShare }
 

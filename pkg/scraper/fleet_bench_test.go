@@ -1,0 +1,105 @@
+package scraper
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/inferscope/inferscope-vllm/pkg/exposition"
+	"github.com/inferscope/inferscope-vllm/pkg/history"
+	"github.com/inferscope/inferscope-vllm/pkg/sim"
+)
+
+// cpuTime is the process's user plus system CPU time so far.
+func cpuTime(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkScrapeFleet scrapes 256 simulated vLLM V1 servers (two engines each, about 100 KB of exposition) on
+// loopback every 5 s for a minute into a real history store, and reports the process's CPU per wall second (serving
+// the pre-rendered bodies included), the heap in use and the history's size, and beside it the CPU of only parsing
+// the same bodies as the scraper does, measured in the same run.
+func BenchmarkScrapeFleet(b *testing.B) {
+	if testing.Short() {
+		b.Skip("scrapes for a minute")
+	}
+	const endpoints, wall = 256, time.Minute
+	cfg, err := sim.ParseArgs([]string{"-flavor=vllm-v1", "-engines=2", "-qps=8", "-spec-tokens=3", "-seed=9"}, func(string) string { return "" }, io.Discard)
+	if err != nil {
+		b.Fatal(err)
+	}
+	fleet, err := sim.NewFleet(cfg, time.Now())
+	if err != nil {
+		b.Fatal(err)
+	}
+	// Twelve successive scrapes of one server, served in turn by every endpoint, so counters move between scrapes.
+	var bodies [][]byte
+	for i := 1; i <= 12; i++ {
+		fleet.AdvanceTo(time.Duration(i) * 5 * time.Second)
+		var buf bytes.Buffer
+		if err := fleet.WriteExposition(&buf); err != nil {
+			b.Fatal(err)
+		}
+		bodies = append(bodies, buf.Bytes())
+	}
+	var served atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := served.Add(1)
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+		_, _ = w.Write(bodies[int(n/endpoints)%len(bodies)])
+	}))
+	defer srv.Close()
+	targets := make([]Target, endpoints)
+	for i := range targets {
+		targets[i] = Target{Name: fmt.Sprintf("vllm-%03d", i), URL: fmt.Sprintf("%s/%d/metrics", srv.URL, i)}
+	}
+
+	var scrapeCPU, parseCPU, elapsed time.Duration
+	var heap, hist int64
+	for b.Loop() {
+		store := history.New(history.Options{})
+		s := New(targets, store, Options{Interval: 5 * time.Second, Timeout: 4 * time.Second, Client: srv.Client()})
+		served.Store(0)
+		c0, t0 := cpuTime(b), time.Now()
+		s.Start()
+		time.Sleep(wall)
+		s.Stop()
+		scrapeCPU += cpuTime(b) - c0
+		elapsed += time.Since(t0)
+		if up := s.Statuses(); !up[0].Up || !up[endpoints-1].Up {
+			b.Fatalf("scrapes failed: %+v", up[0])
+		}
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		heap, hist = int64(m.HeapInuse), store.Bytes()
+		runtime.KeepAlive(store)
+
+		// The same number of bodies, only parsed.
+		n := int(served.Load())
+		c0 = cpuTime(b)
+		for i := range n {
+			if _, err := exposition.Parse(bodies[i%len(bodies)], exposition.ParseOptions{Keep: KeepFamily, NormalizeFloatLabels: true}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		parseCPU += cpuTime(b) - c0
+	}
+	b.ReportMetric(scrapeCPU.Seconds()/elapsed.Seconds(), "cores")
+	b.ReportMetric(parseCPU.Seconds()/elapsed.Seconds(), "parse-only-cores")
+	b.ReportMetric(float64(scrapeCPU)/float64(parseCPU), "scrape/parse")
+	b.ReportMetric(float64(heap)/(1<<20), "heap-MiB")
+	b.ReportMetric(float64(hist)/(1<<20), "history-MiB")
+	b.ReportMetric(float64(len(bodies[0]))/1024, "body-KiB")
+}
