@@ -134,7 +134,9 @@ const CacheShare = 8
 const RetentionMargin = 10 * time.Minute
 
 // HistoryRetention is how far back direct mode's history reaches.
-func (st Settings) HistoryRetention() time.Duration { return time.Duration(st.Retention) + RetentionMargin }
+func (st Settings) HistoryRetention() time.Duration {
+	return time.Duration(st.Retention) + RetentionMargin
+}
 
 // CacheBytes is the results cache's memory budget.
 func (st Settings) CacheBytes() int64 { return st.MaxMemoryBytes() / CacheShare }

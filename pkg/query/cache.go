@@ -2,6 +2,7 @@ package query
 
 import (
 	"container/list"
+	"context"
 	"encoding/json"
 	"errors"
 	"strconv"
@@ -68,9 +69,9 @@ type cacheEntry struct {
 	bytes       int64
 }
 
-// flight serializes evaluations of one key.
+// flight serializes evaluations of one key: turn holds a token while one runs.
 type flight struct {
-	sync.Mutex
+	turn    chan struct{}
 	waiters int
 }
 
@@ -124,7 +125,15 @@ func (k *Cache) eval(c *evalCtx, outputs []measure.Output) ([][]Output, error) {
 		return c.outputs(outputs)
 	}
 	key := cacheKey(c)
-	defer k.enter(key)()
+	ctx := c.ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	release, err := k.enter(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 
 	reach := int64(0)
 	if measure.ReadsRates(outputs) || measure.Reads(outputs, func(n measure.Node) bool { _, ok := n.(*measure.Raw); return ok }) {
@@ -140,7 +149,6 @@ func (k *Cache) eval(c *evalCtx, outputs []measure.Output) ([][]Output, error) {
 
 	lo, hi, ok := reusable(cached, c, reach)
 	var pieces [][][]Output
-	var err error
 	computed := int64(0)
 	segment := func(from, to int64) {
 		if err != nil || from > to {
@@ -155,7 +163,7 @@ func (k *Cache) eval(c *evalCtx, outputs []measure.Output) ([][]Output, error) {
 	}
 	if ok {
 		segment(c.from, lo-c.step)
-		pieces = append(pieces, cached.window(lo, hi))
+		pieces = append(pieces, cached.span(lo, hi))
 		segment(hi+c.step, c.to)
 	} else {
 		segment(c.from, c.to)
@@ -182,24 +190,30 @@ func (k *Cache) eval(c *evalCtx, outputs []measure.Output) ([][]Output, error) {
 	return groups, nil
 }
 
-// enter waits for any evaluation of key in progress and returns the release of this one.
-func (k *Cache) enter(key string) func() {
+// enter waits for any evaluation of key in progress and returns the release of this one; a cancelled query stops
+// waiting.
+func (k *Cache) enter(ctx context.Context, key string) (func(), error) {
 	k.mu.Lock()
 	f := k.flights[key]
 	if f == nil {
-		f = &flight{}
+		f = &flight{turn: make(chan struct{}, 1)}
 		k.flights[key] = f
 	}
 	f.waiters++
 	k.mu.Unlock()
-	f.Lock()
-	return func() {
-		f.Unlock()
+	leave := func() {
 		k.mu.Lock()
 		if f.waiters--; f.waiters == 0 {
 			delete(k.flights, key)
 		}
 		k.mu.Unlock()
+	}
+	select {
+	case f.turn <- struct{}{}:
+		return func() { <-f.turn; leave() }, nil
+	case <-ctx.Done():
+		leave()
+		return nil, ctx.Err()
 	}
 }
 
@@ -234,8 +248,8 @@ func (c *evalCtx) segment(from, to int64) *evalCtx {
 	return &s
 }
 
-// window returns the entry's series restricted to the steps lo..hi.
-func (e *cacheEntry) window(lo, hi int64) [][]Output {
+// span returns the entry's series restricted to the steps lo..hi.
+func (e *cacheEntry) span(lo, hi int64) [][]Output {
 	out := make([][]Output, len(e.groups))
 	for i, g := range e.groups {
 		for _, o := range g {

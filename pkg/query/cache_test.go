@@ -336,3 +336,26 @@ func TestCacheCountsWhatItHolds(t *testing.T) {
 	}
 	runtime.KeepAlive(eng)
 }
+
+// TestCacheWaitIsCancellable: a query waiting for an identical one in progress stops waiting when it is cancelled.
+func TestCacheWaitIsCancellable(t *testing.T) {
+	k := NewCache(1 << 20)
+	release, err := k.enter(context.Background(), "q")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if _, err := k.enter(ctx, "q"); err == nil {
+		t.Fatal("a cancelled wait went on")
+	}
+	release()
+	again, err := k.enter(context.Background(), "q")
+	if err != nil {
+		t.Fatal(err)
+	}
+	again()
+	if len(k.flights) != 0 {
+		t.Errorf("%d flights left behind", len(k.flights))
+	}
+}
