@@ -19,12 +19,12 @@ import (
 )
 
 // payload is an 8-engine vLLM V1 server with every option on: the largest exposition the scraper is sized for.
-const payload = "../../../shared/fixtures/synthetic_v1_8engines_full.txt"
+const payload = "../../testdata/fixtures/synthetic_v1_8engines_full.txt"
 
 func readPayload(tb testing.TB) []byte {
 	b, err := os.ReadFile(payload)
 	if err != nil {
-		tb.Skipf("the fixture is kept beside the repository: %v", err)
+		tb.Fatal(err)
 	}
 	return b
 }

@@ -207,7 +207,14 @@ func httpClientOptions(ctx context.Context, s backend.DataSourceInstanceSettings
 		opts.Header.Set("Authorization", "Bearer "+st.BearerToken)
 	}
 	opts.ConfigureClient = func(_ httpclient.Options, c *http.Client) { policy.ConfigureClient(c) }
-	opts.ConfigureTransport = func(_ httpclient.Options, t *http.Transport) { policy.ConfigureTransport(t) }
+	opts.ConfigureTransport = func(_ httpclient.Options, t *http.Transport) {
+		policy.ConfigureTransport(t)
+		// A scrape round visits every endpoint in turn: with fewer idle connections than endpoints (the SDK keeps
+		// 100), each endpoint's connection is gone by its next scrape, which then dials and handshakes TLS again.
+		if t.MaxIdleConns > 0 && t.MaxIdleConns < len(st.Endpoints) {
+			t.MaxIdleConns = len(st.Endpoints)
+		}
+	}
 	return opts, nil
 }
 

@@ -19,6 +19,7 @@ const (
 	TypeQueue        Type = "queue"
 	TypeCache        Type = "cache"
 	TypeCapacity     Type = "capacity"
+	TypePromptSource Type = "prompt_sources"
 	TypeRaw          Type = "raw"
 	// TypeDiagnosis evaluates the troubleshooting rules and returns a table of findings.
 	TypeDiagnosis Type = "diagnosis"
@@ -43,6 +44,7 @@ var Types = []TypeInfo{
 	{TypeQueue, "Queue", "Running, waiting and swapped requests."},
 	{TypeCache, "Cache", "Preemptions per second and prefix-cache hit rate."},
 	{TypeCapacity, "Capacity", "Concurrent requests the KV pool can hold, with headroom."},
+	{TypePromptSource, "Prompt sources", "Where prompt tokens' KV comes from: computed here, this instance's cache, or transferred from another."},
 	{TypeRaw, "Raw metric", "Any metric family by name, with label filters."},
 	{TypeDiagnosis, "Diagnosis", "A table of what is wrong now: symptom, likely cause and the knob to turn."},
 	{TypePromQL, "PromQL", "A PromQL expression sent as is to the Prometheus server (Prometheus mode only)."},
@@ -141,6 +143,7 @@ var (
 	generationTokens = &Rate{Signal: vllm.GenerationTokens}
 	finished         = &Rate{Signal: vllm.RequestSuccess}
 	failed           = &Rate{Signal: vllm.RequestSuccess, Match: []Matcher{Match("finished_reason", "error|abort")}}
+	promptBySource   = &Rate{Signal: vllm.PromptTokensBySource, Keep: []string{"source"}}
 	poolTokens       = &InfoProduct{Signal: vllm.CacheConfig, Labels: []string{"num_gpu_blocks", "block_size"}, ModelFrom: vllm.Running}
 	tokensPerRequest = &Div{
 		Num: &Add{A: &Rate{Signal: vllm.PromptTokensHist, Suffix: "_sum"}, B: &Rate{Signal: vllm.GenerationTokensHist, Suffix: "_sum"}},
@@ -294,6 +297,21 @@ var Catalog = []*Entry{
 	{Type: TypeCache, Name: "mm_hit_rate", Label: "Multi-modal cache hit rate", Description: "Multi-modal cache hits ÷ queries over the window.",
 		Outputs: []Output{{Name: "mm_hit_rate", Unit: "percentunit", Node: &Div{
 			Num: &Rate{Signal: vllm.MMCacheHits}, Den: &Rate{Signal: vllm.MMCacheQueries}}}}, Flavors: v1Flavors, Recent: true},
+
+	// On a decode instance of a disaggregated deployment most prompt tokens arrive by KV transfer: a prompt
+	// throughput spike there is not compute (vllm-project/vllm#33289), which the shares show.
+	{Type: TypePromptSource, Name: "by_source", Label: "By source", Default: true,
+		Description: "Prompt tokens per second by source (local_compute, local_cache_hit, external_kv_transfer) and each source's share of all prompt tokens over the window; vLLM 0.12 and later.",
+		Outputs: []Output{
+			{Name: "prompt_tokens_per_second", Unit: "short", Node: promptBySource},
+			{Name: "prompt_token_share", Unit: "percentunit", Node: &Div{Num: promptBySource, Den: &Rate{Signal: vllm.PromptTokensBySource}, Ignoring: "source"}},
+		}, Flavors: []vllm.Flavor{vllm.FlavorV1, vllm.FlavorAscend}, Recent: true},
+	{Type: TypePromptSource, Name: "cached", Label: "Cached and recomputed",
+		Description: "Prompt tokens per second whose KV came from a cache (local or external), and cached tokens computed again for the forward pass; vLLM 0.12 and later.",
+		Outputs: []Output{
+			{Name: "cached_prompt_tokens_per_second", Unit: "short", Node: &Rate{Signal: vllm.PromptTokensCached}},
+			{Name: "recomputed_prompt_tokens_per_second", Unit: "short", Node: &Rate{Signal: vllm.PromptTokensRecomputed}},
+		}, Flavors: []vllm.Flavor{vllm.FlavorV1, vllm.FlavorAscend}, Recent: true},
 
 	{Type: TypeCapacity, Name: "capacity", Label: "Capacity", Default: true,
 		Description: "KV pool tokens (num_gpu_blocks × block_size) ÷ mean tokens per request (prompt + generation sums ÷ count over the window) × (1 − headroom), beside the pool and the mean.",

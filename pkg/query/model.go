@@ -29,6 +29,7 @@ const (
 	TypeQueue        = measure.TypeQueue
 	TypeCache        = measure.TypeCache
 	TypeCapacity     = measure.TypeCapacity
+	TypePromptSource = measure.TypePromptSource
 	TypeRaw          = measure.TypeRaw
 	TypeDiagnosis    = measure.TypeDiagnosis
 	TypePromQL       = measure.TypePromQL

@@ -97,6 +97,13 @@ var (
 	PrefixHits = Signal{ID: "prefix_hits", Kind: Counter, Names: []string{"vllm:prefix_cache_hits_total", "vllm:gpu_prefix_cache_hits_total"}}
 	// PrefixQueries counts prefix-cache lookups in tokens.
 	PrefixQueries = Signal{ID: "prefix_queries", Kind: Counter, Names: []string{"vllm:prefix_cache_queries_total", "vllm:gpu_prefix_cache_queries_total"}}
+	// PromptTokensBySource counts prompt tokens by where their KV came from (source: local_compute,
+	// local_cache_hit, external_kv_transfer); vLLM 0.12 and later (vllm-project/vllm#27569).
+	PromptTokensBySource = Signal{ID: "prompt_tokens_by_source", Kind: Counter, Names: []string{"vllm:prompt_tokens_by_source_total"}, Unit: "short"}
+	// PromptTokensCached counts prompt tokens whose KV came from a cache, local or external (vLLM 0.12+).
+	PromptTokensCached = Signal{ID: "prompt_tokens_cached", Kind: Counter, Names: []string{"vllm:prompt_tokens_cached_total"}, Unit: "short"}
+	// PromptTokensRecomputed counts cached prompt tokens computed again for the forward pass (vLLM 0.12+).
+	PromptTokensRecomputed = Signal{ID: "prompt_tokens_recomputed", Kind: Counter, Names: []string{"vllm:prompt_tokens_recomputed_total"}, Unit: "short"}
 	// ExternalPrefixHits counts KV-connector (cross-instance) cache hits.
 	ExternalPrefixHits = Signal{ID: "external_prefix_hits", Kind: Counter, Names: []string{"vllm:external_prefix_cache_hits_total"}}
 	// ExternalPrefixQueries counts KV-connector cache lookups.
