@@ -20,13 +20,15 @@ var catalogFleet = []struct {
 	args     []string
 	raw      string // a series the flavor exposes, for the raw entry
 	old      bool   // vLLM 0.11 or older, without the catalog's Recent entries
+	runs     string // what the server runs besides its flavor (an entry's Needs)
 }{
-	{"vllm-v1", vllm.FlavorV1, []string{"-flavor=vllm-v1", "-engines=2", "-qps=20", "-spec-tokens=3", "-error-rate=0.05", "-seed=21", "-external-prefix-hit-rate=0.3", "-mm-items=2", "-mm-hit-rate=0.5"}, "vllm:num_requests_running", false},
-	{"vllm-v1-0.10", vllm.FlavorV1, []string{"-flavor=vllm-v1-0.10", "-engines=2", "-qps=10", "-spec-tokens=2", "-error-rate=0.05", "-seed=22"}, "vllm:gpu_cache_usage_perc", true},
-	{"vllm-v0", vllm.FlavorV0, []string{"-flavor=vllm-v0", "-qps=8", "-spec-tokens=2", "-seed=23"}, "vllm:num_requests_swapped", true},
-	{"vllm-ascend", vllm.FlavorAscend, []string{"-flavor=vllm-ascend", "-engines=2", "-qps=10", "-spec-tokens=2", "-error-rate=0.05", "-seed=24", "-external-prefix-hit-rate=0.2", "-mm-items=1", "-mm-hit-rate=0.3"}, "vllm_profiling_free_kvcache_blocks", false},
-	{"dynamo-worker", vllm.FlavorDynamoWorker, []string{"-flavor=dynamo-worker", "-engines=2", "-qps=8", "-spec-tokens=2", "-error-rate=0.05", "-seed=25", "-external-prefix-hit-rate=0.4", "-mm-items=3", "-mm-hit-rate=0.6"}, "dynamo_component_total_blocks", false},
-	{"dynamo-frontend", vllm.FlavorDynamoFrontend, []string{"-flavor=dynamo-frontend", "-qps=8", "-seed=26"}, "dynamo_frontend_inflight_requests", false},
+	{"vllm-v1", vllm.FlavorV1, []string{"-flavor=vllm-v1", "-engines=2", "-qps=20", "-spec-tokens=3", "-error-rate=0.05", "-seed=21", "-external-prefix-hit-rate=0.3", "-mm-items=2", "-mm-hit-rate=0.5"}, "vllm:num_requests_running", false, ""},
+	{"vllm-v1-0.10", vllm.FlavorV1, []string{"-flavor=vllm-v1-0.10", "-engines=2", "-qps=10", "-spec-tokens=2", "-error-rate=0.05", "-seed=22"}, "vllm:gpu_cache_usage_perc", true, ""},
+	{"vllm-v0", vllm.FlavorV0, []string{"-flavor=vllm-v0", "-qps=8", "-spec-tokens=2", "-seed=23"}, "vllm:num_requests_swapped", true, ""},
+	{"vllm-ascend", vllm.FlavorAscend, []string{"-flavor=vllm-ascend", "-engines=2", "-qps=10", "-spec-tokens=2", "-error-rate=0.05", "-seed=24", "-external-prefix-hit-rate=0.2", "-mm-items=1", "-mm-hit-rate=0.3"}, "vllm_profiling_free_kvcache_blocks", false, ""},
+	{"dynamo-worker", vllm.FlavorDynamoWorker, []string{"-flavor=dynamo-worker", "-engines=2", "-qps=8", "-spec-tokens=2", "-error-rate=0.05", "-seed=25", "-external-prefix-hit-rate=0.4", "-mm-items=3", "-mm-hit-rate=0.6"}, "dynamo_component_total_blocks", false, ""},
+	{"dynamo-frontend", vllm.FlavorDynamoFrontend, []string{"-flavor=dynamo-frontend", "-qps=8", "-seed=26"}, "dynamo_frontend_inflight_requests", false, ""},
+	{"vllm-v1-decode", vllm.FlavorV1, []string{"-flavor=vllm-v1", "-kv-role=decode", "-kv-transfer-fail-rate=0.05", "-engines=2", "-qps=10", "-spec-tokens=2", "-error-rate=0.05", "-seed=27", "-external-prefix-hit-rate=0.2", "-mm-items=1", "-mm-hit-rate=0.4"}, "vllm:nixl_num_failed_transfers_total", false, measure.NeedsNIXL},
 }
 
 // TestCatalogWalk evaluates every catalog entry on every flavor's simulator, in direct mode and through the
@@ -70,7 +72,7 @@ func walkCatalogWith(t *testing.T, run *simRun, prom *promtest.Server, rateCheck
 					q.Metric = f.raw
 				}
 				direct, ans := modes.eval(t, q)
-				if !slices.Contains(e.Flavors, f.flavor) || e.Recent && f.old {
+				if !slices.Contains(e.Flavors, f.flavor) || e.Recent && f.old || e.Needs != f.runs && e.Needs != "" {
 					if len(direct.Outputs) > 0 || len(ans.Result.Outputs) > 0 {
 						t.Errorf("%s is not listed for %s (or is marked recent), but direct mode returns %d series and Prometheus mode %d",
 							e.Name, f.endpoint, len(direct.Outputs), len(ans.Result.Outputs))

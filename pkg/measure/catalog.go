@@ -20,6 +20,7 @@ const (
 	TypeCache        Type = "cache"
 	TypeCapacity     Type = "capacity"
 	TypePromptSource Type = "prompt_sources"
+	TypeKVTransfer   Type = "kv_transfer"
 	TypeRaw          Type = "raw"
 	// TypeDiagnosis evaluates the troubleshooting rules and returns a table of findings.
 	TypeDiagnosis Type = "diagnosis"
@@ -44,6 +45,7 @@ var Types = []TypeInfo{
 	{TypeQueue, "Queue", "Running, waiting and swapped requests."},
 	{TypeCache, "Cache", "Preemptions per second and prefix-cache hit rate."},
 	{TypeCapacity, "Capacity", "Concurrent requests the KV pool can hold, with headroom."},
+	{TypeKVTransfer, "KV transfer", "Disaggregated prefill/decode: NIXL KV transfer time, bandwidth and failures on the instance that pulls the KV."},
 	{TypePromptSource, "Prompt sources", "Where prompt tokens' KV comes from: computed here, this instance's cache, or transferred from another."},
 	{TypeRaw, "Raw metric", "Any metric family by name, with label filters."},
 	{TypeDiagnosis, "Diagnosis", "A table of what is wrong now: symptom, likely cause and the knob to turn."},
@@ -81,7 +83,13 @@ type Entry struct {
 	Flavors []vllm.Flavor `json:"flavors"`
 	// Recent marks entries that read metrics vLLM 0.11 and older do not expose.
 	Recent bool `json:"recent,omitempty"`
+	// Needs is what the server must run besides its flavor (NeedsNIXL); the catalog walk checks the entry answers
+	// where it runs and nothing elsewhere.
+	Needs string `json:"needs,omitempty"`
 }
+
+// NeedsNIXL marks entries read from vLLM's NIXL KV connector, which only disaggregated prefill/decode runs.
+const NeedsNIXL = "a NIXL KV connector"
 
 // Imbalance scores of a dp_balance query (README "DP balance definitions").
 const (
@@ -144,6 +152,8 @@ var (
 	finished         = &Rate{Signal: vllm.RequestSuccess}
 	failed           = &Rate{Signal: vllm.RequestSuccess, Match: []Matcher{Match("finished_reason", "error|abort")}}
 	promptBySource   = &Rate{Signal: vllm.PromptTokensBySource, Keep: []string{"source"}}
+	transfers        = &Rate{Signal: vllm.NixlXferTime, Suffix: "_count"}
+	failedTransfers  = &Rate{Signal: vllm.NixlFailedTransfers}
 	poolTokens       = &InfoProduct{Signal: vllm.CacheConfig, Labels: []string{"num_gpu_blocks", "block_size"}, ModelFrom: vllm.Running}
 	tokensPerRequest = &Div{
 		Num: &Add{A: &Rate{Signal: vllm.PromptTokensHist, Suffix: "_sum"}, B: &Rate{Signal: vllm.GenerationTokensHist, Suffix: "_sum"}},
@@ -297,6 +307,24 @@ var Catalog = []*Entry{
 	{Type: TypeCache, Name: "mm_hit_rate", Label: "Multi-modal cache hit rate", Description: "Multi-modal cache hits ÷ queries over the window.",
 		Outputs: []Output{{Name: "mm_hit_rate", Unit: "percentunit", Node: &Div{
 			Num: &Rate{Signal: vllm.MMCacheHits}, Den: &Rate{Signal: vllm.MMCacheQueries}}}}, Flavors: v1Flavors, Recent: true},
+
+	// NIXL records each transfer on the instance that pulls the KV: in disaggregated prefill/decode, the decode side.
+	{Type: TypeKVTransfer, Name: "latency", Label: "Transfer time", Default: true,
+		Description: "Quantiles of one NIXL KV transfer's duration over the window, from vllm:nixl_xfer_time_seconds.",
+		Outputs:     []Output{{Name: "kv_transfer_seconds", Unit: "s", Node: &Quantiles{Signal: vllm.NixlXferTime}}},
+		Flavors:     []vllm.Flavor{vllm.FlavorV1}, Needs: NeedsNIXL},
+	{Type: TypeKVTransfer, Name: "throughput", Label: "Bandwidth", Default: true,
+		Description: "KV bytes and transfers per second over the window.",
+		Outputs: []Output{
+			{Name: "kv_transfer_bytes_per_second", Unit: "Bps", Node: &Rate{Signal: vllm.NixlBytes, Suffix: "_sum"}},
+			{Name: "kv_transfers_per_second", Unit: "short", Node: transfers},
+		}, Flavors: []vllm.Flavor{vllm.FlavorV1}, Needs: NeedsNIXL},
+	{Type: TypeKVTransfer, Name: "failures", Label: "Failures", Default: true,
+		Description: "Failed NIXL transfers per second, and their share of all transfers (failed ÷ failed + completed); a failed transfer's prompt is computed again on the decode side.",
+		Outputs: []Output{
+			{Name: "kv_transfer_failures_per_second", Unit: "short", Node: failedTransfers},
+			{Name: "kv_transfer_failure_ratio", Unit: "percentunit", Node: &Div{Num: failedTransfers, Den: &Add{A: failedTransfers, B: transfers}}},
+		}, Flavors: []vllm.Flavor{vllm.FlavorV1}, Needs: NeedsNIXL},
 
 	// On a decode instance of a disaggregated deployment most prompt tokens arrive by KV transfer: a prompt
 	// throughput spike there is not compute (vllm-project/vllm#33289), which the shares show.

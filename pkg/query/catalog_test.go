@@ -91,8 +91,12 @@ func renderReadmeCatalog() string {
 		for i, f := range e.Flavors {
 			fl[i] = string(f)
 		}
+		flavors := strings.Join(fl, ", ")
+		if e.Needs != "" {
+			flavors += ", with " + e.Needs
+		}
 		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s |\n", e.Type, name, strings.Join(outs, ", "),
-			strings.ReplaceAll(e.Description, "|", `\|`), strings.Join(fl, ", "))
+			strings.ReplaceAll(e.Description, "|", `\|`), flavors)
 	}
 	fams := make([]string, len(measure.Families))
 	for i, f := range measure.Families {

@@ -30,6 +30,7 @@ const (
 	TypeCache        = measure.TypeCache
 	TypeCapacity     = measure.TypeCapacity
 	TypePromptSource = measure.TypePromptSource
+	TypeKVTransfer   = measure.TypeKVTransfer
 	TypeRaw          = measure.TypeRaw
 	TypeDiagnosis    = measure.TypeDiagnosis
 	TypePromQL       = measure.TypePromQL
@@ -214,7 +215,8 @@ func (q *Query) validate() error {
 			return err
 		}
 	}
-	if q.QueryType == TypeLatency || (q.QueryType == TypeRaw && q.Histogram == HistogramQuantiles) {
+	quantiles := measure.Reads(q.Outputs(), func(n measure.Node) bool { _, ok := n.(*measure.Quantiles); return ok })
+	if quantiles || q.QueryType == TypeLatency || (q.QueryType == TypeRaw && q.Histogram == HistogramQuantiles) {
 		if len(q.Quantiles) == 0 {
 			q.Quantiles = append([]float64(nil), DefaultQuantiles...)
 		}

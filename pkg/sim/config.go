@@ -72,6 +72,15 @@ type Config struct {
 	// ExternalPrefixHitRate is the share of the prompt tokens the local prefix cache misses that a KV connector
 	// (cross-instance cache sharing) finds; 0 runs without a connector. Counted only: it does not shorten prefill.
 	ExternalPrefixHitRate float64 `json:"external_prefix_hit_rate"`
+	// KVRole is the instance's part in disaggregated prefill/decode: "" (unified) or "decode", where the prompt KV
+	// the local prefix cache misses arrives from a prefill instance over NIXL. Counted only: the engine still spends
+	// the prefill's time, standing in for the wait on the transfer.
+	KVRole string `json:"kv_role"`
+	// KVTransferMs is the NIXL transfer time of a mean-length prompt's KV; a prompt's transfer takes time in
+	// proportion to its length. KVTransferFailRate is the share of transfers that fail, whose prompt is then
+	// computed locally.
+	KVTransferMs       float64 `json:"kv_transfer_ms"`
+	KVTransferFailRate float64 `json:"kv_transfer_fail_rate"`
 	// MMItems is the number of multi-modal items (images) per request, MMHitRate the share found in the
 	// multi-modal cache; 0 items serves text only.
 	MMItems   int     `json:"mm_items"`
@@ -138,6 +147,12 @@ func DefaultPerf() Perf {
 }
 
 // Default returns the built-in configuration: one engine serving Llama-3.1-8B at 4 req/s.
+// KVRoleDecode is the decode instance of a disaggregated prefill/decode pair.
+const KVRoleDecode = "decode"
+
+// nixlBytesPerToken is the KV of one token of Llama-3.1-8B in bf16: 2 (K, V) × 32 layers × 8 KV heads × 128 × 2 bytes.
+const nixlBytesPerToken = 2 * 32 * 8 * 128 * 2
+
 func Default() Config {
 	return Config{
 		Flavor:              FlavorV1,
@@ -161,6 +176,7 @@ func Default() Config {
 		MaxNumSeqs:          256,
 		MaxNumBatchedTokens: 8192,
 		PrefixHitRate:       0.25,
+		KVTransferMs:        25,
 		Routing:             "balanced",
 		Skew:                0.7,
 		Perf:                DefaultPerf(),
@@ -244,10 +260,18 @@ func (c *Config) Validate() error {
 		v    float64
 	}{{"abort-rate", c.AbortRate}, {"error-rate", c.ErrorRate}, {"stream-rate", c.StreamRate},
 		{"prefix-hit-rate", c.PrefixHitRate}, {"skew", c.Skew}, {"external-prefix-hit-rate", c.ExternalPrefixHitRate},
-		{"mm-hit-rate", c.MMHitRate}} {
+		{"mm-hit-rate", c.MMHitRate}, {"kv-transfer-fail-rate", c.KVTransferFailRate}} {
 		if p.v < 0 || p.v > 1 || math.IsNaN(p.v) {
 			bad("%s must be between 0 and 1, got %v", p.name, p.v)
 		}
+	}
+	switch {
+	case c.KVRole != "" && c.KVRole != KVRoleDecode:
+		bad("kv-role must be empty (unified) or %q, got %q", KVRoleDecode, c.KVRole)
+	case c.KVRole != "" && c.Flavor != FlavorV1:
+		bad("kv-role needs flavor %s", FlavorV1)
+	case c.KVTransferMs <= 0 || c.KVTransferMs > 60_000 || math.IsNaN(c.KVTransferMs):
+		bad("kv-transfer-ms must be above 0 and at most 60000, got %v", c.KVTransferMs)
 	}
 	if c.MMItems < 0 || c.MMItems > 64 {
 		bad("mm-items must be between 0 and 64, got %d", c.MMItems)

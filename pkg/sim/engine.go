@@ -179,6 +179,9 @@ func (e *engine) admitWaiting(t float64, budget int) {
 		if r.scheduled < 0 {
 			r.scheduled = t
 			r.cachedFirst = hit
+			if cfg.KVRole == KVRoleDecode {
+				e.transfer(r, r.prefillTarget-hit)
+			}
 			if cfg.MMItems > 0 {
 				e.st.mmQueries += float64(cfg.MMItems)
 				e.st.mmHits, e.st.mmDue = owed(e.st.mmHits, e.st.mmDue, float64(cfg.MMItems)*cfg.MMHitRate)
@@ -337,6 +340,26 @@ func (e *engine) expireWaiting(t float64) {
 	}
 }
 
+// transfer pulls the KV of a request's missed prompt tokens from the prefill instance over NIXL, as a decode
+// instance does when the request first arrives: its time grows with the prompt, and a failed transfer (the
+// configured share, spread evenly) leaves the prompt to be computed here.
+func (e *engine) transfer(r *request, tokens int) {
+	if tokens <= 0 {
+		return
+	}
+	st, cfg := e.st, e.cfg
+	failedBefore := st.nixlFailed
+	if st.nixlFailed, st.nixlFailDue = owed(st.nixlFailed, st.nixlFailDue, cfg.KVTransferFailRate); st.nixlFailed > failedBefore {
+		return // only successful transfers are timed, as the connector records them
+	}
+	secs := cfg.KVTransferMs / 1000 * float64(tokens) / cfg.PromptTokensMean
+	st.nixlXfer.observe(secs, 1)
+	st.nixlPost.observe(secs/50, 1)
+	st.nixlBytes.observe(float64(tokens*nixlBytesPerToken), 1)
+	st.nixlDescriptors.observe(float64(blocksFor(tokens, cfg.BlockSize)), 1)
+	r.transferred = tokens
+}
+
 func (e *engine) preempt(r *request) {
 	e.kv.release(r.blocks)
 	r.blocks, r.computed = 0, 0
@@ -358,6 +381,7 @@ func (e *engine) emit(r *request, n int, t float64) float64 {
 		st.firstTokens++
 		st.promptTokens += float64(r.promptLen)
 		st.promptCacheHit += float64(r.cachedFirst)
+		st.promptTransferred += float64(r.transferred)
 		if e.asc != nil && f.profiling {
 			e.asc.fineTTFT.observe(ttft, 1)
 		}

@@ -71,9 +71,24 @@ var (
 	bucketsDynamoDuration = []float64{0, 1.9, 3.4, 6.3, 12, 22, 40, 75, 140, 260}
 	bucketsDynamoISL      = []float64{0, 100, 210, 430, 870, 1800, 3600, 7400, 15000, 31000, 63000, 130000}
 	bucketsDynamoOSL      = []float64{0, 100, 210, 430, 880, 1800, 3700, 7600, 16000, 32000}
+	// The NIXL connector's (vllm/distributed/kv_transfer/kv_connector/v1/nixl_connector.py): transfer time without
+	// the 1 ms bucket post time has, bytes from 2 KiB to 8 GiB in steps of 4×, descriptors per transfer.
+	bucketsNixlPost        = []float64{0.001, 0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 5.0}
+	bucketsNixlXfer        = bucketsNixlPost[1:]
+	bucketsNixlBytes       = nixlByteBuckets()
+	bucketsNixlDescriptors = []float64{10, 20, 30, 50, 75, 100, 200, 400, 1000, 2000, 4000, 10000, 20000, 50000}
 	// The Rust prometheus crate's default buckets, used by the work handler's duration histogram.
 	bucketsRustDefault = []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}
 )
+
+// nixlByteBuckets are 2^(10+i) for i = 1, 3, …, 23, as the NIXL connector declares them.
+func nixlByteBuckets() []float64 {
+	var out []float64
+	for i := 1; i < 25; i += 2 {
+		out = append(out, math.Pow(2, float64(10+i)))
+	}
+	return out
+}
 
 // buckets125 mirrors vLLM's build_1_2_5_buckets: 1, 2, 5, 10, 20, 50, ... up to max.
 func buckets125(max int) []float64 {

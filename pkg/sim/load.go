@@ -40,6 +40,7 @@ type request struct {
 	prefillTarget int // tokens to compute before the next token can be sampled
 	blocks        int
 	cachedFirst   int // prefix-cache hit tokens at the first scheduling
+	transferred   int // prompt tokens whose KV arrived over NIXL (decode role)
 	done          bool
 }
 

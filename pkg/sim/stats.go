@@ -12,9 +12,13 @@ type engineStats struct {
 	preemptions                                float64
 	promptTokens                               float64 // counted when the first token is out, as vLLM does
 	promptCacheHit                             float64 // the local_cache_hit share of promptTokens
-	generationTokens                           float64
-	success                                    map[string]float64 // by finished_reason
-	firstTokens                                float64
+	promptTransferred                          float64 // the external_kv_transfer share of promptTokens
+	// The NIXL connector's view on a decode instance: one transfer per request's missed prompt KV.
+	nixlXfer, nixlPost, nixlBytes, nixlDescriptors *histogram
+	nixlFailed, nixlFailDue                        float64
+	generationTokens                               float64
+	success                                        map[string]float64 // by finished_reason
+	firstTokens                                    float64
 
 	specDrafts, specDraftTokens, specAccepted, specEmitted float64
 	specAcceptedPerPos                                     []float64
@@ -47,6 +51,10 @@ func newEngineStats(f Flavor, maxModelLen, specTokens int) *engineStats {
 		paramsN:            newHistogram(bucketsParamsN),
 		tpotRequest:        newHistogram(bucketsITLv1),
 		workerDuration:     newHistogram(bucketsRustDefault),
+		nixlXfer:           newHistogram(bucketsNixlXfer),
+		nixlPost:           newHistogram(bucketsNixlPost),
+		nixlBytes:          newHistogram(bucketsNixlBytes),
+		nixlDescriptors:    newHistogram(bucketsNixlDescriptors),
 	}
 	ttft, itl, lat, iter := bucketsTTFTv1, bucketsITLv1, bucketsRequestLatencyV1, bucketsIterationTokensV1
 	if f.isV0() {

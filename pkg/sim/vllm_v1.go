@@ -150,14 +150,14 @@ func (f *Fleet) v1Families(x *exposition, st style) {
 			[]string{"local_compute", "local_cache_hit", "external_kv_transfer"}, func(e *engine, i int) float64 {
 				switch i {
 				case 0:
-					return e.st.promptTokens - e.st.promptCacheHit
+					return e.st.promptTokens - e.st.promptCacheHit - e.st.promptTransferred
 				case 1:
 					return e.st.promptCacheHit
 				}
-				return 0
+				return e.st.promptTransferred
 			})
 		b.counter("vllm:prompt_tokens_cached", "Number of cached prompt tokens (local + external).",
-			func(e *engine) float64 { return e.st.promptCacheHit })
+			func(e *engine) float64 { return e.st.promptCacheHit + e.st.promptTransferred })
 		b.counter("vllm:prompt_tokens_recomputed", "Number of cached tokens recomputed for forward pass.", zero)
 	}
 	b.counter("vllm:generation_tokens", "Number of generation tokens processed.",
@@ -207,7 +207,26 @@ func (f *Fleet) v1Families(x *exposition, st style) {
 			"Histogram of new KV tokens computed during prefill (excluding cached tokens).",
 			func(e *engine) *histogram { return e.st.prefillKV })
 	}
+	if f.cfg.KVRole == KVRoleDecode {
+		f.nixlFamilies(b)
+	}
 	f.cacheConfigFamily(b)
+}
+
+// nixlFamilies renders the NIXL KV connector's metrics of a decode instance (NixlPromMetrics).
+func (f *Fleet) nixlFamilies(b *familyBuilder) {
+	b.hist("vllm:nixl_xfer_time_seconds", "Histogram of transfer duration for NIXL KV Cache transfers.",
+		func(e *engine) *histogram { return e.st.nixlXfer })
+	b.hist("vllm:nixl_post_time_seconds", "Histogram of transfer post time for NIXL KV Cache transfers.",
+		func(e *engine) *histogram { return e.st.nixlPost })
+	b.hist("vllm:nixl_bytes_transferred", "Histogram of bytes transferred per NIXL KV Cache transfers.",
+		func(e *engine) *histogram { return e.st.nixlBytes })
+	b.hist("vllm:nixl_num_descriptors", "Histogram of number of descriptors per NIXL KV Cache transfers.",
+		func(e *engine) *histogram { return e.st.nixlDescriptors })
+	b.counter("vllm:nixl_num_failed_transfers", "Number of failed NIXL KV Cache transfers.",
+		func(e *engine) float64 { return e.st.nixlFailed })
+	b.counter("vllm:nixl_num_failed_notifications", "Number of failed NIXL KV Cache notifications.",
+		func(*engine) float64 { return 0 })
 }
 
 // kvUsageFamily renders vllm:kv_cache_usage_perc. With the pid artefact every API-server process

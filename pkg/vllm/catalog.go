@@ -104,6 +104,8 @@ var (
 	PromptTokensCached = Signal{ID: "prompt_tokens_cached", Kind: Counter, Names: []string{"vllm:prompt_tokens_cached_total"}, Unit: "short"}
 	// PromptTokensRecomputed counts cached prompt tokens computed again for the forward pass (vLLM 0.12+).
 	PromptTokensRecomputed = Signal{ID: "prompt_tokens_recomputed", Kind: Counter, Names: []string{"vllm:prompt_tokens_recomputed_total"}, Unit: "short"}
+	// NixlFailedTransfers counts NIXL KV transfers that failed; the decode instance then computes the prompt itself.
+	NixlFailedTransfers = Signal{ID: "nixl_failed_transfers", Kind: Counter, Names: []string{"vllm:nixl_num_failed_transfers_total"}, Unit: "short"}
 	// ExternalPrefixHits counts KV-connector (cross-instance) cache hits.
 	ExternalPrefixHits = Signal{ID: "external_prefix_hits", Kind: Counter, Names: []string{"vllm:external_prefix_cache_hits_total"}}
 	// ExternalPrefixQueries counts KV-connector cache lookups.
@@ -158,6 +160,11 @@ var (
 	AscendBatchSize = Signal{ID: "ascend_batch_size", Kind: Histogram, Names: []string{"vllm_profiling_batch_size"}, Unit: "short"}
 	// AscendWaitingBatchSize is the number of requests waiting to be scheduled per step.
 	AscendWaitingBatchSize = Signal{ID: "ascend_waiting_batch_size", Kind: Histogram, Names: []string{"vllm_profiling_waiting_batch_size"}, Unit: "short"}
+	// NixlXferTime is the duration of one NIXL KV transfer, recorded by the instance that pulls the KV (the decode
+	// side of disaggregated prefill/decode).
+	NixlXferTime = Signal{ID: "nixl_xfer_time", Kind: Histogram, Names: []string{"vllm:nixl_xfer_time_seconds"}, Unit: "s"}
+	// NixlBytes is the size of one NIXL KV transfer.
+	NixlBytes = Signal{ID: "nixl_bytes", Kind: Histogram, Names: []string{"vllm:nixl_bytes_transferred"}, Unit: "bytes"}
 	// AscendTotalTokens is prompt plus generation tokens per iteration.
 	AscendTotalTokens = Signal{ID: "ascend_total_tokens", Kind: Histogram, Names: []string{"vllm_profiling_total_tokens"}, Unit: "short"}
 )
