@@ -84,6 +84,8 @@ func tripFleet(t *testing.T) []map[string]string {
 		{"name": "v0-hot", "url": startSim(t, "-flavor=vllm-v0", "-qps=40", "-output-tokens-mean=800", "-max-model-len=4096", "-num-gpu-blocks=300", "-max-num-seqs=64", "-speed=30", "-seed=32")},
 		{"name": "ascend", "url": startSim(t, "-flavor=vllm-ascend", "-engines=2", "-qps=12", "-spec-tokens=2", "-speed=30", "-seed=33", "-profiler-config="+profilerConfig(t, 1))},
 		{"name": "dynamo", "url": startSim(t, "-flavor=dynamo-worker", "-qps=6", "-speed=30", "-seed=34")},
+		// A decode instance whose NIXL link is slow and drops a tenth of the transfers.
+		{"name": "decode", "url": startSim(t, "-flavor=vllm-v1", "-kv-role=decode", "-kv-transfer-ms=900", "-kv-transfer-fail-rate=0.1", "-qps=6", "-speed=30", "-seed=35")},
 		{"name": "gone", "url": ln},
 	}
 }
@@ -93,6 +95,7 @@ func healthyFleet(t *testing.T) []map[string]string {
 		{"name": "v1", "url": startSim(t, "-flavor=vllm-v1", "-engines=4", "-qps=2", "-spec-tokens=3", "-speed=30", "-seed=41")},
 		{"name": "v0", "url": startSim(t, "-flavor=vllm-v0", "-qps=1", "-speed=30", "-seed=42")},
 		{"name": "ascend", "url": startSim(t, "-flavor=vllm-ascend", "-engines=2", "-qps=1", "-speed=30", "-seed=43", "-profiler-config="+profilerConfig(t, 1))},
+		{"name": "decode", "url": startSim(t, "-flavor=vllm-v1", "-kv-role=decode", "-qps=1", "-speed=30", "-seed=44")},
 	}
 }
 
@@ -103,7 +106,8 @@ func stoppedEndpoint(t *testing.T) string {
 
 // TestDashboardPanelsAndAlertRules sends every dashboard panel's queries and every alert rule's queries through
 // the data source executable: each panel gets data, each rule fires in the fleet built to trip it (one hot engine
-// behind a skewed router, an overloaded V0 server, a dead endpoint) and stays quiet in a healthy one.
+// behind a skewed router, an overloaded V0 server, a decode instance with a slow and lossy NIXL link, a dead
+// endpoint) and stays quiet in a healthy one.
 func TestDashboardPanelsAndAlertRules(t *testing.T) {
 	p := harness.Start(t, harness.Executable(t, harness.DatasourceExecutable))
 	trip := startFleet(t, p, "trip", tripFleet(t))
@@ -164,8 +168,8 @@ func TestDashboardPanelsAndAlertRules(t *testing.T) {
 			t.Fatal(err)
 		}
 		rules := doc.Groups[0].Rules
-		if len(rules) != 7 {
-			t.Fatalf("want 7 rules, have %d", len(rules))
+		if len(rules) != 9 {
+			t.Fatalf("want 9 rules, have %d", len(rules))
 		}
 		for _, r := range rules {
 			t.Run(r.UID, func(t *testing.T) {

@@ -242,6 +242,17 @@ var (
 			&Gauge{Signal: vllm.V0PrefixHitRate, Agg: Avg, Unless: []vllm.Signal{vllm.PrefixQueries}},
 		}}}}, Flavors: vllmFlavors}
 
+	KVTransferLatency = &Entry{Type: TypeKVTransfer, Name: "latency", Label: "Transfer time", Default: true,
+		Description: "Quantiles of one NIXL KV transfer's duration over the window, from vllm:nixl_xfer_time_seconds.",
+		Outputs:     []Output{{Name: "kv_transfer_seconds", Unit: "s", Node: &Quantiles{Signal: vllm.NixlXferTime}}},
+		Flavors:     []vllm.Flavor{vllm.FlavorV1}, Needs: NeedsNIXL}
+	KVTransferFailures = &Entry{Type: TypeKVTransfer, Name: "failures", Label: "Failures", Default: true,
+		Description: "Failed NIXL transfers per second, and their share of all transfers (failed ÷ failed + completed); a failed transfer's prompt is computed again on the decode side.",
+		Outputs: []Output{
+			{Name: "kv_transfer_failures_per_second", Unit: "short", Node: failedTransfers},
+			{Name: "kv_transfer_failure_ratio", Unit: "percentunit", Node: &Div{Num: failedTransfers, Den: &Add{A: failedTransfers, B: transfers}}},
+		}, Flavors: []vllm.Flavor{vllm.FlavorV1}, Needs: NeedsNIXL}
+
 	LatencyQuantiles = &Entry{Type: TypeLatency, Name: "quantiles", Label: "Quantiles", Default: true,
 		Description: "histogram_quantile over the window for each quantile, from bucket rates summed by le.",
 		Outputs:     []Output{{Name: MetricName, Unit: MetricUnit, Node: &Quantiles{}}}, Flavors: withFrontend}
@@ -309,22 +320,14 @@ var Catalog = []*Entry{
 			Num: &Rate{Signal: vllm.MMCacheHits}, Den: &Rate{Signal: vllm.MMCacheQueries}}}}, Flavors: v1Flavors, Recent: true},
 
 	// NIXL records each transfer on the instance that pulls the KV: in disaggregated prefill/decode, the decode side.
-	{Type: TypeKVTransfer, Name: "latency", Label: "Transfer time", Default: true,
-		Description: "Quantiles of one NIXL KV transfer's duration over the window, from vllm:nixl_xfer_time_seconds.",
-		Outputs:     []Output{{Name: "kv_transfer_seconds", Unit: "s", Node: &Quantiles{Signal: vllm.NixlXferTime}}},
-		Flavors:     []vllm.Flavor{vllm.FlavorV1}, Needs: NeedsNIXL},
+	KVTransferLatency,
 	{Type: TypeKVTransfer, Name: "throughput", Label: "Bandwidth", Default: true,
 		Description: "KV bytes and transfers per second over the window.",
 		Outputs: []Output{
 			{Name: "kv_transfer_bytes_per_second", Unit: "Bps", Node: &Rate{Signal: vllm.NixlBytes, Suffix: "_sum"}},
 			{Name: "kv_transfers_per_second", Unit: "short", Node: transfers},
 		}, Flavors: []vllm.Flavor{vllm.FlavorV1}, Needs: NeedsNIXL},
-	{Type: TypeKVTransfer, Name: "failures", Label: "Failures", Default: true,
-		Description: "Failed NIXL transfers per second, and their share of all transfers (failed ÷ failed + completed); a failed transfer's prompt is computed again on the decode side.",
-		Outputs: []Output{
-			{Name: "kv_transfer_failures_per_second", Unit: "short", Node: failedTransfers},
-			{Name: "kv_transfer_failure_ratio", Unit: "percentunit", Node: &Div{Num: failedTransfers, Den: &Add{A: failedTransfers, B: transfers}}},
-		}, Flavors: []vllm.Flavor{vllm.FlavorV1}, Needs: NeedsNIXL},
+	KVTransferFailures,
 
 	// On a decode instance of a disaggregated deployment most prompt tokens arrive by KV transfer: a prompt
 	// throughput spike there is not compute (vllm-project/vllm#33289), which the shares show.

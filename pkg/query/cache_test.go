@@ -45,11 +45,16 @@ type liveFleet struct {
 }
 
 func newLiveFleet(t *testing.T, retention time.Duration) *liveFleet {
+	return newLiveFleetOf(t, retention, cacheFleet)
+}
+
+// newLiveFleetOf is newLiveFleet with simulator flags by endpoint.
+func newLiveFleetOf(t *testing.T, retention time.Duration, flavors map[string][]string) *liveFleet {
 	t.Helper()
 	// Scrapes fall between steps, as they do in practice, so a range can end on a step after the newest scrape.
 	f := &liveFleet{t: t, store: history.New(history.Options{Retention: retention}), sims: map[string]*sim.Fleet{},
 		start: time.UnixMilli(1_700_000_002_500), rng: rand.New(rand.NewPCG(16, 17))}
-	for name, args := range cacheFleet {
+	for name, args := range flavors {
 		cfg, err := sim.ParseArgs(args, func(string) string { return "" }, io.Discard)
 		if err != nil {
 			t.Fatal(err)

@@ -3,6 +3,7 @@ package query
 import (
 	"context"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -131,5 +132,42 @@ func TestDiagnosisSkipsFailingRules(t *testing.T) {
 	cancel()
 	if _, _, err := Diagnose(ctx, Query{QueryType: TypeDiagnosis}, func(ctx context.Context, q Query) ([]Output, error) { return nil, ctx.Err() }); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled diagnosis: %v", err)
+	}
+}
+
+// TestDiagnosisKVTransfer: on simulated decode instances, a slow and lossy NIXL link is diagnosed — failures and a
+// slow p95 on that instance — and a healthy link is not.
+func TestDiagnosisKVTransfer(t *testing.T) {
+	f := newLiveFleetOf(t, time.Hour, map[string][]string{
+		"lossy":   {"-flavor=vllm-v1", "-kv-role=decode", "-kv-transfer-ms=900", "-kv-transfer-fail-rate=0.1", "-qps=6", "-seed=51"},
+		"healthy": {"-flavor=vllm-v1", "-kv-role=decode", "-qps=6", "-seed=52"},
+	})
+	for range 10 * 12 {
+		f.scrape("", "")
+	}
+	eng := &Engine{Source: HistorySource{Store: f.store}, ScrapeInterval: 5 * time.Second}
+	now := f.start.Add(f.el)
+	findings, skipped, err := Diagnose(context.Background(), Query{QueryType: TypeDiagnosis}, func(ctx context.Context, q Query) ([]Output, error) {
+		res, err := eng.Eval(ctx, q, Request{From: now.Add(-DiagnosisWindow), To: now, Interval: 15 * time.Second})
+		if err != nil {
+			return nil, err
+		}
+		return res.Outputs, nil
+	})
+	if err != nil || len(skipped) > 0 {
+		t.Fatal(err, skipped)
+	}
+	got := map[string]bool{}
+	for _, x := range findings {
+		if strings.HasPrefix(x.Symptom, "NIXL") {
+			got[x.Endpoint+": "+x.Symptom[:strings.Index(x.Symptom, ":")]] = true
+		}
+	}
+	want := map[string]bool{
+		"lossy: NIXL KV transfers failing":         true,
+		"lossy: NIXL KV transfer p95 above 500 ms": true,
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("NIXL findings %v, want %v", got, want)
 	}
 }
