@@ -86,6 +86,8 @@ func tripFleet(t *testing.T) []map[string]string {
 		{"name": "dynamo", "url": startSim(t, "-flavor=dynamo-worker", "-qps=6", "-speed=30", "-seed=34")},
 		// A decode instance whose NIXL link is slow and drops a tenth of the transfers.
 		{"name": "decode", "url": startSim(t, "-flavor=vllm-v1", "-kv-role=decode", "-kv-transfer-ms=900", "-kv-transfer-fail-rate=0.1", "-qps=6", "-speed=30", "-seed=35")},
+		// An offloading instance whose CPU memory cannot take every store.
+		{"name": "offload", "url": startSim(t, "-flavor=vllm-v1", "-kv-offload-gb=8", "-kv-offload-fail-rate=0.2", "-external-prefix-hit-rate=0.3", "-qps=6", "-speed=30", "-seed=36")},
 		{"name": "gone", "url": ln},
 	}
 }
@@ -96,6 +98,7 @@ func healthyFleet(t *testing.T) []map[string]string {
 		{"name": "v0", "url": startSim(t, "-flavor=vllm-v0", "-qps=1", "-speed=30", "-seed=42")},
 		{"name": "ascend", "url": startSim(t, "-flavor=vllm-ascend", "-engines=2", "-qps=1", "-speed=30", "-seed=43", "-profiler-config="+profilerConfig(t, 1))},
 		{"name": "decode", "url": startSim(t, "-flavor=vllm-v1", "-kv-role=decode", "-qps=1", "-speed=30", "-seed=44")},
+		{"name": "offload", "url": startSim(t, "-flavor=vllm-v1", "-kv-offload-gb=40", "-external-prefix-hit-rate=0.3", "-qps=1", "-speed=30", "-seed=45")},
 	}
 }
 
@@ -106,8 +109,8 @@ func stoppedEndpoint(t *testing.T) string {
 
 // TestDashboardPanelsAndAlertRules sends every dashboard panel's queries and every alert rule's queries through
 // the data source executable: each panel gets data, each rule fires in the fleet built to trip it (one hot engine
-// behind a skewed router, an overloaded V0 server, a decode instance with a slow and lossy NIXL link, a dead
-// endpoint) and stays quiet in a healthy one.
+// behind a skewed router, an overloaded V0 server, a decode instance with a slow and lossy NIXL link, an offloading
+// instance short of CPU memory, a dead endpoint) and stays quiet in a healthy one.
 func TestDashboardPanelsAndAlertRules(t *testing.T) {
 	p := harness.Start(t, harness.Executable(t, harness.DatasourceExecutable))
 	trip := startFleet(t, p, "trip", tripFleet(t))
@@ -168,8 +171,8 @@ func TestDashboardPanelsAndAlertRules(t *testing.T) {
 			t.Fatal(err)
 		}
 		rules := doc.Groups[0].Rules
-		if len(rules) != 9 {
-			t.Fatalf("want 9 rules, have %d", len(rules))
+		if len(rules) != 10 {
+			t.Fatalf("want 10 rules, have %d", len(rules))
 		}
 		for _, r := range rules {
 			t.Run(r.UID, func(t *testing.T) {

@@ -21,6 +21,7 @@ const (
 	TypeCapacity     Type = "capacity"
 	TypePromptSource Type = "prompt_sources"
 	TypeKVTransfer   Type = "kv_transfer"
+	TypeKVOffload    Type = "kv_offload"
 	TypeRaw          Type = "raw"
 	// TypeDiagnosis evaluates the troubleshooting rules and returns a table of findings.
 	TypeDiagnosis Type = "diagnosis"
@@ -46,6 +47,7 @@ var Types = []TypeInfo{
 	{TypeCache, "Cache", "Preemptions per second and prefix-cache hit rate."},
 	{TypeCapacity, "Capacity", "Concurrent requests the KV pool can hold, with headroom."},
 	{TypeKVTransfer, "KV transfer", "Disaggregated prefill/decode: NIXL KV transfer time, bandwidth and failures on the instance that pulls the KV."},
+	{TypeKVOffload, "KV offload", "KV moved between GPU and offload storage (CPU memory, disk) by vLLM's offloading connector: bandwidth, failed allocations, CPU cache usage, lookup time."},
 	{TypePromptSource, "Prompt sources", "Where prompt tokens' KV comes from: computed here, this instance's cache, or transferred from another."},
 	{TypeRaw, "Raw metric", "Any metric family by name, with label filters."},
 	{TypeDiagnosis, "Diagnosis", "A table of what is wrong now: symptom, likely cause and the knob to turn."},
@@ -88,8 +90,13 @@ type Entry struct {
 	Needs string `json:"needs,omitempty"`
 }
 
-// NeedsNIXL marks entries read from vLLM's NIXL KV connector, which only disaggregated prefill/decode runs.
-const NeedsNIXL = "a NIXL KV connector"
+// What entries need besides a flavor (Entry.Needs).
+const (
+	// NeedsNIXL marks entries read from vLLM's NIXL KV connector, which only disaggregated prefill/decode runs.
+	NeedsNIXL = "a NIXL KV connector"
+	// NeedsOffload marks entries read from vLLM's offloading connector (--kv-offloading-size).
+	NeedsOffload = "KV offloading"
+)
 
 // Imbalance scores of a dp_balance query (README "DP balance definitions").
 const (
@@ -154,6 +161,8 @@ var (
 	promptBySource   = &Rate{Signal: vllm.PromptTokensBySource, Keep: []string{"source"}}
 	transfers        = &Rate{Signal: vllm.NixlXferTime, Suffix: "_count"}
 	failedTransfers  = &Rate{Signal: vllm.NixlFailedTransfers}
+	offloadLoads     = &Rate{Signal: vllm.OffloadLoadBytes}
+	offloadStores    = &Rate{Signal: vllm.OffloadStoreBytes}
 	poolTokens       = &InfoProduct{Signal: vllm.CacheConfig, Labels: []string{"num_gpu_blocks", "block_size"}, ModelFrom: vllm.Running}
 	tokensPerRequest = &Div{
 		Num: &Add{A: &Rate{Signal: vllm.PromptTokensHist, Suffix: "_sum"}, B: &Rate{Signal: vllm.GenerationTokensHist, Suffix: "_sum"}},
@@ -253,6 +262,11 @@ var (
 			{Name: "kv_transfer_failure_ratio", Unit: "percentunit", Node: &Div{Num: failedTransfers, Den: &Add{A: failedTransfers, B: transfers}}},
 		}, Flavors: []vllm.Flavor{vllm.FlavorV1}, Needs: NeedsNIXL}
 
+	KVOffloadFailures = &Entry{Type: TypeKVOffload, Name: "failures", Label: "Failed allocations", Default: true,
+		Description: "Offload stores per second that found no room in offload storage; their KV is not kept for reuse.",
+		Outputs:     []Output{{Name: "kv_offload_allocation_failures_per_second", Unit: "short", Node: &Rate{Signal: vllm.OffloadAllocationFailures}}},
+		Flavors:     []vllm.Flavor{vllm.FlavorV1}, Needs: NeedsOffload}
+
 	LatencyQuantiles = &Entry{Type: TypeLatency, Name: "quantiles", Label: "Quantiles", Default: true,
 		Description: "histogram_quantile over the window for each quantile, from bucket rates summed by le.",
 		Outputs:     []Output{{Name: MetricName, Unit: MetricUnit, Node: &Quantiles{}}}, Flavors: withFrontend}
@@ -328,6 +342,28 @@ var Catalog = []*Entry{
 			{Name: "kv_transfers_per_second", Unit: "short", Node: transfers},
 		}, Flavors: []vllm.Flavor{vllm.FlavorV1}, Needs: NeedsNIXL},
 	KVTransferFailures,
+
+	{Type: TypeKVOffload, Name: "bandwidth", Label: "Bandwidth", Default: true,
+		Description: "Bytes per second loaded from offload storage to GPU and stored from GPU to it, over the window.",
+		Outputs: []Output{
+			{Name: "kv_offload_load_bytes_per_second", Unit: "Bps", Node: offloadLoads},
+			{Name: "kv_offload_store_bytes_per_second", Unit: "Bps", Node: offloadStores},
+		}, Flavors: []vllm.Flavor{vllm.FlavorV1}, Needs: NeedsOffload},
+	{Type: TypeKVOffload, Name: "copy_speed", Label: "Copy speed",
+		Description: "Bytes moved per second of copying, loads and stores apart: bytes ÷ seconds spent over the window; a drop means the copies contend for the link.",
+		Outputs: []Output{
+			{Name: "kv_offload_load_speed", Unit: "Bps", Node: &Div{Num: offloadLoads, Den: &Rate{Signal: vllm.OffloadLoadTime}}},
+			{Name: "kv_offload_store_speed", Unit: "Bps", Node: &Div{Num: offloadStores, Den: &Rate{Signal: vllm.OffloadStoreTime}}},
+		}, Flavors: []vllm.Flavor{vllm.FlavorV1}, Needs: NeedsOffload},
+	KVOffloadFailures,
+	{Type: TypeKVOffload, Name: "cpu_usage", Label: "CPU cache usage", Default: true,
+		Description: "Share of the offloading connector's CPU memory in use, 0–100.",
+		Outputs:     []Output{{Name: "kv_offload_cpu_usage", Unit: "percent", Node: &Gauge{Signal: vllm.OffloadCPUUsage, Agg: Avg, Scale: 100}}},
+		Flavors:     []vllm.Flavor{vllm.FlavorV1}, Needs: NeedsOffload},
+	{Type: TypeKVOffload, Name: "lookup_delay", Label: "Lookup time",
+		Description: "Quantiles of one offload lookup call's duration over the window.",
+		Outputs:     []Output{{Name: "kv_offload_lookup_seconds", Unit: "s", Node: &Quantiles{Signal: vllm.OffloadLookupDelay}}},
+		Flavors:     []vllm.Flavor{vllm.FlavorV1}, Needs: NeedsOffload},
 
 	// On a decode instance of a disaggregated deployment most prompt tokens arrive by KV transfer: a prompt
 	// throughput spike there is not compute (vllm-project/vllm#33289), which the shares show.

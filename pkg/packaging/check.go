@@ -259,10 +259,16 @@ func (c *checker) checkIncluded(root pluginJSON, rel string, nested pluginJSON) 
 
 // checkIncludes requires every included dashboard to exist and be valid JSON.
 func (c *checker) checkIncludes(root pluginJSON) {
+	seen := map[string]bool{}
 	for _, inc := range root.Includes {
 		if inc.Type != "dashboard" {
 			continue
 		}
+		// Grafana imports each include; one listed twice is a second menu entry for the same dashboard.
+		if seen[inc.Path] {
+			c.addf("includes", "dashboard %s is included twice", inc.Path)
+		}
+		seen[inc.Path] = true
 		f, ok := c.file(inc.Path)
 		if !ok {
 			c.addf("metadatapaths", "dashboard %q: %s does not exist in the archive", inc.Name, inc.Path)

@@ -115,6 +115,18 @@ func TestCheckFindsProblems(t *testing.T) {
 			})
 			return a
 		}, "includesnested", "not declared"},
+		{"dashboard included twice", func(a Archive) Archive {
+			editJSON(a, appID+"/plugin.json", func(m map[string]any) {
+				incs := m["includes"].([]any)
+				for _, inc := range incs {
+					if inc.(map[string]any)["type"] == "dashboard" {
+						m["includes"] = append(incs, inc)
+						break
+					}
+				}
+			})
+			return a
+		}, "includes", "included twice"},
 		{"nested logo missing", func(a Archive) Archive {
 			delete(a, appID+"/datasource/img/logo.svg")
 			return a

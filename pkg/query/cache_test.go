@@ -28,6 +28,7 @@ var cacheFleet = map[string][]string{
 	"dynamo":   {"-flavor=dynamo-worker", "-engines=2", "-qps=8", "-spec-tokens=2", "-seed=35"},
 	"frontend": {"-flavor=dynamo-frontend", "-qps=8", "-seed=36"},
 	"decode":   {"-flavor=vllm-v1", "-kv-role=decode", "-kv-transfer-fail-rate=0.05", "-engines=2", "-qps=10", "-seed=37"},
+	"offload":  {"-flavor=vllm-v1", "-kv-offload-gb=20", "-kv-offload-fail-rate=0.05", "-external-prefix-hit-rate=0.3", "-qps=10", "-seed=38"},
 }
 
 // liveFleet appends simulated scrapes to a history store as a scraper would, with the disturbances the cache must

@@ -31,6 +31,7 @@ const (
 	TypeCapacity     = measure.TypeCapacity
 	TypePromptSource = measure.TypePromptSource
 	TypeKVTransfer   = measure.TypeKVTransfer
+	TypeKVOffload    = measure.TypeKVOffload
 	TypeRaw          = measure.TypeRaw
 	TypeDiagnosis    = measure.TypeDiagnosis
 	TypePromQL       = measure.TypePromQL

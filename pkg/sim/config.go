@@ -81,6 +81,11 @@ type Config struct {
 	// computed locally.
 	KVTransferMs       float64 `json:"kv_transfer_ms"`
 	KVTransferFailRate float64 `json:"kv_transfer_fail_rate"`
+	// KVOffloadGB is the CPU memory of vLLM's offloading connector (--kv-offloading-size); 0 runs without it. A
+	// finished request's KV is stored there and the KV-connector hits (ExternalPrefixHitRate) are loaded from it;
+	// KVOffloadFailRate is the share of stores whose allocation fails. Counted only, like the other connectors.
+	KVOffloadGB       float64 `json:"kv_offload_gb"`
+	KVOffloadFailRate float64 `json:"kv_offload_fail_rate"`
 	// MMItems is the number of multi-modal items (images) per request, MMHitRate the share found in the
 	// multi-modal cache; 0 items serves text only.
 	MMItems   int     `json:"mm_items"`
@@ -150,8 +155,11 @@ func DefaultPerf() Perf {
 // KVRoleDecode is the decode instance of a disaggregated prefill/decode pair.
 const KVRoleDecode = "decode"
 
-// nixlBytesPerToken is the KV of one token of Llama-3.1-8B in bf16: 2 (K, V) × 32 layers × 8 KV heads × 128 × 2 bytes.
-const nixlBytesPerToken = 2 * 32 * 8 * 128 * 2
+// kvBytesPerToken is the KV of one token of Llama-3.1-8B in bf16: 2 (K, V) × 32 layers × 8 KV heads × 128 × 2 bytes.
+const kvBytesPerToken = 2 * 32 * 8 * 128 * 2
+
+// offloadBytesPerSecond is the GPU↔CPU copy speed of the offloading connector (PCIe 4 x16, about 20 GB/s).
+const offloadBytesPerSecond = 20e9
 
 func Default() Config {
 	return Config{
@@ -260,7 +268,7 @@ func (c *Config) Validate() error {
 		v    float64
 	}{{"abort-rate", c.AbortRate}, {"error-rate", c.ErrorRate}, {"stream-rate", c.StreamRate},
 		{"prefix-hit-rate", c.PrefixHitRate}, {"skew", c.Skew}, {"external-prefix-hit-rate", c.ExternalPrefixHitRate},
-		{"mm-hit-rate", c.MMHitRate}, {"kv-transfer-fail-rate", c.KVTransferFailRate}} {
+		{"mm-hit-rate", c.MMHitRate}, {"kv-transfer-fail-rate", c.KVTransferFailRate}, {"kv-offload-fail-rate", c.KVOffloadFailRate}} {
 		if p.v < 0 || p.v > 1 || math.IsNaN(p.v) {
 			bad("%s must be between 0 and 1, got %v", p.name, p.v)
 		}
@@ -272,6 +280,10 @@ func (c *Config) Validate() error {
 		bad("kv-role needs flavor %s", FlavorV1)
 	case c.KVTransferMs <= 0 || c.KVTransferMs > 60_000 || math.IsNaN(c.KVTransferMs):
 		bad("kv-transfer-ms must be above 0 and at most 60000, got %v", c.KVTransferMs)
+	case c.KVOffloadGB < 0 || c.KVOffloadGB > 4096 || math.IsNaN(c.KVOffloadGB):
+		bad("kv-offload-gb must be between 0 and 4096, got %v", c.KVOffloadGB)
+	case c.KVOffloadGB > 0 && c.Flavor != FlavorV1:
+		bad("kv-offload-gb needs flavor %s", FlavorV1)
 	}
 	if c.MMItems < 0 || c.MMItems > 64 {
 		bad("mm-items must be between 0 and 64, got %d", c.MMItems)

@@ -174,7 +174,11 @@ func (e *engine) admitWaiting(t float64, budget int) {
 		if cfg.ExternalPrefixHitRate > 0 {
 			miss := float64(r.prefillTarget - hit)
 			e.st.externalQueries += miss
+			before := e.st.externalHits
 			e.st.externalHits, e.st.externalDue = owed(e.st.externalHits, e.st.externalDue, miss*cfg.ExternalPrefixHitRate)
+			if cfg.KVOffloadGB > 0 {
+				e.offloadLoad(e.st.externalHits-before, miss)
+			}
 		}
 		if r.scheduled < 0 {
 			r.scheduled = t
@@ -355,9 +359,38 @@ func (e *engine) transfer(r *request, tokens int) {
 	secs := cfg.KVTransferMs / 1000 * float64(tokens) / cfg.PromptTokensMean
 	st.nixlXfer.observe(secs, 1)
 	st.nixlPost.observe(secs/50, 1)
-	st.nixlBytes.observe(float64(tokens*nixlBytesPerToken), 1)
+	st.nixlBytes.observe(float64(tokens*kvBytesPerToken), 1)
 	st.nixlDescriptors.observe(float64(blocksFor(tokens, cfg.BlockSize)), 1)
 	r.transferred = tokens
+}
+
+// offloadLoad loads the KV of hit tokens from the offloading connector's CPU memory, after a lookup over the
+// missed tokens.
+func (e *engine) offloadLoad(hit, looked float64) {
+	st := e.st
+	st.offloadLookup.observe(0.00005+looked*2e-8, 1)
+	if hit <= 0 {
+		return
+	}
+	bytes := hit * kvBytesPerToken
+	st.offloadLoadBytes += bytes
+	st.offloadLoadTime += bytes / offloadBytesPerSecond
+	st.offloadLoadSize.observe(bytes, 1)
+}
+
+// offloadStore stores a finished request's KV in the offloading connector's CPU memory, oldest out when full; the
+// configured share of stores fails to allocate.
+func (e *engine) offloadStore(tokens int) {
+	st, cfg := e.st, e.cfg
+	failedBefore := st.offloadFailures
+	if st.offloadFailures, st.offloadFailDue = owed(st.offloadFailures, st.offloadFailDue, cfg.KVOffloadFailRate); st.offloadFailures > failedBefore {
+		return
+	}
+	bytes := float64(tokens * kvBytesPerToken)
+	st.offloadStoreBytes += bytes
+	st.offloadStoreTime += bytes / offloadBytesPerSecond
+	st.offloadStoreSize.observe(bytes, 1)
+	st.offloadResident = math.Min(cfg.KVOffloadGB*1e9, st.offloadResident+bytes)
 }
 
 func (e *engine) preempt(r *request) {
@@ -427,6 +460,9 @@ func (e *engine) finish(r *request, t float64) {
 		tpot = decode / float64(r.generated-1)
 	}
 	st.success[reason]++
+	if e.cfg.KVOffloadGB > 0 {
+		e.offloadStore(r.promptLen + r.generated)
+	}
 	st.e2e.observe(e2e, 1)
 	st.queue.observe(r.scheduled-r.arrival, 1)
 	st.prefill.observe(r.firstToken-r.scheduled, 1)

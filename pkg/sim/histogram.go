@@ -77,6 +77,10 @@ var (
 	bucketsNixlXfer        = bucketsNixlPost[1:]
 	bucketsNixlBytes       = nixlByteBuckets()
 	bucketsNixlDescriptors = []float64{10, 20, 30, 50, 75, 100, 200, 400, 1000, 2000, 4000, 10000, 20000, 50000}
+	// The offloading connector's (vllm/.../kv_connector/v1/offloading/metrics.py): transfer sizes in bytes, and the
+	// time of one lookup call.
+	bucketsOffloadSize   = []float64{1e6, 5e6, 10e6, 20e6, 40e6, 60e6, 80e6, 100e6, 150e6, 200e6}
+	bucketsOffloadLookup = []float64{0.00001, 0.00005, 0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1}
 	// The Rust prometheus crate's default buckets, used by the work handler's duration histogram.
 	bucketsRustDefault = []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}
 )

@@ -16,9 +16,13 @@ type engineStats struct {
 	// The NIXL connector's view on a decode instance: one transfer per request's missed prompt KV.
 	nixlXfer, nixlPost, nixlBytes, nixlDescriptors *histogram
 	nixlFailed, nixlFailDue                        float64
-	generationTokens                               float64
-	success                                        map[string]float64 // by finished_reason
-	firstTokens                                    float64
+	// The offloading connector's: bytes and seconds moved each way, failed allocations, bytes held in CPU memory.
+	offloadLoadBytes, offloadLoadTime, offloadStoreBytes, offloadStoreTime float64
+	offloadFailures, offloadFailDue, offloadResident                       float64
+	offloadLoadSize, offloadStoreSize, offloadLookup                       *histogram
+	generationTokens                                                       float64
+	success                                                                map[string]float64 // by finished_reason
+	firstTokens                                                            float64
 
 	specDrafts, specDraftTokens, specAccepted, specEmitted float64
 	specAcceptedPerPos                                     []float64
@@ -55,6 +59,9 @@ func newEngineStats(f Flavor, maxModelLen, specTokens int) *engineStats {
 		nixlPost:           newHistogram(bucketsNixlPost),
 		nixlBytes:          newHistogram(bucketsNixlBytes),
 		nixlDescriptors:    newHistogram(bucketsNixlDescriptors),
+		offloadLoadSize:    newHistogram(bucketsOffloadSize),
+		offloadStoreSize:   newHistogram(bucketsOffloadSize),
+		offloadLookup:      newHistogram(bucketsOffloadLookup),
 	}
 	ttft, itl, lat, iter := bucketsTTFTv1, bucketsITLv1, bucketsRequestLatencyV1, bucketsIterationTokensV1
 	if f.isV0() {

@@ -210,7 +210,33 @@ func (f *Fleet) v1Families(x *exposition, st style) {
 	if f.cfg.KVRole == KVRoleDecode {
 		f.nixlFamilies(b)
 	}
+	if f.cfg.KVOffloadGB > 0 {
+		f.offloadFamilies(b)
+	}
 	f.cacheConfigFamily(b)
+}
+
+// offloadFamilies renders the offloading connector's metrics with the CPU spec (OffloadPromMetrics).
+func (f *Fleet) offloadFamilies(b *familyBuilder) {
+	capacity := f.cfg.KVOffloadGB * 1e9
+	b.counter("vllm:kv_offload_load_bytes", "Total bytes loaded from offload storage to GPU.",
+		func(e *engine) float64 { return e.st.offloadLoadBytes })
+	b.counter("vllm:kv_offload_load_time", "Total load time from offload storage to GPU, in seconds.",
+		func(e *engine) float64 { return e.st.offloadLoadTime })
+	b.hist("vllm:kv_offload_load_size", "Histogram of KV offload load operation size, in bytes.",
+		func(e *engine) *histogram { return e.st.offloadLoadSize })
+	b.counter("vllm:kv_offload_store_bytes", "Total bytes stored from GPU to offload storage.",
+		func(e *engine) float64 { return e.st.offloadStoreBytes })
+	b.counter("vllm:kv_offload_store_time", "Total store time from GPU to offload storage, in seconds.",
+		func(e *engine) float64 { return e.st.offloadStoreTime })
+	b.hist("vllm:kv_offload_store_size", "Histogram of KV offload store operation size, in bytes.",
+		func(e *engine) *histogram { return e.st.offloadStoreSize })
+	b.hist("vllm:kv_offload_lookup_sync_delay_seconds", "Histogram of the time spent in a single offload lookup call, in seconds.",
+		func(e *engine) *histogram { return e.st.offloadLookup })
+	b.counter("vllm:kv_offload_allocation_failure", "Number of KV offload store allocation attempts that failed.",
+		func(e *engine) float64 { return e.st.offloadFailures })
+	b.gauge("vllm:kv_offload_cpu_cache_usage_perc", "CPU offload cache usage. 1 means 100 percent usage.",
+		func(e *engine) float64 { return e.st.offloadResident / capacity })
 }
 
 // nixlFamilies renders the NIXL KV connector's metrics of a decode instance (NixlPromMetrics).

@@ -79,6 +79,8 @@ var (
 	V0Efficiency = Signal{ID: "v0_efficiency", Kind: Gauge, Names: []string{"vllm:spec_decode_efficiency"}, Unit: "percentunit"}
 	// V0PrefixHitRate is V0's GPU prefix-cache block hit rate gauge (0–1).
 	V0PrefixHitRate = Signal{ID: "v0_prefix_hit_rate", Kind: Gauge, Names: []string{"vllm:gpu_prefix_cache_hit_rate"}, Unit: "percentunit"}
+	// OffloadCPUUsage is the share of the offloading connector's CPU memory in use (0–1).
+	OffloadCPUUsage = Signal{ID: "offload_cpu_usage", Kind: Gauge, Names: []string{"vllm:kv_offload_cpu_cache_usage_perc"}, Unit: "percent"}
 	// CacheConfig is the info gauge whose labels carry block_size and num_gpu_blocks.
 	CacheConfig = Signal{ID: "cache_config", Kind: Gauge, Names: []string{"vllm:cache_config_info"}}
 )
@@ -106,6 +108,14 @@ var (
 	PromptTokensRecomputed = Signal{ID: "prompt_tokens_recomputed", Kind: Counter, Names: []string{"vllm:prompt_tokens_recomputed_total"}, Unit: "short"}
 	// NixlFailedTransfers counts NIXL KV transfers that failed; the decode instance then computes the prompt itself.
 	NixlFailedTransfers = Signal{ID: "nixl_failed_transfers", Kind: Counter, Names: []string{"vllm:nixl_num_failed_transfers_total"}, Unit: "short"}
+	// OffloadLoadBytes and OffloadStoreBytes count the bytes vLLM's offloading connector moved from offload storage
+	// (CPU memory, disk) to GPU and back; OffloadLoadTime and OffloadStoreTime the seconds those copies took.
+	OffloadLoadBytes  = Signal{ID: "offload_load_bytes", Kind: Counter, Names: []string{"vllm:kv_offload_load_bytes_total"}, Unit: "bytes"}
+	OffloadStoreBytes = Signal{ID: "offload_store_bytes", Kind: Counter, Names: []string{"vllm:kv_offload_store_bytes_total"}, Unit: "bytes"}
+	OffloadLoadTime   = Signal{ID: "offload_load_time", Kind: Counter, Names: []string{"vllm:kv_offload_load_time_total"}, Unit: "s"}
+	OffloadStoreTime  = Signal{ID: "offload_store_time", Kind: Counter, Names: []string{"vllm:kv_offload_store_time_total"}, Unit: "s"}
+	// OffloadAllocationFailures counts offload stores that found no room in offload storage.
+	OffloadAllocationFailures = Signal{ID: "offload_allocation_failures", Kind: Counter, Names: []string{"vllm:kv_offload_allocation_failure_total"}, Unit: "short"}
 	// ExternalPrefixHits counts KV-connector (cross-instance) cache hits.
 	ExternalPrefixHits = Signal{ID: "external_prefix_hits", Kind: Counter, Names: []string{"vllm:external_prefix_cache_hits_total"}}
 	// ExternalPrefixQueries counts KV-connector cache lookups.
@@ -165,6 +175,8 @@ var (
 	NixlXferTime = Signal{ID: "nixl_xfer_time", Kind: Histogram, Names: []string{"vllm:nixl_xfer_time_seconds"}, Unit: "s"}
 	// NixlBytes is the size of one NIXL KV transfer.
 	NixlBytes = Signal{ID: "nixl_bytes", Kind: Histogram, Names: []string{"vllm:nixl_bytes_transferred"}, Unit: "bytes"}
+	// OffloadLookupDelay is the time of one offload lookup call.
+	OffloadLookupDelay = Signal{ID: "offload_lookup_delay", Kind: Histogram, Names: []string{"vllm:kv_offload_lookup_sync_delay_seconds"}, Unit: "s"}
 	// AscendTotalTokens is prompt plus generation tokens per iteration.
 	AscendTotalTokens = Signal{ID: "ascend_total_tokens", Kind: Histogram, Names: []string{"vllm_profiling_total_tokens"}, Unit: "short"}
 )

@@ -56,7 +56,7 @@ test('a Viewer sees the switches but cannot use them', async ({ mount, page }) =
 test('the overview page names the dashboards and the backend version', async ({ mount, page }) => {
   await mount<HooksConfig>(<OverviewStory />, { hooksConfig: { routes } });
   await expect(page.getByText(/version 0\.1\.0 is answering/)).toBeVisible();
-  await expect(page.getByTestId(testIds.overview.dashboards).getByRole('link')).toHaveCount(3);
+  await expect(page.getByTestId(testIds.overview.dashboards).getByRole('link')).toHaveCount(4);
 });
 
 for (const theme of THEMES) {

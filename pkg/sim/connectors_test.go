@@ -1,0 +1,114 @@
+package sim_test
+
+import (
+	"bytes"
+	"io"
+	"testing"
+	"time"
+
+	"github.com/inferscope/inferscope-vllm/pkg/exposition"
+	"github.com/inferscope/inferscope-vllm/pkg/sim"
+)
+
+// tenMinutes is the exposition of a simulator run with args after ten simulated minutes.
+func tenMinutes(t *testing.T, args ...string) *exposition.Scrape {
+	t.Helper()
+	cfg, err := sim.ParseArgs(args, func(string) string { return "" }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := sim.NewFleet(cfg, time.Unix(1_700_000_000, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.AdvanceTo(10 * time.Minute)
+	var buf bytes.Buffer
+	if err := f.WriteExposition(&buf); err != nil {
+		t.Fatal(err)
+	}
+	sc, err := exposition.Parse(buf.Bytes(), exposition.ParseOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sc
+}
+
+// TestDecodeRoleTransfersPromptKV: a decode instance pulls the prompt KV its prefix cache misses over NIXL — the
+// transfers are timed and sized, the configured share fails and is computed locally, and prompt tokens by source
+// add up to all prompt tokens.
+func TestDecodeRoleTransfersPromptKV(t *testing.T) {
+	sc := tenMinutes(t, "-flavor=vllm-v1", "-kv-role=decode", "-kv-transfer-fail-rate=0.1", "-qps=10", "-seed=5")
+	value := func(name string, labels ...string) float64 {
+		t.Helper()
+		fam := sc.FamilyOf(name)
+		if fam == nil {
+			t.Fatalf("no family for %s", name)
+		}
+		sum := 0.0
+		for _, s := range fam.Samples {
+			if s.Name != name {
+				continue
+			}
+			if len(labels) == 2 && s.Labels.Get(labels[0]) != labels[1] {
+				continue
+			}
+			sum += s.Value
+		}
+		return sum
+	}
+	transfers := value("vllm:nixl_xfer_time_seconds_count")
+	failed := value("vllm:nixl_num_failed_transfers_total")
+	if transfers < 100 {
+		t.Fatalf("%v transfers in 10 minutes at 10 requests/s", transfers)
+	}
+	if share := failed / (failed + transfers); share < 0.09 || share > 0.11 {
+		t.Errorf("failed share %.3f, want 0.1", share)
+	}
+	if bytes := value("vllm:nixl_bytes_transferred_sum"); bytes < transfers*(1<<20) {
+		t.Errorf("%v bytes in %v transfers: a prompt's KV is megabytes", bytes, transfers)
+	}
+	prompt := value("vllm:prompt_tokens_total")
+	local := value("vllm:prompt_tokens_by_source_total", "source", "local_compute")
+	hit := value("vllm:prompt_tokens_by_source_total", "source", "local_cache_hit")
+	external := value("vllm:prompt_tokens_by_source_total", "source", "external_kv_transfer")
+	if local+hit+external != prompt || external <= local || local == 0 {
+		t.Errorf("prompt tokens %v by source: local %v, cache %v, transferred %v", prompt, local, hit, external)
+	}
+}
+
+// TestOffloadingConnector: with CPU offloading, finished requests' KV is stored (bytes, time at the copy speed, one
+// store per request but the failed share), the connector's hits are loaded back, and the CPU cache fills.
+func TestOffloadingConnector(t *testing.T) {
+	sc := tenMinutes(t, "-flavor=vllm-v1", "-kv-offload-gb=40", "-kv-offload-fail-rate=0.2", "-external-prefix-hit-rate=0.5", "-qps=10", "-seed=6")
+	value := func(name string) float64 {
+		t.Helper()
+		fam := sc.FamilyOf(name)
+		if fam == nil {
+			t.Fatalf("no family for %s", name)
+		}
+		for _, s := range fam.Samples {
+			if s.Name == name {
+				return s.Value
+			}
+		}
+		t.Fatalf("no sample %s", name)
+		return 0
+	}
+	stores, failures := value("vllm:kv_offload_store_size_count"), value("vllm:kv_offload_allocation_failure_total")
+	finished := 0.0
+	for _, s := range sc.FamilyOf("vllm:request_success_total").Samples {
+		finished += s.Value
+	}
+	if stores+failures != finished || failures/finished < 0.19 || failures/finished > 0.21 {
+		t.Errorf("%v stores and %v failed allocations for %v finished requests; want all of them, a fifth failed", stores, failures, finished)
+	}
+	if b, secs := value("vllm:kv_offload_store_bytes_total"), value("vllm:kv_offload_store_time_total"); b <= 0 || b/secs < 19e9 || b/secs > 21e9 {
+		t.Errorf("stored %v bytes in %v s", b, secs)
+	}
+	if value("vllm:kv_offload_load_bytes_total") <= 0 || value("vllm:kv_offload_lookup_sync_delay_seconds_count") <= 0 {
+		t.Error("nothing loaded back from CPU memory")
+	}
+	if u := value("vllm:kv_offload_cpu_cache_usage_perc"); u <= 0 || u > 1 {
+		t.Errorf("CPU cache usage %v", u)
+	}
+}
