@@ -30,6 +30,7 @@ var catalogFleet = []struct {
 	{"dynamo-frontend", vllm.FlavorDynamoFrontend, []string{"-flavor=dynamo-frontend", "-qps=8", "-seed=26"}, "dynamo_frontend_inflight_requests", false, ""},
 	{"vllm-v1-decode", vllm.FlavorV1, []string{"-flavor=vllm-v1", "-kv-role=decode", "-kv-transfer-fail-rate=0.05", "-engines=2", "-qps=10", "-spec-tokens=2", "-error-rate=0.05", "-seed=27", "-external-prefix-hit-rate=0.2", "-mm-items=1", "-mm-hit-rate=0.4"}, "vllm:nixl_num_failed_transfers_total", false, measure.NeedsNIXL},
 	{"vllm-v1-offload", vllm.FlavorV1, []string{"-flavor=vllm-v1", "-kv-offload-gb=20", "-kv-offload-fail-rate=0.05", "-engines=2", "-qps=10", "-spec-tokens=2", "-error-rate=0.05", "-seed=28", "-external-prefix-hit-rate=0.3", "-mm-items=1", "-mm-hit-rate=0.4"}, "vllm:kv_offload_allocation_failure_total", false, measure.NeedsOffload},
+	{"vllm-v1-lmcache", vllm.FlavorV1, []string{"-flavor=vllm-v1", "-lmcache", "-engines=2", "-qps=10", "-spec-tokens=2", "-error-rate=0.05", "-seed=29", "-external-prefix-hit-rate=0.4", "-mm-items=1", "-mm-hit-rate=0.4"}, "lmcache:num_hit_tokens_total", false, measure.NeedsLMCache},
 }
 
 // TestCatalogWalk evaluates every catalog entry on every flavor's simulator, in direct mode and through the

@@ -88,6 +88,8 @@ func tripFleet(t *testing.T) []map[string]string {
 		{"name": "decode", "url": startSim(t, "-flavor=vllm-v1", "-kv-role=decode", "-kv-transfer-ms=900", "-kv-transfer-fail-rate=0.1", "-qps=6", "-speed=30", "-seed=35")},
 		// An offloading instance whose CPU memory cannot take every store.
 		{"name": "offload", "url": startSim(t, "-flavor=vllm-v1", "-kv-offload-gb=8", "-kv-offload-fail-rate=0.2", "-external-prefix-hit-rate=0.3", "-qps=6", "-speed=30", "-seed=36")},
+		// LMCache that finds almost nothing.
+		{"name": "lmcache", "url": startSim(t, "-flavor=vllm-v1", "-lmcache", "-external-prefix-hit-rate=0.05", "-qps=6", "-speed=30", "-seed=37")},
 		{"name": "gone", "url": ln},
 	}
 }
@@ -99,6 +101,7 @@ func healthyFleet(t *testing.T) []map[string]string {
 		{"name": "ascend", "url": startSim(t, "-flavor=vllm-ascend", "-engines=2", "-qps=1", "-speed=30", "-seed=43", "-profiler-config="+profilerConfig(t, 1))},
 		{"name": "decode", "url": startSim(t, "-flavor=vllm-v1", "-kv-role=decode", "-qps=1", "-speed=30", "-seed=44")},
 		{"name": "offload", "url": startSim(t, "-flavor=vllm-v1", "-kv-offload-gb=40", "-external-prefix-hit-rate=0.3", "-qps=1", "-speed=30", "-seed=45")},
+		{"name": "lmcache", "url": startSim(t, "-flavor=vllm-v1", "-lmcache", "-external-prefix-hit-rate=0.5", "-qps=1", "-speed=30", "-seed=46")},
 	}
 }
 
@@ -110,7 +113,8 @@ func stoppedEndpoint(t *testing.T) string {
 // TestDashboardPanelsAndAlertRules sends every dashboard panel's queries and every alert rule's queries through
 // the data source executable: each panel gets data, each rule fires in the fleet built to trip it (one hot engine
 // behind a skewed router, an overloaded V0 server, a decode instance with a slow and lossy NIXL link, an offloading
-// instance short of CPU memory, a dead endpoint) and stays quiet in a healthy one.
+// instance short of CPU memory, an LMCache that finds almost nothing, a dead endpoint) and stays quiet in a healthy
+// one.
 func TestDashboardPanelsAndAlertRules(t *testing.T) {
 	p := harness.Start(t, harness.Executable(t, harness.DatasourceExecutable))
 	trip := startFleet(t, p, "trip", tripFleet(t))
@@ -171,8 +175,8 @@ func TestDashboardPanelsAndAlertRules(t *testing.T) {
 			t.Fatal(err)
 		}
 		rules := doc.Groups[0].Rules
-		if len(rules) != 10 {
-			t.Fatalf("want 10 rules, have %d", len(rules))
+		if len(rules) != 11 {
+			t.Fatalf("want 11 rules, have %d", len(rules))
 		}
 		for _, r := range rules {
 			t.Run(r.UID, func(t *testing.T) {

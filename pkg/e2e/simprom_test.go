@@ -18,6 +18,7 @@ import (
 	"github.com/inferscope/inferscope-vllm/pkg/internal/promtest"
 	"github.com/inferscope/inferscope-vllm/pkg/query"
 	"github.com/inferscope/inferscope-vllm/pkg/sim"
+	"github.com/inferscope/inferscope-vllm/pkg/vllm"
 )
 
 // simRun steps simulators of every flavor through the same timeline, recording each scrape into a history store
@@ -111,7 +112,7 @@ func newSimRunAt(t testing.TB, flavors map[string][]string, duration, interval, 
 func (r *simRun) record(endpoint string, ts int64, sc *exposition.Scrape) {
 	for _, f := range sc.Families {
 		for _, s := range f.Samples {
-			if !strings.HasPrefix(s.Name, "vllm") && !strings.HasPrefix(s.Name, "dynamo_") {
+			if !vllm.ReadsFamily(s.Name) {
 				continue
 			}
 			if strings.HasSuffix(s.Name, "_created") {

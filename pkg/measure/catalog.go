@@ -22,6 +22,7 @@ const (
 	TypePromptSource Type = "prompt_sources"
 	TypeKVTransfer   Type = "kv_transfer"
 	TypeKVOffload    Type = "kv_offload"
+	TypeLMCache      Type = "lmcache"
 	TypeRaw          Type = "raw"
 	// TypeDiagnosis evaluates the troubleshooting rules and returns a table of findings.
 	TypeDiagnosis Type = "diagnosis"
@@ -48,6 +49,7 @@ var Types = []TypeInfo{
 	{TypeCapacity, "Capacity", "Concurrent requests the KV pool can hold, with headroom."},
 	{TypeKVTransfer, "KV transfer", "Disaggregated prefill/decode: NIXL KV transfer time, bandwidth and failures on the instance that pulls the KV."},
 	{TypeKVOffload, "KV offload", "KV moved between GPU and offload storage (CPU memory, disk) by vLLM's offloading connector: bandwidth, failed allocations, CPU cache usage, lookup time."},
+	{TypeLMCache, "LMCache", "The LMCache connector's hit rate, retrieve and store requests, and retrieval time."},
 	{TypePromptSource, "Prompt sources", "Where prompt tokens' KV comes from: computed here, this instance's cache, or transferred from another."},
 	{TypeRaw, "Raw metric", "Any metric family by name, with label filters."},
 	{TypeDiagnosis, "Diagnosis", "A table of what is wrong now: symptom, likely cause and the knob to turn."},
@@ -96,6 +98,8 @@ const (
 	NeedsNIXL = "a NIXL KV connector"
 	// NeedsOffload marks entries read from vLLM's offloading connector (--kv-offloading-size).
 	NeedsOffload = "KV offloading"
+	// NeedsLMCache marks entries read from the LMCache connector's own metrics.
+	NeedsLMCache = "LMCache"
 )
 
 // Imbalance scores of a dp_balance query (README "DP balance definitions").
@@ -267,6 +271,12 @@ var (
 		Outputs:     []Output{{Name: "kv_offload_allocation_failures_per_second", Unit: "short", Node: &Rate{Signal: vllm.OffloadAllocationFailures}}},
 		Flavors:     []vllm.Flavor{vllm.FlavorV1}, Needs: NeedsOffload}
 
+	LMCacheHitRate = &Entry{Type: TypeLMCache, Name: "hit_rate", Label: "Hit rate", Default: true,
+		Description: "Tokens LMCache found ÷ tokens it was asked for, over the window.",
+		Outputs: []Output{{Name: "lmcache_hit_rate", Unit: "percentunit", Node: &Div{
+			Num: &Rate{Signal: vllm.LMCacheHitTokens}, Den: &Rate{Signal: vllm.LMCacheRequestedTokens}}}},
+		Flavors: []vllm.Flavor{vllm.FlavorV1}, Needs: NeedsLMCache}
+
 	LatencyQuantiles = &Entry{Type: TypeLatency, Name: "quantiles", Label: "Quantiles", Default: true,
 		Description: "histogram_quantile over the window for each quantile, from bucket rates summed by le.",
 		Outputs:     []Output{{Name: MetricName, Unit: MetricUnit, Node: &Quantiles{}}}, Flavors: withFrontend}
@@ -364,6 +374,18 @@ var Catalog = []*Entry{
 		Description: "Quantiles of one offload lookup call's duration over the window.",
 		Outputs:     []Output{{Name: "kv_offload_lookup_seconds", Unit: "s", Node: &Quantiles{Signal: vllm.OffloadLookupDelay}}},
 		Flavors:     []vllm.Flavor{vllm.FlavorV1}, Needs: NeedsOffload},
+
+	LMCacheHitRate,
+	{Type: TypeLMCache, Name: "requests", Label: "Requests/s", Default: true,
+		Description: "LMCache retrieve and store requests per second over the window.",
+		Outputs: []Output{
+			{Name: "lmcache_retrieves_per_second", Unit: "reqps", Node: &Rate{Signal: vllm.LMCacheRetrieves}},
+			{Name: "lmcache_stores_per_second", Unit: "reqps", Node: &Rate{Signal: vllm.LMCacheStores}},
+		}, Flavors: []vllm.Flavor{vllm.FlavorV1}, Needs: NeedsLMCache},
+	{Type: TypeLMCache, Name: "retrieve_time", Label: "Retrieval time",
+		Description: "Quantiles of one LMCache retrieval's duration over the window.",
+		Outputs:     []Output{{Name: "lmcache_retrieve_seconds", Unit: "s", Node: &Quantiles{Signal: vllm.LMCacheRetrieveTime}}},
+		Flavors:     []vllm.Flavor{vllm.FlavorV1}, Needs: NeedsLMCache},
 
 	// On a decode instance of a disaggregated deployment most prompt tokens arrive by KV transfer: a prompt
 	// throughput spike there is not compute (vllm-project/vllm#33289), which the shares show.

@@ -9,8 +9,8 @@ import (
 	"time"
 )
 
-// FamilySelector matches every series of the families InferScope reads: vLLM, vLLM-Ascend and Dynamo.
-const FamilySelector = `{__name__=~"vllm[:_].+|dynamo_.+"}`
+// FamilySelector matches every series of the families InferScope reads (vllm.FamilyPrefixes).
+var FamilySelector = vllm.FamilySelector
 
 // DefaultNamesTTL is how long discovered names are reused: short, so a rolling upgrade that renames metrics
 // shows up within a refresh or two, long enough that a dashboard's panels share one lookup.

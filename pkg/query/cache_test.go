@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"runtime"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -29,6 +30,7 @@ var cacheFleet = map[string][]string{
 	"frontend": {"-flavor=dynamo-frontend", "-qps=8", "-seed=36"},
 	"decode":   {"-flavor=vllm-v1", "-kv-role=decode", "-kv-transfer-fail-rate=0.05", "-engines=2", "-qps=10", "-seed=37"},
 	"offload":  {"-flavor=vllm-v1", "-kv-offload-gb=20", "-kv-offload-fail-rate=0.05", "-external-prefix-hit-rate=0.3", "-qps=10", "-seed=38"},
+	"lmcache":  {"-flavor=vllm-v1", "-lmcache", "-external-prefix-hit-rate=0.4", "-qps=10", "-seed=39"},
 }
 
 // liveFleet appends simulated scrapes to a history store as a scraper would, with the disturbances the cache must
@@ -68,6 +70,7 @@ func newLiveFleetOf(t *testing.T, retention time.Duration, flavors map[string][]
 		f.sims[name] = s
 		f.names = append(f.names, name)
 	}
+	slices.Sort(f.names) // the disturbances pick endpoints by index: the same ones every run
 	return f
 }
 
@@ -198,7 +201,9 @@ func TestCacheMatchesUncached(t *testing.T) {
 	if f.downs == 0 || f.late == 0 {
 		t.Errorf("the fleet should have failed scrapes (%d) and samples written into the past (%d)", f.downs, f.late)
 	}
-	if st.Computed == 0 || 3*st.Reused < st.Computed { // each span and step's first refresh, and each late sample, start cold
+	// Each span and step's first refresh and each late sample start cold, and a 30-minute range over 20 minutes of
+	// history recomputes the steps whose history was trimmed since: a fifth reused shows the cache at work.
+	if st.Computed == 0 || 4*st.Reused < st.Computed {
 		t.Errorf("the refreshes should reuse steps: reused %d, computed %d", st.Reused, st.Computed)
 	}
 }

@@ -32,6 +32,7 @@ const (
 	TypePromptSource = measure.TypePromptSource
 	TypeKVTransfer   = measure.TypeKVTransfer
 	TypeKVOffload    = measure.TypeKVOffload
+	TypeLMCache      = measure.TypeLMCache
 	TypeRaw          = measure.TypeRaw
 	TypeDiagnosis    = measure.TypeDiagnosis
 	TypePromQL       = measure.TypePromQL

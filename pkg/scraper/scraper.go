@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"strings"
 	"sync"
 	"time"
 
@@ -153,9 +152,7 @@ func (s *Scraper) ScrapeAll(ctx context.Context) {
 
 // KeepFamily drops families no query reads (Python runtime, process, HTTP server metrics), which are most of a
 // payload's lines and would otherwise fill history.
-func KeepFamily(name string) bool {
-	return strings.HasPrefix(name, "vllm") || strings.HasPrefix(name, "dynamo_")
-}
+func KeepFamily(name string) bool { return vllm.ReadsFamily(name) }
 
 func (s *Scraper) scrapeOne(ctx context.Context, t Target) {
 	start := time.Now()

@@ -86,6 +86,9 @@ type Config struct {
 	// KVOffloadFailRate is the share of stores whose allocation fails. Counted only, like the other connectors.
 	KVOffloadGB       float64 `json:"kv_offload_gb"`
 	KVOffloadFailRate float64 `json:"kv_offload_fail_rate"`
+	// LMCache makes the KV connector LMCache: its lookups and hits (ExternalPrefixHitRate) are also counted as
+	// LMCache's own lmcache:* metrics, as vLLM's /metrics exposes them with the LMCache connector.
+	LMCache bool `json:"lmcache"`
 	// MMItems is the number of multi-modal items (images) per request, MMHitRate the share found in the
 	// multi-modal cache; 0 items serves text only.
 	MMItems   int     `json:"mm_items"`
@@ -157,6 +160,9 @@ const KVRoleDecode = "decode"
 
 // kvBytesPerToken is the KV of one token of Llama-3.1-8B in bf16: 2 (K, V) × 32 layers × 8 KV heads × 128 × 2 bytes.
 const kvBytesPerToken = 2 * 32 * 8 * 128 * 2
+
+// lmcacheBytesPerSecond is how fast LMCache retrieves KV from its local CPU cache.
+const lmcacheBytesPerSecond = 10e9
 
 // offloadBytesPerSecond is the GPU↔CPU copy speed of the offloading connector (PCIe 4 x16, about 20 GB/s).
 const offloadBytesPerSecond = 20e9
@@ -284,6 +290,8 @@ func (c *Config) Validate() error {
 		bad("kv-offload-gb must be between 0 and 4096, got %v", c.KVOffloadGB)
 	case c.KVOffloadGB > 0 && c.Flavor != FlavorV1:
 		bad("kv-offload-gb needs flavor %s", FlavorV1)
+	case c.LMCache && (c.Flavor != FlavorV1 || c.ExternalPrefixHitRate == 0):
+		bad("lmcache needs flavor %s and an external-prefix-hit-rate", FlavorV1)
 	}
 	if c.MMItems < 0 || c.MMItems > 64 {
 		bad("mm-items must be between 0 and 64, got %d", c.MMItems)

@@ -33,29 +33,28 @@ func tenMinutes(t *testing.T, args ...string) *exposition.Scrape {
 	return sc
 }
 
+// total sums the samples named name (of one label value, when labels gives a name and a value) of a scrape.
+func total(t *testing.T, sc *exposition.Scrape, name string, labels ...string) float64 {
+	t.Helper()
+	fam := sc.FamilyOf(name)
+	if fam == nil {
+		t.Fatalf("no family for %s", name)
+	}
+	sum := 0.0
+	for _, s := range fam.Samples {
+		if s.Name == name && (len(labels) != 2 || s.Labels.Get(labels[0]) == labels[1]) {
+			sum += s.Value
+		}
+	}
+	return sum
+}
+
 // TestDecodeRoleTransfersPromptKV: a decode instance pulls the prompt KV its prefix cache misses over NIXL — the
 // transfers are timed and sized, the configured share fails and is computed locally, and prompt tokens by source
 // add up to all prompt tokens.
 func TestDecodeRoleTransfersPromptKV(t *testing.T) {
 	sc := tenMinutes(t, "-flavor=vllm-v1", "-kv-role=decode", "-kv-transfer-fail-rate=0.1", "-qps=10", "-seed=5")
-	value := func(name string, labels ...string) float64 {
-		t.Helper()
-		fam := sc.FamilyOf(name)
-		if fam == nil {
-			t.Fatalf("no family for %s", name)
-		}
-		sum := 0.0
-		for _, s := range fam.Samples {
-			if s.Name != name {
-				continue
-			}
-			if len(labels) == 2 && s.Labels.Get(labels[0]) != labels[1] {
-				continue
-			}
-			sum += s.Value
-		}
-		return sum
-	}
+	value := func(name string, labels ...string) float64 { t.Helper(); return total(t, sc, name, labels...) }
 	transfers := value("vllm:nixl_xfer_time_seconds_count")
 	failed := value("vllm:nixl_num_failed_transfers_total")
 	if transfers < 100 {
@@ -80,20 +79,7 @@ func TestDecodeRoleTransfersPromptKV(t *testing.T) {
 // store per request but the failed share), the connector's hits are loaded back, and the CPU cache fills.
 func TestOffloadingConnector(t *testing.T) {
 	sc := tenMinutes(t, "-flavor=vllm-v1", "-kv-offload-gb=40", "-kv-offload-fail-rate=0.2", "-external-prefix-hit-rate=0.5", "-qps=10", "-seed=6")
-	value := func(name string) float64 {
-		t.Helper()
-		fam := sc.FamilyOf(name)
-		if fam == nil {
-			t.Fatalf("no family for %s", name)
-		}
-		for _, s := range fam.Samples {
-			if s.Name == name {
-				return s.Value
-			}
-		}
-		t.Fatalf("no sample %s", name)
-		return 0
-	}
+	value := func(name string, labels ...string) float64 { t.Helper(); return total(t, sc, name, labels...) }
 	stores, failures := value("vllm:kv_offload_store_size_count"), value("vllm:kv_offload_allocation_failure_total")
 	finished := 0.0
 	for _, s := range sc.FamilyOf("vllm:request_success_total").Samples {
@@ -110,5 +96,24 @@ func TestOffloadingConnector(t *testing.T) {
 	}
 	if u := value("vllm:kv_offload_cpu_cache_usage_perc"); u <= 0 || u > 1 {
 		t.Errorf("CPU cache usage %v", u)
+	}
+}
+
+// TestLMCacheConnector: with LMCache as the KV connector, its own counters repeat the connector's lookups and hits
+// (vLLM's external_prefix_cache_*), one retrieval per request and one store per finished request.
+func TestLMCacheConnector(t *testing.T) {
+	sc := tenMinutes(t, "-flavor=vllm-v1", "-lmcache", "-external-prefix-hit-rate=0.4", "-qps=10", "-seed=7")
+	value := func(name string, labels ...string) float64 { t.Helper(); return total(t, sc, name, labels...) }
+	if r, q := value("lmcache:num_requested_tokens_total"), value("vllm:external_prefix_cache_queries_total"); r != q || r == 0 {
+		t.Errorf("LMCache was asked for %v tokens, the connector looked up %v", r, q)
+	}
+	if h, x := value("lmcache:num_hit_tokens_total"), value("vllm:external_prefix_cache_hits_total"); h != x || h == 0 {
+		t.Errorf("LMCache hit %v tokens, the connector %v", h, x)
+	}
+	if got := value("lmcache:time_to_retrieve_count"); got != value("lmcache:num_retrieve_requests_total") || got == 0 {
+		t.Errorf("%v timed retrievals for %v retrieve requests", got, value("lmcache:num_retrieve_requests_total"))
+	}
+	if value("lmcache:num_store_requests_total") == 0 {
+		t.Error("nothing stored")
 	}
 }

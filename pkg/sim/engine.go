@@ -179,6 +179,9 @@ func (e *engine) admitWaiting(t float64, budget int) {
 			if cfg.KVOffloadGB > 0 {
 				e.offloadLoad(e.st.externalHits-before, miss)
 			}
+			if cfg.LMCache {
+				e.lmcacheRetrieve(e.st.externalHits-before, miss)
+			}
 		}
 		if r.scheduled < 0 {
 			r.scheduled = t
@@ -364,6 +367,15 @@ func (e *engine) transfer(r *request, tokens int) {
 	r.transferred = tokens
 }
 
+// lmcacheRetrieve counts one LMCache retrieval of a request's missed tokens, of which hit were found.
+func (e *engine) lmcacheRetrieve(hit, requested float64) {
+	st := e.st
+	st.lmcacheRetrieves++
+	st.lmcacheRequested += requested
+	st.lmcacheHit += hit
+	st.lmcacheRetrieveTime.observe(0.001+hit*kvBytesPerToken/lmcacheBytesPerSecond, 1)
+}
+
 // offloadLoad loads the KV of hit tokens from the offloading connector's CPU memory, after a lookup over the
 // missed tokens.
 func (e *engine) offloadLoad(hit, looked float64) {
@@ -462,6 +474,10 @@ func (e *engine) finish(r *request, t float64) {
 	st.success[reason]++
 	if e.cfg.KVOffloadGB > 0 {
 		e.offloadStore(r.promptLen + r.generated)
+	}
+	if e.cfg.LMCache {
+		st.lmcacheStores++
+		st.lmcacheStored += float64(r.promptLen)
 	}
 	st.e2e.observe(e2e, 1)
 	st.queue.observe(r.scheduled-r.arrival, 1)

@@ -20,9 +20,12 @@ type engineStats struct {
 	offloadLoadBytes, offloadLoadTime, offloadStoreBytes, offloadStoreTime float64
 	offloadFailures, offloadFailDue, offloadResident                       float64
 	offloadLoadSize, offloadStoreSize, offloadLookup                       *histogram
-	generationTokens                                                       float64
-	success                                                                map[string]float64 // by finished_reason
-	firstTokens                                                            float64
+	// LMCache's own counters of the same connector lookups, and the stores of finished prompts.
+	lmcacheRetrieves, lmcacheRequested, lmcacheHit, lmcacheStores, lmcacheStored float64
+	lmcacheRetrieveTime                                                          *histogram
+	generationTokens                                                             float64
+	success                                                                      map[string]float64 // by finished_reason
+	firstTokens                                                                  float64
 
 	specDrafts, specDraftTokens, specAccepted, specEmitted float64
 	specAcceptedPerPos                                     []float64
@@ -45,23 +48,24 @@ func owed(hits, due, add float64) (float64, float64) {
 func newEngineStats(f Flavor, maxModelLen, specTokens int) *engineStats {
 	tok := buckets125(maxModelLen)
 	s := &engineStats{
-		success:            map[string]float64{},
-		specAcceptedPerPos: make([]float64, specTokens),
-		reqPromptTokens:    newHistogram(tok),
-		reqGenTokens:       newHistogram(tok),
-		reqMaxGen:          newHistogram(tok),
-		paramsMaxTokens:    newHistogram(tok),
-		prefillKV:          newHistogram(tok),
-		paramsN:            newHistogram(bucketsParamsN),
-		tpotRequest:        newHistogram(bucketsITLv1),
-		workerDuration:     newHistogram(bucketsRustDefault),
-		nixlXfer:           newHistogram(bucketsNixlXfer),
-		nixlPost:           newHistogram(bucketsNixlPost),
-		nixlBytes:          newHistogram(bucketsNixlBytes),
-		nixlDescriptors:    newHistogram(bucketsNixlDescriptors),
-		offloadLoadSize:    newHistogram(bucketsOffloadSize),
-		offloadStoreSize:   newHistogram(bucketsOffloadSize),
-		offloadLookup:      newHistogram(bucketsOffloadLookup),
+		success:             map[string]float64{},
+		specAcceptedPerPos:  make([]float64, specTokens),
+		reqPromptTokens:     newHistogram(tok),
+		reqGenTokens:        newHistogram(tok),
+		reqMaxGen:           newHistogram(tok),
+		paramsMaxTokens:     newHistogram(tok),
+		prefillKV:           newHistogram(tok),
+		paramsN:             newHistogram(bucketsParamsN),
+		tpotRequest:         newHistogram(bucketsITLv1),
+		workerDuration:      newHistogram(bucketsRustDefault),
+		nixlXfer:            newHistogram(bucketsNixlXfer),
+		nixlPost:            newHistogram(bucketsNixlPost),
+		nixlBytes:           newHistogram(bucketsNixlBytes),
+		nixlDescriptors:     newHistogram(bucketsNixlDescriptors),
+		offloadLoadSize:     newHistogram(bucketsOffloadSize),
+		offloadStoreSize:    newHistogram(bucketsOffloadSize),
+		offloadLookup:       newHistogram(bucketsOffloadLookup),
+		lmcacheRetrieveTime: newHistogram(bucketsLMCacheRetrieve),
 	}
 	ttft, itl, lat, iter := bucketsTTFTv1, bucketsITLv1, bucketsRequestLatencyV1, bucketsIterationTokensV1
 	if f.isV0() {

@@ -213,7 +213,26 @@ func (f *Fleet) v1Families(x *exposition, st style) {
 	if f.cfg.KVOffloadGB > 0 {
 		f.offloadFamilies(b)
 	}
+	if f.cfg.LMCache {
+		f.lmcacheFamilies(b)
+	}
 	f.cacheConfigFamily(b)
+}
+
+// lmcacheFamilies renders the LMCache connector's own metrics, which vLLM's /metrics carries.
+func (f *Fleet) lmcacheFamilies(b *familyBuilder) {
+	b.counter("lmcache:num_retrieve_requests", "Total number of retrieve requests sent to lmcache",
+		func(e *engine) float64 { return e.st.lmcacheRetrieves })
+	b.counter("lmcache:num_store_requests", "Total number of store requests sent to lmcache",
+		func(e *engine) float64 { return e.st.lmcacheStores })
+	b.counter("lmcache:num_requested_tokens", "Total number of tokens requested from lmcache",
+		func(e *engine) float64 { return e.st.lmcacheRequested })
+	b.counter("lmcache:num_hit_tokens", "Total number of tokens hit in lmcache",
+		func(e *engine) float64 { return e.st.lmcacheHit })
+	b.counter("lmcache:num_stored_tokens", "Total number of tokens stored in lmcache",
+		func(e *engine) float64 { return e.st.lmcacheStored })
+	b.hist("lmcache:time_to_retrieve", "Time to retrieve from cache (seconds)",
+		func(e *engine) *histogram { return e.st.lmcacheRetrieveTime })
 }
 
 // offloadFamilies renders the offloading connector's metrics with the CPU spec (OffloadPromMetrics).

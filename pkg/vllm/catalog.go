@@ -116,6 +116,12 @@ var (
 	OffloadStoreTime  = Signal{ID: "offload_store_time", Kind: Counter, Names: []string{"vllm:kv_offload_store_time_total"}, Unit: "s"}
 	// OffloadAllocationFailures counts offload stores that found no room in offload storage.
 	OffloadAllocationFailures = Signal{ID: "offload_allocation_failures", Kind: Counter, Names: []string{"vllm:kv_offload_allocation_failure_total"}, Unit: "short"}
+	// LMCacheRequestedTokens and LMCacheHitTokens count the tokens the LMCache connector was asked for and found;
+	// LMCacheRetrieves and LMCacheStores its retrieve and store requests.
+	LMCacheRequestedTokens = Signal{ID: "lmcache_requested_tokens", Kind: Counter, Names: []string{"lmcache:num_requested_tokens_total"}, Unit: "short"}
+	LMCacheHitTokens       = Signal{ID: "lmcache_hit_tokens", Kind: Counter, Names: []string{"lmcache:num_hit_tokens_total"}, Unit: "short"}
+	LMCacheRetrieves       = Signal{ID: "lmcache_retrieves", Kind: Counter, Names: []string{"lmcache:num_retrieve_requests_total"}, Unit: "short"}
+	LMCacheStores          = Signal{ID: "lmcache_stores", Kind: Counter, Names: []string{"lmcache:num_store_requests_total"}, Unit: "short"}
 	// ExternalPrefixHits counts KV-connector (cross-instance) cache hits.
 	ExternalPrefixHits = Signal{ID: "external_prefix_hits", Kind: Counter, Names: []string{"vllm:external_prefix_cache_hits_total"}}
 	// ExternalPrefixQueries counts KV-connector cache lookups.
@@ -177,6 +183,8 @@ var (
 	NixlBytes = Signal{ID: "nixl_bytes", Kind: Histogram, Names: []string{"vllm:nixl_bytes_transferred"}, Unit: "bytes"}
 	// OffloadLookupDelay is the time of one offload lookup call.
 	OffloadLookupDelay = Signal{ID: "offload_lookup_delay", Kind: Histogram, Names: []string{"vllm:kv_offload_lookup_sync_delay_seconds"}, Unit: "s"}
+	// LMCacheRetrieveTime is the time of one LMCache retrieval.
+	LMCacheRetrieveTime = Signal{ID: "lmcache_retrieve_time", Kind: Histogram, Names: []string{"lmcache:time_to_retrieve"}, Unit: "s"}
 	// AscendTotalTokens is prompt plus generation tokens per iteration.
 	AscendTotalTokens = Signal{ID: "ascend_total_tokens", Kind: Histogram, Names: []string{"vllm_profiling_total_tokens"}, Unit: "short"}
 )

@@ -106,3 +106,26 @@ func TestSignalNamePrefersNewest(t *testing.T) {
 		t.Fatal("timer outside the profiler prefix accepted")
 	}
 }
+
+// TestReadsFamily: the families InferScope reads, and the Python, process and HTTP families it leaves out.
+func TestReadsFamily(t *testing.T) {
+	for name, want := range map[string]bool{
+		"vllm:num_requests_running":          true,
+		"vllm_profiling_free_kvcache_blocks": true,
+		"dynamo_component_total_blocks":      true,
+		"lmcache:num_hit_tokens_total":       true,
+		"lmcache_mp_lookup_hit_tokens_total": true,
+		"python_gc_objects_collected_total":  false,
+		"process_resident_memory_bytes":      false,
+		"http_requests_total":                false,
+		"vllmish_metric":                     false,
+		"ray_vllm_num_requests_running":      false,
+	} {
+		if got := ReadsFamily(name); got != want {
+			t.Errorf("ReadsFamily(%q) = %v, want %v", name, got, want)
+		}
+	}
+	if FamilySelector != `{__name__=~"vllm:.+|vllm_.+|dynamo_.+|lmcache:.+|lmcache_.+"}` {
+		t.Errorf("FamilySelector = %s", FamilySelector)
+	}
+}
