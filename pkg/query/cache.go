@@ -12,20 +12,20 @@ import (
 	"github.com/inferscope/inferscope-vllm/pkg/measure"
 )
 
-// Cache keeps, per normalized query (its JSON without the legend, step, rate window and range length), the values of the steps
-// that can no longer change, so a dashboard refresh evaluates only the steps after them and the few at the range's
-// start whose reads reach history trimmed since. Direct-mode history only grows after each endpoint's newest scrape
-// and shrinks from its oldest (Source.Bounds), and a step's value reads only its rate window (rates) or the newest
-// scrape at or before it (gauges: a series missing from a scrape got a staleness marker there), so a step at or
-// before every selected endpoint's newest scrape is final until
+// Cache keeps, per normalized query (its JSON without the legend, plus step, rate window and range length), the
+// values of the steps that can no longer change, so a dashboard refresh evaluates only the steps after them and the
+// few at the range's start whose reads reach history trimmed since. Direct-mode history only grows after each
+// endpoint's newest scrape and shrinks from its oldest (Source.Bounds), and a step's value reads only its rate window
+// (rates) or the newest scrape at or before it (gauges: a series missing from a scrape got a staleness marker there),
+// so a step at or before every selected endpoint's newest scrape is final until
 //   - the selected endpoints, or one's Revision, change (its sample names decide which series a measure reads), or
 //   - trimming takes a point the step reads: a cached step t stays only while t − reach ≥ oldest held, where reach
 //     is the rate window for formulas that read rates and 0 for gauges.
 //
 // Answers are identical to an uncached evaluation, series order included (TestCacheMatchesUncached). Memory is
-// counted per entry (points, labels, keys) against a byte budget; the least recently used entries go first, and
-// an entry larger than a quarter of the budget is not kept. Identical queries running at once are evaluated once:
-// the second waits and reads the first's steps.
+// counted per entry (points, labels, keys) and per endpoint name set against a byte budget; the least recently used
+// entries go first, and an entry larger than a quarter of the budget is not kept. Identical queries running at once
+// are evaluated once: the second waits and reads the first's steps.
 type Cache struct {
 	maxBytes int64
 
