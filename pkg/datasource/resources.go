@@ -11,7 +11,6 @@ import (
 
 	"github.com/inferscope/inferscope-vllm/pkg/exposition"
 	"github.com/inferscope/inferscope-vllm/pkg/query"
-	"github.com/inferscope/inferscope-vllm/pkg/scraper"
 	"github.com/inferscope/inferscope-vllm/pkg/vllm"
 
 	"github.com/inferscope/inferscope-vllm/pkg/internal/httpjson"
@@ -110,7 +109,7 @@ func (d *Datasource) handleProbe(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), time.Duration(d.settings.ScrapeTimeout)+time.Second)
 	defer cancel()
 	res, err := exposition.Fetch(ctx, client, body.URL, exposition.ScrapeOptions{
-		Timeout: time.Duration(d.settings.ScrapeTimeout), Parse: exposition.ParseOptions{Keep: scraper.KeepFamily},
+		Timeout: time.Duration(d.settings.ScrapeTimeout), Parse: exposition.ParseOptions{Keep: vllm.ReadsFamily},
 		MaxBodyBytes: d.settings.MaxBodyBytes(), Scrub: d.scrub,
 	})
 	if err != nil {

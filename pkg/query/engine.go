@@ -131,20 +131,18 @@ func (c *evalCtx) outputs(outputs []measure.Output) ([][]Output, error) {
 
 // sortCanonical orders one output's series by measure name, then labels; series with equal keys keep their order.
 func sortCanonical(outs []Output) {
-	keys := make([]string, len(outs))
+	type keyed struct {
+		key string
+		out Output
+	}
+	ks := make([]keyed, len(outs))
 	for i, o := range outs {
-		keys[i] = canonicalKey(o)
+		ks[i] = keyed{canonicalKey(o), o}
 	}
-	idx := make([]int, len(outs))
-	for i := range idx {
-		idx[i] = i
+	slices.SortStableFunc(ks, func(a, b keyed) int { return strings.Compare(a.key, b.key) })
+	for i, k := range ks {
+		outs[i] = k.out
 	}
-	sort.SliceStable(idx, func(a, b int) bool { return keys[idx[a]] < keys[idx[b]] })
-	sorted := make([]Output, len(outs))
-	for i, j := range idx {
-		sorted[i] = outs[j]
-	}
-	copy(outs, sorted)
 }
 
 // canonicalKey is a series' identity within one catalog output.

@@ -15,6 +15,7 @@ import (
 	"github.com/inferscope/inferscope-vllm/pkg/exposition"
 	"github.com/inferscope/inferscope-vllm/pkg/history"
 	"github.com/inferscope/inferscope-vllm/pkg/sim"
+	"github.com/inferscope/inferscope-vllm/pkg/vllm"
 )
 
 // cpuTime is the process's user plus system CPU time so far.
@@ -90,7 +91,7 @@ func BenchmarkScrapeFleet(b *testing.B) {
 		n := int(served.Load())
 		c0 = cpuTime(b)
 		for i := range n {
-			if _, err := exposition.Parse(bodies[i%len(bodies)], exposition.ParseOptions{Keep: KeepFamily, NormalizeFloatLabels: true}); err != nil {
+			if _, err := exposition.Parse(bodies[i%len(bodies)], exposition.ParseOptions{Keep: vllm.ReadsFamily, NormalizeFloatLabels: true}); err != nil {
 				b.Fatal(err)
 			}
 		}

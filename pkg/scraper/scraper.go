@@ -150,18 +150,15 @@ func (s *Scraper) ScrapeAll(ctx context.Context) {
 	s.notify(time.Now().UnixMilli())
 }
 
-// KeepFamily drops families no query reads (Python runtime, process, HTTP server metrics), which are most of a
-// payload's lines and would otherwise fill history.
-func KeepFamily(name string) bool { return vllm.ReadsFamily(name) }
-
 func (s *Scraper) scrapeOne(ctx context.Context, t Target) {
 	start := time.Now()
 	res, err := exposition.Fetch(ctx, s.opts.Client, t.URL, exposition.ScrapeOptions{
 		MaxBodyBytes: s.opts.MaxBodyBytes,
 		Timeout:      s.opts.Timeout,
-		// le and quantile values are stored as Prometheus 3 stores them ("1" → "1.0"), so raw bucket series and le
-		// matchers are the same in both modes.
-		Parse: exposition.ParseOptions{Keep: KeepFamily, MaxSamples: s.opts.MaxSamples, NormalizeFloatLabels: true},
+		// Families no query reads (Python runtime, process, HTTP server metrics) are most of a payload's lines and
+		// would otherwise fill history. le and quantile values are stored as Prometheus 3 stores them ("1" → "1.0"),
+		// so raw bucket series and le matchers are the same in both modes.
+		Parse: exposition.ParseOptions{Keep: vllm.ReadsFamily, MaxSamples: s.opts.MaxSamples, NormalizeFloatLabels: true},
 		Scrub: s.opts.Scrub,
 	})
 	st := Status{Name: t.Name, URL: redact.URL(t.URL), LastTry: start}

@@ -174,13 +174,12 @@ func (e *engine) admitWaiting(t float64, budget int) {
 		if cfg.ExternalPrefixHitRate > 0 {
 			miss := float64(r.prefillTarget - hit)
 			e.st.externalQueries += miss
-			before := e.st.externalHits
-			e.st.externalHits, e.st.externalDue = owed(e.st.externalHits, e.st.externalDue, miss*cfg.ExternalPrefixHitRate)
+			hits := owe(&e.st.externalHits, &e.st.externalDue, miss*cfg.ExternalPrefixHitRate)
 			if cfg.KVOffloadGB > 0 {
-				e.offloadLoad(e.st.externalHits-before, miss)
+				e.offloadLoad(hits, miss)
 			}
 			if cfg.LMCache {
-				e.lmcacheRetrieve(e.st.externalHits-before, miss)
+				e.lmcacheRetrieve(hits, miss)
 			}
 		}
 		if r.scheduled < 0 {
@@ -355,8 +354,7 @@ func (e *engine) transfer(r *request, tokens int) {
 		return
 	}
 	st, cfg := e.st, e.cfg
-	failedBefore := st.nixlFailed
-	if st.nixlFailed, st.nixlFailDue = owed(st.nixlFailed, st.nixlFailDue, cfg.KVTransferFailRate); st.nixlFailed > failedBefore {
+	if owe(&st.nixlFailed, &st.nixlFailDue, cfg.KVTransferFailRate) > 0 {
 		return // only successful transfers are timed, as the connector records them
 	}
 	secs := cfg.KVTransferMs / 1000 * float64(tokens) / cfg.PromptTokensMean
@@ -394,8 +392,7 @@ func (e *engine) offloadLoad(hit, looked float64) {
 // configured share of stores fails to allocate.
 func (e *engine) offloadStore(tokens int) {
 	st, cfg := e.st, e.cfg
-	failedBefore := st.offloadFailures
-	if st.offloadFailures, st.offloadFailDue = owed(st.offloadFailures, st.offloadFailDue, cfg.KVOffloadFailRate); st.offloadFailures > failedBefore {
+	if owe(&st.offloadFailures, &st.offloadFailDue, cfg.KVOffloadFailRate) > 0 {
 		return
 	}
 	bytes := float64(tokens * kvBytesPerToken)

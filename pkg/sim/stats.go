@@ -45,6 +45,14 @@ func owed(hits, due, add float64) (float64, float64) {
 	return hits + whole, due - whole
 }
 
+// owe is owed on a counter and its carry in place, returning the whole part added now: the hits a lookup found, or
+// 1 when this operation is one of the configured share that fails.
+func owe(count, due *float64, add float64) float64 {
+	before := *count
+	*count, *due = owed(*count, *due, add)
+	return *count - before
+}
+
 func newEngineStats(f Flavor, maxModelLen, specTokens int) *engineStats {
 	tok := buckets125(maxModelLen)
 	s := &engineStats{
