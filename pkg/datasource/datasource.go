@@ -6,7 +6,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"sort"
 	"strings"
+	"sync"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/backend/instancemgmt"
@@ -16,6 +18,7 @@ import (
 
 	"github.com/inferscope/inferscope-vllm/pkg/query"
 	"github.com/inferscope/inferscope-vllm/pkg/redact"
+	"github.com/inferscope/inferscope-vllm/pkg/role"
 )
 
 // PluginID is the data source's id in src/datasource/plugin.json.
@@ -86,7 +89,7 @@ func (d *Datasource) query(ctx context.Context, dq backend.DataQuery) backend.Da
 	if q.QueryType == query.TypeDiagnosis {
 		return d.diagnose(ctx, q, dq)
 	}
-	res, detail, err := d.mode.eval(ctx, q, query.Request{From: dq.TimeRange.From, To: dq.TimeRange.To, Interval: dq.Interval, MaxDataPoints: dq.MaxDataPoints})
+	res, detail, err := d.evaluate(ctx, q, query.Request{From: dq.TimeRange.From, To: dq.TimeRange.To, Interval: dq.Interval, MaxDataPoints: dq.MaxDataPoints})
 	if err != nil {
 		return d.errorResponse(ctx, err, detail)
 	}
@@ -100,6 +103,29 @@ func (d *Datasource) query(ctx context.Context, dq backend.DataQuery) backend.Da
 	// The query inspector reads the first frame's executed query; one copy keeps the answer's size independent of it.
 	frames[0].Meta.ExecutedQueryString = detail
 	return backend.DataResponse{Frames: frames}
+}
+
+// evaluate answers a query in this data source's mode, through pkg/role when it needs endpoints' prefill/decode
+// roles; detail is what the query inspector shows as executed: every query that ran, evidence of the roles
+// included.
+func (d *Datasource) evaluate(ctx context.Context, q query.Query, r query.Request) (*query.Result, string, error) {
+	if !q.NeedsRoles() {
+		return d.mode.eval(ctx, q, r)
+	}
+	var mu sync.Mutex
+	var details []string
+	eval := func(ctx context.Context, sub query.Query, r query.Request) (*query.Result, error) {
+		res, detail, err := d.mode.eval(ctx, sub, r)
+		if detail != "" {
+			mu.Lock()
+			details = append(details, detail)
+			mu.Unlock()
+		}
+		return res, err
+	}
+	res, err := role.Answer(ctx, eval, q, r)
+	sort.Strings(details) // the evidence queries run concurrently
+	return res, query.Truncate(strings.Join(details, "\n\n"), query.MaxExecutedQueryBytes), err
 }
 
 // errorResponse is a failed query's answer: the status and whose fault it is (errors.go), the message without

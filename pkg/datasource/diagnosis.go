@@ -47,6 +47,6 @@ func isEndpointNotice(n string) bool { return strings.HasPrefix(n, "endpoint ") 
 
 // evalResult answers a query in whichever mode this data source is in.
 func (d *Datasource) evalResult(ctx context.Context, q query.Query, r query.Request) (*query.Result, error) {
-	res, _, err := d.mode.eval(ctx, q, r)
+	res, _, err := d.evaluate(ctx, q, r)
 	return res, err
 }

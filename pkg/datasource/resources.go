@@ -11,6 +11,7 @@ import (
 
 	"github.com/inferscope/inferscope-vllm/pkg/exposition"
 	"github.com/inferscope/inferscope-vllm/pkg/query"
+	"github.com/inferscope/inferscope-vllm/pkg/role"
 	"github.com/inferscope/inferscope-vllm/pkg/vllm"
 
 	"github.com/inferscope/inferscope-vllm/pkg/internal/httpjson"
@@ -26,6 +27,7 @@ func (d *Datasource) routes() *http.ServeMux {
 	mux.HandleFunc("GET /engines", d.list(func(r *http.Request) ([]string, error) {
 		return d.mode.labelValues(r.Context(), "engine", "dp", "dp_rank")
 	}))
+	mux.HandleFunc("GET /roles", d.list(d.roles))
 	mux.HandleFunc("GET /metrics", d.list(func(r *http.Request) ([]string, error) { return d.mode.metricNames(r.Context()) }))
 	mux.HandleFunc("GET /label-values", d.withLabelName(d.list(func(r *http.Request) ([]string, error) {
 		return d.mode.labelValues(r.Context(), r.URL.Query().Get("label"))
@@ -34,6 +36,12 @@ func (d *Datasource) routes() *http.ServeMux {
 		httpjson.Error(w, http.StatusNotFound, "no such resource: "+query.Truncate(r.URL.Path, 256))
 	})
 	return mux
+}
+
+// roles lists the prefill/decode roles the endpoints show now (pkg/role), for a template variable.
+func (d *Datasource) roles(r *http.Request) ([]string, error) {
+	now := time.Now()
+	return role.Roles(r.Context(), d.evalResult, "", query.Request{From: now.Add(-role.Span), To: now})
 }
 
 // labelName is a Prometheus label name; label-values refuses anything else before it reaches history or a server URL.

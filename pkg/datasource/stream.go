@@ -156,7 +156,7 @@ func (d *Datasource) RunStream(ctx context.Context, req *backend.RunStreamReques
 			return nil
 		case t := <-rounds:
 			now := time.UnixMilli(t)
-			res, err := dr.answer(ctx, q, query.Request{From: now.Add(-2 * interval), To: now, Interval: interval})
+			res, _, err := d.evaluate(ctx, q, query.Request{From: now.Add(-2 * interval), To: now, Interval: interval})
 			if err != nil {
 				// Returning an error makes Grafana restart the stream silently; skip this round instead.
 				continue

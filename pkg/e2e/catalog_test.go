@@ -61,8 +61,8 @@ func walkCatalogWith(t *testing.T, run *simRun, prom *promtest.Server, rateCheck
 	modes := newBothModes(run, prom)
 
 	for _, e := range measure.Catalog {
-		if e.Type == query.TypeDiagnosis || e.Type == query.TypePromQL {
-			continue // not formulas: diagnosis reads the other entries, promql is the user's
+		if e.Type == query.TypeDiagnosis || e.Type == query.TypePromQL || (query.Query{QueryType: e.Type, Measure: e.Name}).NeedsRoles() {
+			continue // not formulas: diagnosis reads the other entries, promql is the user's, P/D TTFT is TestRolesInBothModes's
 		}
 		for _, f := range catalogFleet {
 			t.Run(string(e.Type)+"/"+e.Name+"/"+f.endpoint, func(t *testing.T) {

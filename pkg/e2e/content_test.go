@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -84,7 +85,9 @@ func tripFleet(t *testing.T) []map[string]string {
 		{"name": "v0-hot", "url": startSim(t, "-flavor=vllm-v0", "-qps=40", "-output-tokens-mean=800", "-max-model-len=4096", "-num-gpu-blocks=300", "-max-num-seqs=64", "-speed=30", "-seed=32")},
 		{"name": "ascend", "url": startSim(t, "-flavor=vllm-ascend", "-engines=2", "-qps=12", "-spec-tokens=2", "-speed=30", "-seed=33", "-profiler-config="+profilerConfig(t, 1))},
 		{"name": "dynamo", "url": startSim(t, "-flavor=dynamo-worker", "-qps=6", "-speed=30", "-seed=34")},
-		// A decode instance whose NIXL link is slow and drops a tenth of the transfers.
+		// A disaggregated pair: the prefill instance holds each prompt's KV until the decode instance, whose NIXL link
+		// is slow and drops a tenth of the transfers, has read it.
+		{"name": "prefill", "url": startSim(t, "-flavor=vllm-v1", "-kv-role=prefill", "-kv-transfer-ms=900", "-qps=6", "-speed=30", "-seed=38")},
 		{"name": "decode", "url": startSim(t, "-flavor=vllm-v1", "-kv-role=decode", "-kv-transfer-ms=900", "-kv-transfer-fail-rate=0.1", "-qps=6", "-speed=30", "-seed=35")},
 		// An offloading instance whose CPU memory cannot take every store.
 		{"name": "offload", "url": startSim(t, "-flavor=vllm-v1", "-kv-offload-gb=8", "-kv-offload-fail-rate=0.2", "-external-prefix-hit-rate=0.3", "-qps=6", "-speed=30", "-seed=36")},
@@ -137,7 +140,11 @@ func TestDashboardPanelsAndAlertRules(t *testing.T) {
 		if timer == "" {
 			t.Fatalf("no profiler timer among metric names %v", timers)
 		}
-		vars := map[string]string{"endpoint": ".*", "model": ".*", "engine": ".*", "dp": ".*", "timer": timer, "datasource": "trip"}
+		// The role variable lists what the fleet's instances show: the pair's two sides and the unified rest.
+		if roles := trip.resource(t, "roles"); !slices.Equal(roles, []string{"decode", "prefill", "unified"}) {
+			t.Errorf("roles resource: %v, want decode, prefill and unified", roles)
+		}
+		vars := map[string]string{"endpoint": ".*", "model": ".*", "engine": ".*", "dp": ".*", "role": ".*", "timer": timer, "datasource": "trip"}
 		for _, file := range files {
 			panels, err := dashtest.Panels(file, vars)
 			if err != nil {

@@ -224,6 +224,8 @@ var (
 		Outputs: []Output{{Name: "acceptance_length", Unit: "short", Node: &Div{
 			Num: &Rate{Signal: vllm.SpecAcceptedTokens}, Den: &Rate{Signal: vllm.SpecDrafts}, Form: OnePlus}}}, Flavors: v1Flavors}
 
+	ThroughputPrompt = &Entry{Type: TypeThroughput, Name: "prompt_tokens", Label: "Prompt tokens/s", Default: true, Description: "Prompt (input) tokens per second.",
+		Outputs: []Output{{Name: "prompt_tokens_per_second", Unit: "short", Node: &Rate{Signal: vllm.PromptTokens}}}, Flavors: vllmFlavors}
 	ThroughputRequests = &Entry{Type: TypeThroughput, Name: "requests", Label: "Requests/s",
 		Description: "Finished requests per second by finished_reason.",
 		Outputs:     []Output{{Name: "requests_per_second", Unit: "reqps", Node: &Rate{Signal: vllm.RequestSuccess, Keep: []string{"finished_reason"}}}},
@@ -266,6 +268,48 @@ var (
 			{Name: "kv_transfer_failure_ratio", Unit: "percentunit", Node: &Div{Num: failedTransfers, Den: &Add{A: failedTransfers, B: transfers}}},
 		}, Flavors: []vllm.Flavor{vllm.FlavorV1}, Needs: NeedsNIXL}
 
+	KVTransferThroughput = &Entry{Type: TypeKVTransfer, Name: "throughput", Label: "Bandwidth", Default: true,
+		Description: "KV bytes and transfers per second over the window.",
+		Outputs: []Output{
+			{Name: "kv_transfer_bytes_per_second", Unit: "Bps", Node: &Rate{Signal: vllm.NixlBytes, Suffix: "_sum"}},
+			{Name: "kv_transfers_per_second", Unit: "short", Node: transfers},
+		}, Flavors: []vllm.Flavor{vllm.FlavorV1}, Needs: NeedsNIXL}
+	// KVTransferPending reads both sides of a pair: a prefill instance holds KV until it is read (pending sends), a
+	// decode instance waits for it (in process); role detection (pkg/role) reads the first.
+	KVTransferPending = &Entry{Type: TypeKVTransfer, Name: "pending", Label: "Pending and in process",
+		Description: "Requests whose KV a prefill instance holds until a decode instance has read it (pending sends), and requests a decode instance is receiving KV for (in process).",
+		Outputs: []Output{
+			{Name: "kv_pending_sends", Unit: "short", Node: &Gauge{Signal: vllm.NixlPendingSends, Agg: Sum}},
+			{Name: "kv_in_process_requests", Unit: "short", Node: &Gauge{Signal: vllm.NixlInProcess, Agg: Sum}},
+		}, Flavors: []vllm.Flavor{vllm.FlavorV1}, Needs: NeedsNIXL}
+	// KVTransferPDTTFT is answered by the data source, not the engines: its parts come from different instances,
+	// chosen by role (pkg/role).
+	KVTransferPDTTFT = &Entry{Type: TypeKVTransfer, Name: "pd_ttft", Label: "P/D TTFT",
+		Description: "End-to-end time to first token of disaggregated serving, per model and quantile: the prefill instances' TTFT + the decode instances' KV transfer time + their queue time, each part's own quantile (a sum of quantiles, an upper estimate of the sum's quantile); the decode side's share (transfer + queue) is shown apart as decode_inflation_seconds.",
+		Outputs: []Output{
+			{Name: "pd_ttft_seconds", Unit: "s", Node: &PD{Part: PDTotal}},
+			{Name: "prefill_ttft_seconds", Unit: "s", Node: &PD{Part: PDPrefillTTFT}},
+			{Name: "kv_transfer_seconds", Unit: "s", Node: &PD{Part: PDTransfer}},
+			{Name: "decode_queue_seconds", Unit: "s", Node: &PD{Part: PDDecodeQueue}},
+			{Name: "decode_inflation_seconds", Unit: "s", Node: &PD{Part: PDInflation}},
+		}, Flavors: []vllm.Flavor{vllm.FlavorV1}, Needs: NeedsNIXL}
+
+	KVOffloadBandwidth = &Entry{Type: TypeKVOffload, Name: "bandwidth", Label: "Bandwidth", Default: true,
+		Description: "Bytes per second loaded from offload storage to GPU and stored from GPU to it, over the window.",
+		Outputs: []Output{
+			{Name: "kv_offload_load_bytes_per_second", Unit: "Bps", Node: offloadLoads},
+			{Name: "kv_offload_store_bytes_per_second", Unit: "Bps", Node: offloadStores},
+		}, Flavors: []vllm.Flavor{vllm.FlavorV1}, Needs: NeedsOffload}
+	KVOffloadCPUUsage = &Entry{Type: TypeKVOffload, Name: "cpu_usage", Label: "CPU cache usage", Default: true,
+		Description: "Share of the offloading connector's CPU memory in use, 0–100.",
+		Outputs:     []Output{{Name: "kv_offload_cpu_usage", Unit: "percent", Node: &Gauge{Signal: vllm.OffloadCPUUsage, Agg: Avg, Scale: 100}}},
+		Flavors:     []vllm.Flavor{vllm.FlavorV1}, Needs: NeedsOffload}
+	PromptSourcesBySource = &Entry{Type: TypePromptSource, Name: "by_source", Label: "By source", Default: true,
+		Description: "Prompt tokens per second by source (local_compute, local_cache_hit, external_kv_transfer) and each source's share of all prompt tokens over the window; vLLM 0.12 and later.",
+		Outputs: []Output{
+			{Name: "prompt_tokens_per_second", Unit: "short", Node: promptBySource},
+			{Name: "prompt_token_share", Unit: "percentunit", Node: &Div{Num: promptBySource, Den: &Rate{Signal: vllm.PromptTokensBySource}, Ignoring: "source"}},
+		}, Flavors: []vllm.Flavor{vllm.FlavorV1, vllm.FlavorAscend}, Recent: true}
 	KVOffloadFailures = &Entry{Type: TypeKVOffload, Name: "failures", Label: "Failed allocations", Default: true,
 		Description: "Offload stores per second that found no room in offload storage; their KV is not kept for reuse.",
 		Outputs:     []Output{{Name: "kv_offload_allocation_failures_per_second", Unit: "short", Node: &Rate{Signal: vllm.OffloadAllocationFailures}}},
@@ -316,8 +360,7 @@ var Catalog = []*Entry{
 	{Type: TypeLatency, Name: "mean", Label: "Mean", Description: "Mean observation over the window: rate of the sum ÷ rate of the count.",
 		Outputs: []Output{{Name: MetricName + "_mean", Unit: MetricUnit, Node: &Mean{}}}, Flavors: withFrontend},
 
-	{Type: TypeThroughput, Name: "prompt_tokens", Label: "Prompt tokens/s", Default: true, Description: "Prompt (input) tokens per second.",
-		Outputs: []Output{{Name: "prompt_tokens_per_second", Unit: "short", Node: &Rate{Signal: vllm.PromptTokens}}}, Flavors: vllmFlavors},
+	ThroughputPrompt,
 	{Type: TypeThroughput, Name: "generation_tokens", Label: "Generation tokens/s", Default: true, Description: "Generated (output) tokens per second.",
 		Outputs: []Output{{Name: "generation_tokens_per_second", Unit: "short", Node: generationTokens}}, Flavors: withFrontend},
 	ThroughputRequests, ThroughputErrors,
@@ -344,21 +387,20 @@ var Catalog = []*Entry{
 			Num: &Rate{Signal: vllm.MMCacheHits}, Den: &Rate{Signal: vllm.MMCacheQueries}}}}, Flavors: v1Flavors, Recent: true},
 
 	// NIXL records each transfer on the instance that pulls the KV: in disaggregated prefill/decode, the decode side.
-	KVTransferLatency,
-	{Type: TypeKVTransfer, Name: "throughput", Label: "Bandwidth", Default: true,
-		Description: "KV bytes and transfers per second over the window.",
+	KVTransferLatency, KVTransferThroughput, KVTransferFailures, KVTransferPending,
+	{Type: TypeKVTransfer, Name: "expired", Label: "Expired and unnotified",
+		Description: "Requests per second whose held KV expired before a decode instance read it, and completion notifications per second that failed to reach the holder.",
 		Outputs: []Output{
-			{Name: "kv_transfer_bytes_per_second", Unit: "Bps", Node: &Rate{Signal: vllm.NixlBytes, Suffix: "_sum"}},
-			{Name: "kv_transfers_per_second", Unit: "short", Node: transfers},
+			{Name: "kv_expired_requests_per_second", Unit: "short", Node: &Rate{Signal: vllm.NixlExpiredRequests}},
+			{Name: "kv_failed_notifications_per_second", Unit: "short", Node: &Rate{Signal: vllm.NixlFailedNotifications}},
 		}, Flavors: []vllm.Flavor{vllm.FlavorV1}, Needs: NeedsNIXL},
-	KVTransferFailures,
+	{Type: TypeKVTransfer, Name: "post_time", Label: "Post time",
+		Description: "Quantiles of the time to post one NIXL transfer request over the window; high while transfer time is normal points at the host, not the link.",
+		Outputs:     []Output{{Name: "kv_transfer_post_seconds", Unit: "s", Node: &Quantiles{Signal: vllm.NixlPostTime}}},
+		Flavors:     []vllm.Flavor{vllm.FlavorV1}, Needs: NeedsNIXL},
+	KVTransferPDTTFT,
 
-	{Type: TypeKVOffload, Name: "bandwidth", Label: "Bandwidth", Default: true,
-		Description: "Bytes per second loaded from offload storage to GPU and stored from GPU to it, over the window.",
-		Outputs: []Output{
-			{Name: "kv_offload_load_bytes_per_second", Unit: "Bps", Node: offloadLoads},
-			{Name: "kv_offload_store_bytes_per_second", Unit: "Bps", Node: offloadStores},
-		}, Flavors: []vllm.Flavor{vllm.FlavorV1}, Needs: NeedsOffload},
+	KVOffloadBandwidth,
 	{Type: TypeKVOffload, Name: "copy_speed", Label: "Copy speed",
 		Description: "Bytes moved per second of copying, loads and stores apart: bytes ÷ seconds spent over the window; a drop means the copies contend for the link.",
 		Outputs: []Output{
@@ -366,10 +408,7 @@ var Catalog = []*Entry{
 			{Name: "kv_offload_store_speed", Unit: "Bps", Node: &Div{Num: offloadStores, Den: &Rate{Signal: vllm.OffloadStoreTime}}},
 		}, Flavors: []vllm.Flavor{vllm.FlavorV1}, Needs: NeedsOffload},
 	KVOffloadFailures,
-	{Type: TypeKVOffload, Name: "cpu_usage", Label: "CPU cache usage", Default: true,
-		Description: "Share of the offloading connector's CPU memory in use, 0–100.",
-		Outputs:     []Output{{Name: "kv_offload_cpu_usage", Unit: "percent", Node: &Gauge{Signal: vllm.OffloadCPUUsage, Agg: Avg, Scale: 100}}},
-		Flavors:     []vllm.Flavor{vllm.FlavorV1}, Needs: NeedsOffload},
+	KVOffloadCPUUsage,
 	{Type: TypeKVOffload, Name: "lookup_delay", Label: "Lookup time",
 		Description: "Quantiles of one offload lookup call's duration over the window.",
 		Outputs:     []Output{{Name: "kv_offload_lookup_seconds", Unit: "s", Node: &Quantiles{Signal: vllm.OffloadLookupDelay}}},
@@ -389,18 +428,17 @@ var Catalog = []*Entry{
 
 	// On a decode instance of a disaggregated deployment most prompt tokens arrive by KV transfer: a prompt
 	// throughput spike there is not compute (vllm-project/vllm#33289), which the shares show.
-	{Type: TypePromptSource, Name: "by_source", Label: "By source", Default: true,
-		Description: "Prompt tokens per second by source (local_compute, local_cache_hit, external_kv_transfer) and each source's share of all prompt tokens over the window; vLLM 0.12 and later.",
-		Outputs: []Output{
-			{Name: "prompt_tokens_per_second", Unit: "short", Node: promptBySource},
-			{Name: "prompt_token_share", Unit: "percentunit", Node: &Div{Num: promptBySource, Den: &Rate{Signal: vllm.PromptTokensBySource}, Ignoring: "source"}},
-		}, Flavors: []vllm.Flavor{vllm.FlavorV1, vllm.FlavorAscend}, Recent: true},
+	PromptSourcesBySource,
 	{Type: TypePromptSource, Name: "cached", Label: "Cached and recomputed",
 		Description: "Prompt tokens per second whose KV came from a cache (local or external), and cached tokens computed again for the forward pass; vLLM 0.12 and later.",
 		Outputs: []Output{
 			{Name: "cached_prompt_tokens_per_second", Unit: "short", Node: &Rate{Signal: vllm.PromptTokensCached}},
 			{Name: "recomputed_prompt_tokens_per_second", Unit: "short", Node: &Rate{Signal: vllm.PromptTokensRecomputed}},
 		}, Flavors: []vllm.Flavor{vllm.FlavorV1, vllm.FlavorAscend}, Recent: true},
+	{Type: TypePromptSource, Name: "prefill_computed", Label: "Computed per prefill",
+		Description: "Quantiles of the prompt tokens each request's prefill computed, cached tokens left out, over the window; vLLM 0.12 and later.",
+		Outputs:     []Output{{Name: "prefill_computed_tokens", Unit: "short", Node: &Quantiles{Signal: vllm.PrefillKVComputed}}},
+		Flavors:     v1Flavors, Recent: true},
 
 	{Type: TypeCapacity, Name: "capacity", Label: "Capacity", Default: true,
 		Description: "KV pool tokens (num_gpu_blocks × block_size) ÷ mean tokens per request (prompt + generation sums ÷ count over the window) × (1 − headroom), beside the pool and the mean.",

@@ -115,6 +115,20 @@ type Capacity struct{ Pool, Mean Node }
 // quantiles, as the query's histogram field says.
 type Raw struct{}
 
+// PD is one part of a disaggregated pair's end-to-end TTFT (PDTotal and the PD* parts). Neither engine evaluates
+// it: the parts come from different instances, chosen by role, which only the data source resolves (pkg/role).
+type PD struct{ Part string }
+
+// Parts of a P/D TTFT.
+const (
+	PDTotal       = "total"
+	PDPrefillTTFT = "prefill_ttft"
+	PDTransfer    = "transfer"
+	PDDecodeQueue = "decode_queue"
+	PDInflation   = "decode_inflation"
+)
+
+func (*PD) node()          {}
 func (*Gauge) node()       {}
 func (*Rate) node()        {}
 func (*Div) node()         {}

@@ -53,7 +53,7 @@ func (a *Answer) PromQL() string {
 // Eval generates the PromQL of a query for the names the server holds, runs every expression as a range
 // query at direct mode's step and alignment, and returns outputs shaped as direct mode's.
 func (ev *Evaluator) Eval(ctx context.Context, q query.Query, r query.Request) (*Answer, error) {
-	if err := q.EnsureValid(); err != nil {
+	if err := query.CheckEngineQuery(&q); err != nil {
 		return nil, err
 	}
 	rng, err := query.ResolveRange(q, r, ev.ScrapeInterval)

@@ -110,7 +110,7 @@ func cacheQueries(rng *rand.Rand) []Query {
 	groups := []Group{GroupEngine, GroupEndpoint, GroupModel, GroupFleet}
 	var qs []Query
 	for _, e := range measure.Catalog {
-		if e.Type == TypeDiagnosis || e.Type == TypePromQL {
+		if e.Type == TypeDiagnosis || e.Type == TypePromQL || (Query{QueryType: e.Type, Measure: e.Name}).NeedsRoles() {
 			continue
 		}
 		q := Query{QueryType: e.Type, Measure: e.Name, GroupBy: groups[rng.IntN(len(groups))]}

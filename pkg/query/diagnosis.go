@@ -45,6 +45,10 @@ type rule struct {
 	knob     string
 	// also, when set, must trip on the same endpoint (and engine) too, e.g. preemptions alongside high KV usage.
 	also *rule
+	// output is the entry output the rule reads (its index; the first by default), and where the label values its
+	// series must have, e.g. source="local_compute" of the prompt-token shares.
+	output int
+	where  map[string]string
 }
 
 func minOf(v []float64) float64 {
@@ -69,6 +73,12 @@ func lastOf(v []float64) float64 { return v[len(v)-1] }
 func diagnosisRules() []rule {
 	preempting := &rule{entry: measure.CachePreemptions, reduce: meanOf,
 		trips: func(v float64) bool { return v > 0 }}
+	// A decode instance computes a prompt itself only when its KV did not arrive: a local_compute share beside
+	// failed transfers is the recompute they force.
+	recomputing := &rule{entry: measure.PromptSourcesBySource, query: Query{Window: "5m"}, output: 1,
+		where: map[string]string{"source": "local_compute"}, reduce: meanOf, trips: func(v float64) bool { return v > 0 }}
+	storing := &rule{entry: measure.KVOffloadBandwidth, query: Query{Window: "5m"}, output: 1,
+		reduce: meanOf, trips: func(v float64) bool { return v > 0 }}
 	return []rule{
 		// First: when an endpoint does not answer, nothing else about it can be diagnosed.
 		{entry: measure.RawSeries, query: Query{Metric: vllm.Up}, reduce: lastOf,
@@ -107,7 +117,7 @@ func diagnosisRules() []rule {
 			cause:   "the data-parallel router sends most requests to a few ranks (vllm-project/vllm#48808)",
 			knob:    "check the DP load-balancing policy of the router / API servers; spread traffic across ranks"},
 		{entry: measure.KVTransferFailures, query: Query{Window: "5m"}, reduce: meanOf,
-			trips: func(v float64) bool { return v > 0 }, severity: "warning",
+			trips: func(v float64) bool { return v > 0 }, severity: "warning", also: recomputing,
 			symptom: "NIXL KV transfers failing: the decode side computes those prompts itself",
 			cause:   "the prefill instance's KV could not be read (side channel, UCX transport or expired KV), so the prompt is recomputed and time to first token rises",
 			knob:    "check the NIXL side channel and UCX transport between prefill and decode; look for kv_expired requests on the prefill side"},
@@ -121,6 +131,11 @@ func diagnosisRules() []rule {
 			symptom: "KV offload stores failing: offload storage is full",
 			cause:   "the offloading connector finds no room for new KV, so KV that could be reused is dropped and its prompts are recomputed",
 			knob:    "give offloading more memory (--kv-offloading-size) or offload less"},
+		{entry: measure.KVOffloadCPUUsage, reduce: minOf,
+			trips: func(v float64) bool { return v > 95 }, severity: "info", also: storing,
+			symptom: "KV offload thrashing: the CPU cache stayed over 95 % full while storing",
+			cause:   "every store evicts older offloaded KV, likely before it is reused, so offloading costs copies and saves little",
+			knob:    "give offloading more memory (--kv-offloading-size); check the prompt-token sources for how much the offload tier serves"},
 		{entry: measure.SpecAcceptanceRate, query: Query{Window: "5m"}, reduce: meanOf,
 			trips: func(v float64) bool { return v < 0.5 }, severity: "info",
 			symptom: "speculative-decoding acceptance below 50 %",
@@ -203,12 +218,12 @@ func (r *rule) evaluate(ctx context.Context, base Query, eval Evaluator) (map[fi
 		return nil, err
 	}
 	want := q.Metric // a raw query's series are named by its metric
-	if first := q.Outputs(); len(first) > 0 && first[0].Name != "" {
-		want, _ = first[0].Resolve(q.Metric, "")
+	if outputs := q.Outputs(); r.output < len(outputs) && outputs[r.output].Name != "" {
+		want, _ = outputs[r.output].Resolve(q.Metric, "")
 	}
 	hits := map[findingKey]float64{}
 	for _, o := range outs {
-		if o.Measure != want || len(o.Points) == 0 {
+		if o.Measure != want || len(o.Points) == 0 || !hasLabels(o.Labels, r.where) {
 			continue
 		}
 		vals := make([]float64, len(o.Points))
@@ -226,6 +241,16 @@ func (r *rule) evaluate(ctx context.Context, base Query, eval Evaluator) (map[fi
 		hits[findingKey{o.Labels["endpoint"], engine}] = v
 	}
 	return hits, nil
+}
+
+// hasLabels reports whether labels has every label of want with its value.
+func hasLabels(labels, want map[string]string) bool {
+	for k, v := range want {
+		if labels[k] != v {
+			return false
+		}
+	}
+	return true
 }
 
 // DiagnosisFrame is the findings as one table frame.

@@ -136,14 +136,14 @@ func TestDiagnosisSkipsFailingRules(t *testing.T) {
 }
 
 // TestDiagnosisKVConnectors: on simulated decode instances, a slow and lossy NIXL link is diagnosed — failures and
-// a slow p95 on that instance — and a healthy link is not; an offloading instance short of memory is diagnosed, one
-// with room is not.
+// a slow p95 on that instance — and a healthy link is not; an offloading instance short of memory is diagnosed
+// (failing and thrashing), one with room is not.
 func TestDiagnosisKVConnectors(t *testing.T) {
 	f := newLiveFleetOf(t, time.Hour, map[string][]string{
 		"lossy":   {"-flavor=vllm-v1", "-kv-role=decode", "-kv-transfer-ms=900", "-kv-transfer-fail-rate=0.1", "-qps=6", "-seed=51"},
 		"healthy": {"-flavor=vllm-v1", "-kv-role=decode", "-qps=6", "-seed=52"},
 		"full":    {"-flavor=vllm-v1", "-kv-offload-gb=8", "-kv-offload-fail-rate=0.2", "-external-prefix-hit-rate=0.3", "-qps=6", "-seed=53"},
-		"roomy":   {"-flavor=vllm-v1", "-kv-offload-gb=40", "-external-prefix-hit-rate=0.3", "-qps=6", "-seed=54"},
+		"roomy":   {"-flavor=vllm-v1", "-kv-offload-gb=4000", "-external-prefix-hit-rate=0.3", "-qps=6", "-seed=54"},
 	})
 	for range 10 * 12 {
 		f.scrape("", "")
@@ -170,6 +170,7 @@ func TestDiagnosisKVConnectors(t *testing.T) {
 		"lossy: NIXL KV transfers failing":         true,
 		"lossy: NIXL KV transfer p95 above 500 ms": true,
 		"full: KV offload stores failing":          true,
+		"full: KV offload thrashing":               true,
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("KV connector findings %v, want %v", got, want)

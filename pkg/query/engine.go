@@ -81,7 +81,7 @@ type Result struct {
 
 // Eval answers one query; with a Cache, only the steps it does not hold are evaluated.
 func (e *Engine) Eval(ctx context.Context, q Query, r Request) (*Result, error) {
-	if err := q.EnsureValid(); err != nil {
+	if err := CheckEngineQuery(&q); err != nil {
 		return nil, err
 	}
 	rng, err := ResolveRange(q, r, e.ScrapeInterval)

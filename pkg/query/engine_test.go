@@ -2,6 +2,7 @@ package query
 
 import (
 	"context"
+	"errors"
 	"math"
 	"strings"
 	"testing"
@@ -135,5 +136,22 @@ func TestDPBalanceScoreOnly(t *testing.T) {
 	}
 	if _, err := Parse([]byte(`{"queryType":"queue","score":"cv"}`)); err == nil {
 		t.Fatal("score accepted on a queue query")
+	}
+}
+
+// TestEnginesLeaveRolesToTheDataSource: a query that needs endpoints' roles is refused by an engine with an error
+// saying who answers it, instead of being answered as if no role had been asked for.
+func TestEnginesLeaveRolesToTheDataSource(t *testing.T) {
+	eng := &Engine{Source: &memSource{}, ScrapeInterval: 5 * time.Second}
+	for _, q := range []Query{
+		{QueryType: TypeQueue, Role: "decode"},
+		{QueryType: TypeQueue, GroupBy: GroupRole},
+		{QueryType: TypeKVTransfer, Measure: "pd_ttft"},
+	} {
+		_, err := eng.Eval(context.Background(), q, Request{From: time.Unix(0, 0), To: time.Unix(600, 0)})
+		var invalid *InvalidError
+		if err == nil || !strings.Contains(err.Error(), "answered by the data source") || !errors.As(err, &invalid) {
+			t.Errorf("%+v: %v", q, err)
+		}
 	}
 }

@@ -4,6 +4,7 @@ package query
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"regexp"
@@ -56,6 +57,8 @@ const (
 	GroupEndpoint Group = "endpoint" // one series per endpoint
 	GroupModel    Group = "model"    // one series per model_name across endpoints
 	GroupFleet    Group = "fleet"    // one series for everything selected
+	// GroupRole is one series per prefill/decode role (pkg/role), answered by the data source over the modes.
+	GroupRole Group = "role"
 )
 
 // How a raw query returns a histogram (its histogram field).
@@ -82,6 +85,9 @@ type Query struct {
 	Endpoint string `json:"endpoint,omitempty"`
 	Model    string `json:"model,omitempty"`
 	Engine   string `json:"engine,omitempty"`
+	// Role is a regular expression over the endpoint's prefill/decode role (prefill, decode, both, unified,
+	// undetermined; pkg/role). Set, even to .*, it also labels each series with its endpoint's role.
+	Role string `json:"role,omitempty"`
 	// Measure picks one output of the query type (see Measures); empty returns the type's defaults.
 	Measure string `json:"measure,omitempty"`
 	// Metric is the latency family (ttft, itl, tpot, e2e, queue, prefill, decode, inference, request_tpot,
@@ -92,7 +98,7 @@ type Query struct {
 	// Window is the rate window, e.g. "1m"; empty uses Grafana's $__rate_interval rule:
 	// max(step + scrape interval, 4 × scrape interval).
 	Window string `json:"window,omitempty"`
-	// GroupBy aggregates series: engine (default), endpoint, model or fleet.
+	// GroupBy aggregates series: engine (default), endpoint, model, fleet or role.
 	GroupBy Group `json:"groupBy,omitempty"`
 	// Score restricts a dp_balance query to one imbalance score (max_over_mean, cv or idle_while_waiting),
 	// without the per-rank loads, so an alert rule can compare it directly.
@@ -208,16 +214,25 @@ func (q *Query) validate() error {
 	switch q.GroupBy {
 	case "":
 		q.GroupBy = GroupEngine
-	case GroupEngine, GroupEndpoint, GroupModel, GroupFleet:
+	case GroupEngine, GroupEndpoint, GroupModel, GroupFleet, GroupRole:
 	default:
-		return fmt.Errorf("groupBy %q is unknown: use engine, endpoint, model or fleet", q.GroupBy)
+		return fmt.Errorf("groupBy %q is unknown: use engine, endpoint, model, fleet or role", q.GroupBy)
+	}
+	if _, err := compileAnchored(q.Role); err != nil {
+		return fmt.Errorf("role %q is not a valid regular expression: %w", q.Role, err)
 	}
 	if q.Window != "" {
 		if _, err := q.WindowDuration(); err != nil {
 			return err
 		}
 	}
-	quantiles := measure.Reads(q.Outputs(), func(n measure.Node) bool { _, ok := n.(*measure.Quantiles); return ok })
+	quantiles := measure.Reads(q.Outputs(), func(n measure.Node) bool {
+		switch n.(type) {
+		case *measure.Quantiles, *measure.PD:
+			return true
+		}
+		return false
+	})
 	if quantiles || q.QueryType == TypeLatency || (q.QueryType == TypeRaw && q.Histogram == HistogramQuantiles) {
 		if len(q.Quantiles) == 0 {
 			q.Quantiles = append([]float64(nil), DefaultQuantiles...)
@@ -268,7 +283,7 @@ func (q *Query) validate() error {
 
 // checkSizes refuses fields larger than the limits in limits.go, before any regular expression is compiled.
 func (q *Query) checkSizes() error {
-	for field, v := range map[string]string{"endpoint": q.Endpoint, "model": q.Model, "engine": q.Engine} {
+	for field, v := range map[string]string{"endpoint": q.Endpoint, "model": q.Model, "engine": q.Engine, "role": q.Role} {
 		if len(v) > MaxMatcherBytes {
 			return fmt.Errorf("%s matcher is %d bytes: at most %d bytes", field, len(v), MaxMatcherBytes)
 		}
@@ -330,6 +345,27 @@ func (q Query) MeasureList() []string {
 // Outputs are the catalog outputs this query returns: every output of its measures, or just its score.
 func (q Query) Outputs() []measure.Output {
 	return measure.Outputs(measure.Select(q.QueryType, q.Measure), q.Score)
+}
+
+// NeedsRoles reports whether answering the query needs each endpoint's prefill/decode role, which the data source
+// resolves (pkg/role) and neither engine knows: a role filter, groupBy role, or the P/D TTFT.
+func (q Query) NeedsRoles() bool {
+	return q.Role != "" || q.GroupBy == GroupRole ||
+		measure.Reads(q.Outputs(), func(n measure.Node) bool { _, ok := n.(*measure.PD); return ok })
+}
+
+// errNeedsRoles refuses, in an engine, a query only the data source answers.
+var errNeedsRoles = Invalid(errors.New("role filters, groupBy role and the P/D TTFT are answered by the data source, not by one engine"))
+
+// CheckEngineQuery is what an engine checks before it evaluates a query: it is valid and needs no roles.
+func CheckEngineQuery(q *Query) error {
+	if err := q.EnsureValid(); err != nil {
+		return err
+	}
+	if q.NeedsRoles() {
+		return errNeedsRoles
+	}
+	return nil
 }
 
 // LatencySignal is the histogram of a latency query's metric (zero for other queries or an unknown metric, which

@@ -72,9 +72,10 @@ type Config struct {
 	// ExternalPrefixHitRate is the share of the prompt tokens the local prefix cache misses that a KV connector
 	// (cross-instance cache sharing) finds; 0 runs without a connector. Counted only: it does not shorten prefill.
 	ExternalPrefixHitRate float64 `json:"external_prefix_hit_rate"`
-	// KVRole is the instance's part in disaggregated prefill/decode: "" (unified) or "decode", where the prompt KV
-	// the local prefix cache misses arrives from a prefill instance over NIXL. Counted only: the engine still spends
-	// the prefill's time, standing in for the wait on the transfer.
+	// KVRole is the instance's part in disaggregated prefill/decode: "" (unified); "decode", where the prompt KV
+	// the local prefix cache misses arrives from a prefill instance over NIXL (counted only: the engine still spends
+	// the prefill's time, standing in for the wait on the transfer); or "prefill", which computes each prompt and
+	// one token (the proxy's max_tokens=1) and holds the KV until a decode instance has read it.
 	KVRole string `json:"kv_role"`
 	// KVTransferMs is the NIXL transfer time of a mean-length prompt's KV; a prompt's transfer takes time in
 	// proportion to its length. KVTransferFailRate is the share of transfers that fail, whose prompt is then
@@ -155,8 +156,16 @@ func DefaultPerf() Perf {
 }
 
 // Default returns the built-in configuration: one engine serving Llama-3.1-8B at 4 req/s.
-// KVRoleDecode is the decode instance of a disaggregated prefill/decode pair.
-const KVRoleDecode = "decode"
+// The roles of a disaggregated prefill/decode pair (Config.KVRole).
+const (
+	KVRoleDecode  = "decode"
+	KVRolePrefill = "prefill"
+)
+
+// transferSeconds is how long NIXL takes to move the KV of tokens prompt tokens.
+func (c *Config) transferSeconds(tokens int) float64 {
+	return c.KVTransferMs / 1000 * float64(tokens) / c.PromptTokensMean
+}
 
 // kvBytesPerToken is the KV of one token of Llama-3.1-8B in bf16: 2 (K, V) × 32 layers × 8 KV heads × 128 × 2 bytes.
 const kvBytesPerToken = 2 * 32 * 8 * 128 * 2
@@ -280,8 +289,8 @@ func (c *Config) Validate() error {
 		}
 	}
 	switch {
-	case c.KVRole != "" && c.KVRole != KVRoleDecode:
-		bad("kv-role must be empty (unified) or %q, got %q", KVRoleDecode, c.KVRole)
+	case c.KVRole != "" && c.KVRole != KVRoleDecode && c.KVRole != KVRolePrefill:
+		bad("kv-role must be empty (unified), %q or %q, got %q", KVRolePrefill, KVRoleDecode, c.KVRole)
 	case c.KVRole != "" && c.Flavor != FlavorV1:
 		bad("kv-role needs flavor %s", FlavorV1)
 	case c.KVTransferMs <= 0 || c.KVTransferMs > 60_000 || math.IsNaN(c.KVTransferMs):

@@ -357,12 +357,45 @@ func (e *engine) transfer(r *request, tokens int) {
 	if owe(&st.nixlFailed, &st.nixlFailDue, cfg.KVTransferFailRate) > 0 {
 		return // only successful transfers are timed, as the connector records them
 	}
-	secs := cfg.KVTransferMs / 1000 * float64(tokens) / cfg.PromptTokensMean
+	secs := cfg.transferSeconds(tokens)
 	st.nixlXfer.observe(secs, 1)
 	st.nixlPost.observe(secs/50, 1)
 	st.nixlBytes.observe(float64(tokens*kvBytesPerToken), 1)
 	st.nixlDescriptors.observe(float64(blocksFor(tokens, cfg.BlockSize)), 1)
 	r.transferred = tokens
+}
+
+// holdForSend keeps a finished prefill's KV until the decode instance has read it, one transfer time later.
+func (e *engine) holdForSend(r *request, t float64) {
+	kept := e.st.sendsDue[:0]
+	for _, due := range e.st.sendsDue {
+		if due > t {
+			kept = append(kept, due)
+		}
+	}
+	e.st.sendsDue = append(kept, t+e.cfg.transferSeconds(r.promptLen))
+}
+
+// pendingSends is the number of finished prefills whose KV the decode instance has not read yet.
+func (e *engine) pendingSends() float64 {
+	n := 0
+	for _, due := range e.st.sendsDue {
+		if due > e.clock {
+			n++
+		}
+	}
+	return float64(n)
+}
+
+// inProcess is the number of requests a decode instance is pulling KV for or prefilling what a transfer lacked.
+func (e *engine) inProcess() float64 {
+	n := 0
+	for _, r := range e.running {
+		if r.transferred > 0 && r.computed < r.prefillTarget {
+			n++
+		}
+	}
+	return float64(n)
 }
 
 // lmcacheRetrieve counts one LMCache retrieval of a request's missed tokens, of which hit were found.
@@ -469,6 +502,9 @@ func (e *engine) finish(r *request, t float64) {
 		tpot = decode / float64(r.generated-1)
 	}
 	st.success[reason]++
+	if e.cfg.KVRole == KVRolePrefill && reason == "length" {
+		e.holdForSend(r, t)
+	}
 	if e.cfg.KVOffloadGB > 0 {
 		e.offloadStore(r.promptLen + r.generated)
 	}

@@ -126,6 +126,10 @@ func (w *workload) pop() *request {
 	case x < c.AbortRate+c.ErrorRate:
 		r.targetOut, r.endReason = 1+w.rng.IntN(r.targetOut), "error"
 	}
+	if c.KVRole == KVRolePrefill {
+		// The P/D proxy asks the prefill instance for one token; the decode instance generates the rest.
+		r.targetOut, r.endReason = 1, "length"
+	}
 	r.stream = w.rng.chance(c.StreamRate)
 	r.prefillTarget = r.promptLen
 	return r

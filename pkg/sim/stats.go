@@ -16,6 +16,8 @@ type engineStats struct {
 	// The NIXL connector's view on a decode instance: one transfer per request's missed prompt KV.
 	nixlXfer, nixlPost, nixlBytes, nixlDescriptors *histogram
 	nixlFailed, nixlFailDue                        float64
+	// sendsDue are when the decode instance will have read the KV a prefill instance holds for finished requests.
+	sendsDue []float64
 	// The offloading connector's: bytes and seconds moved each way, failed allocations, bytes held in CPU memory.
 	offloadLoadBytes, offloadLoadTime, offloadStoreBytes, offloadStoreTime float64
 	offloadFailures, offloadFailDue, offloadResident                       float64

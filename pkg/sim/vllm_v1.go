@@ -207,7 +207,7 @@ func (f *Fleet) v1Families(x *exposition, st style) {
 			"Histogram of new KV tokens computed during prefill (excluding cached tokens).",
 			func(e *engine) *histogram { return e.st.prefillKV })
 	}
-	if f.cfg.KVRole == KVRoleDecode {
+	if f.cfg.KVRole != "" {
 		f.nixlFamilies(b)
 	}
 	if f.cfg.KVOffloadGB > 0 {
@@ -258,7 +258,8 @@ func (f *Fleet) offloadFamilies(b *familyBuilder) {
 		func(e *engine) float64 { return e.st.offloadResident / capacity })
 }
 
-// nixlFamilies renders the NIXL KV connector's metrics of a decode instance (NixlPromMetrics).
+// nixlFamilies renders the NIXL KV connector's metrics (NixlPromMetrics). Both sides of a pair register them; the
+// instance that pulls the KV (decode) records transfers, the one that holds it (prefill) the pending sends.
 func (f *Fleet) nixlFamilies(b *familyBuilder) {
 	b.hist("vllm:nixl_xfer_time_seconds", "Histogram of transfer duration for NIXL KV Cache transfers.",
 		func(e *engine) *histogram { return e.st.nixlXfer })
@@ -272,6 +273,12 @@ func (f *Fleet) nixlFamilies(b *familyBuilder) {
 		func(e *engine) float64 { return e.st.nixlFailed })
 	b.counter("vllm:nixl_num_failed_notifications", "Number of failed NIXL KV Cache notifications.",
 		func(*engine) float64 { return 0 })
+	b.counter("vllm:nixl_num_kv_expired_reqs", "Number of requests that had their KV expire.",
+		func(*engine) float64 { return 0 })
+	b.gauge("vllm:nixl_num_pending_sends", "Number of requests whose KV is waiting to be read by a remote instance.",
+		func(e *engine) float64 { return e.pendingSends() })
+	b.gauge("vllm:nixl_num_in_process_reqs", "Number of requests waiting for remote KV or computing what it lacked.",
+		func(e *engine) float64 { return e.inProcess() })
 }
 
 // kvUsageFamily renders vllm:kv_cache_usage_perc. With the pid artefact every API-server process

@@ -81,6 +81,11 @@ var (
 	V0PrefixHitRate = Signal{ID: "v0_prefix_hit_rate", Kind: Gauge, Names: []string{"vllm:gpu_prefix_cache_hit_rate"}, Unit: "percentunit"}
 	// OffloadCPUUsage is the share of the offloading connector's CPU memory in use (0–1).
 	OffloadCPUUsage = Signal{ID: "offload_cpu_usage", Kind: Gauge, Names: []string{"vllm:kv_offload_cpu_cache_usage_perc"}, Unit: "percent"}
+	// NixlPendingSends is the number of requests whose KV a prefill instance holds until a decode instance has read
+	// it (NIXL connector).
+	NixlPendingSends = Signal{ID: "nixl_pending_sends", Kind: Gauge, Names: []string{"vllm:nixl_num_pending_sends"}, Unit: "short"}
+	// NixlInProcess is the number of requests a decode instance is receiving KV for.
+	NixlInProcess = Signal{ID: "nixl_in_process", Kind: Gauge, Names: []string{"vllm:nixl_num_in_process_reqs"}, Unit: "short"}
 	// CacheConfig is the info gauge whose labels carry block_size and num_gpu_blocks.
 	CacheConfig = Signal{ID: "cache_config", Kind: Gauge, Names: []string{"vllm:cache_config_info"}}
 )
@@ -108,6 +113,10 @@ var (
 	PromptTokensRecomputed = Signal{ID: "prompt_tokens_recomputed", Kind: Counter, Names: []string{"vllm:prompt_tokens_recomputed_total"}, Unit: "short"}
 	// NixlFailedTransfers counts NIXL KV transfers that failed; the decode instance then computes the prompt itself.
 	NixlFailedTransfers = Signal{ID: "nixl_failed_transfers", Kind: Counter, Names: []string{"vllm:nixl_num_failed_transfers_total"}, Unit: "short"}
+	// NixlFailedNotifications counts NIXL completion notifications that could not be sent to the KV's holder;
+	// NixlExpiredRequests counts requests whose held KV expired before a decode instance read it, freed unread.
+	NixlFailedNotifications = Signal{ID: "nixl_failed_notifications", Kind: Counter, Names: []string{"vllm:nixl_num_failed_notifications_total"}, Unit: "short"}
+	NixlExpiredRequests     = Signal{ID: "nixl_expired_requests", Kind: Counter, Names: []string{"vllm:nixl_num_kv_expired_reqs_total"}, Unit: "short"}
 	// OffloadLoadBytes and OffloadStoreBytes count the bytes vLLM's offloading connector moved from offload storage
 	// (CPU memory, disk) to GPU and back; OffloadLoadTime and OffloadStoreTime the seconds those copies took.
 	OffloadLoadBytes  = Signal{ID: "offload_load_bytes", Kind: Counter, Names: []string{"vllm:kv_offload_load_bytes_total"}, Unit: "bytes"}
@@ -181,6 +190,11 @@ var (
 	NixlXferTime = Signal{ID: "nixl_xfer_time", Kind: Histogram, Names: []string{"vllm:nixl_xfer_time_seconds"}, Unit: "s"}
 	// NixlBytes is the size of one NIXL KV transfer.
 	NixlBytes = Signal{ID: "nixl_bytes", Kind: Histogram, Names: []string{"vllm:nixl_bytes_transferred"}, Unit: "bytes"}
+	// NixlPostTime is the time to post one NIXL transfer request, before the transfer itself.
+	NixlPostTime = Signal{ID: "nixl_post_time", Kind: Histogram, Names: []string{"vllm:nixl_post_time_seconds"}, Unit: "s"}
+	// PrefillKVComputed is the number of prompt tokens each request's prefill computed, its cached tokens left out
+	// (vLLM 0.12 and later, vllm-project/vllm#30189).
+	PrefillKVComputed = Signal{ID: "prefill_kv_computed", Kind: Histogram, Names: []string{"vllm:request_prefill_kv_computed_tokens"}, Unit: "short"}
 	// OffloadLookupDelay is the time of one offload lookup call.
 	OffloadLookupDelay = Signal{ID: "offload_lookup_delay", Kind: Histogram, Names: []string{"vllm:kv_offload_lookup_sync_delay_seconds"}, Unit: "s"}
 	// LMCacheRetrieveTime is the time of one LMCache retrieval.

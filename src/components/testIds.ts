@@ -53,6 +53,7 @@ export const testIds = {
     endpoint: 'data-testid inferscope-query-endpoint',
     model: 'data-testid inferscope-query-model',
     engine: 'data-testid inferscope-query-engine',
+    role: 'data-testid inferscope-query-role',
     groupBy: 'data-testid inferscope-query-group-by',
     latencyMetric: 'data-testid inferscope-query-latency-metric',
     quantiles: 'data-testid inferscope-query-quantiles',

@@ -71,10 +71,12 @@ describe('DataSource', () => {
       { key: 'engine', operator: '=~', value: '0|1' },
       { key: 'finished_reason', operator: '=', value: 'stop' },
       { key: 'endpoint', operator: '!=', value: 'v0' },
+      { key: 'role', operator: '=', value: 'decode' },
     ];
     const out = ds.applyTemplateVariables({ refId: 'A', queryType: 'raw', metric: 'x', engine: '.*' }, {}, filters);
     expect(out.model).toBe('Qwen2\\.5-7B');
     expect(out.engine).toBe('0|1');
+    expect(out.role).toBe('decode');
     expect(out.endpoint).toBeUndefined();
     expect(out.labels).toEqual({ finished_reason: 'stop' });
 
@@ -142,7 +144,7 @@ describe('DataSource', () => {
   });
 
   it('offers ad-hoc keys and values from the resources', async () => {
-    expect(await ds.getTagKeys()).toEqual([{ text: 'endpoint' }, { text: 'model' }, { text: 'engine' }]);
+    expect(await ds.getTagKeys()).toEqual([{ text: 'endpoint' }, { text: 'model' }, { text: 'engine' }, { text: 'role' }]);
     const getResource = jest.spyOn(ds, 'getResource').mockResolvedValueOnce(['m1']);
     expect(await ds.getTagValues({ key: 'model_name', filters: [] })).toEqual([{ text: 'm1' }]);
     expect(getResource).toHaveBeenCalledWith('models');

@@ -18,12 +18,14 @@ const AD_HOC_FIELDS: Record<string, (typeof REGEX_FIELDS)[number]> = {
   engine: 'engine',
   dp: 'engine',
   dp_rank: 'engine',
+  role: 'role',
 };
 
 const AD_HOC_RESOURCES: Record<(typeof REGEX_FIELDS)[number], VariableResource> = {
   endpoint: 'endpoints',
   model: 'models',
   engine: 'engines',
+  role: 'roles',
 };
 
 /** escapeRegex quotes a literal for a matcher the way Grafana's regex format does. */
@@ -139,7 +141,7 @@ export class DataSource extends DataSourceWithBackend<VllmQuery, VllmOptions> {
 
   /** getTagKeys offers the filters every query type understands; raw queries accept any label. */
   async getTagKeys(): Promise<MetricFindValue[]> {
-    return ['endpoint', 'model', 'engine'].map((text) => ({ text }));
+    return ['endpoint', 'model', 'engine', 'role'].map((text) => ({ text }));
   }
 
   /** getTagValues lists values for an ad-hoc filter key from the backend's resources. */

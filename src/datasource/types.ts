@@ -56,13 +56,14 @@ export const TIMER_PREFIX = catalog.timerPrefix;
 /** BALANCE_SCORES are the imbalance scores a dp_balance query's score field may pick. */
 export const BALANCE_SCORES = catalog.scores;
 
-export type GroupBy = 'engine' | 'endpoint' | 'model' | 'fleet';
+export type GroupBy = 'engine' | 'endpoint' | 'model' | 'fleet' | 'role';
 
 export const GROUP_BY: Array<{ value: GroupBy; label: string; description: string }> = [
   { value: 'engine', label: 'Engine', description: 'One series per endpoint and engine / DP rank (default).' },
   { value: 'endpoint', label: 'Endpoint', description: 'One series per endpoint.' },
   { value: 'model', label: 'Model', description: 'One series per model across endpoints.' },
   { value: 'fleet', label: 'Fleet', description: 'One series for everything selected.' },
+  { value: 'role', label: 'Role', description: 'One series per prefill/decode role (prefill, decode, both, unified).' },
 ];
 
 export const DEFAULT_QUANTILES: number[] = catalog.defaultQuantiles;
@@ -114,6 +115,8 @@ export interface VllmQuery extends DataQuery {
   endpoint?: string;
   model?: string;
   engine?: string;
+  /** role is a regex over the endpoints' prefill/decode roles; set (even to .*), series carry a role label. */
+  role?: string;
   measure?: string;
   metric?: string;
   quantiles?: number[];
@@ -130,17 +133,22 @@ export interface VllmQuery extends DataQuery {
 }
 
 /** Fields holding regular expressions; multi-value variables expand into them as (a|b). */
-export const REGEX_FIELDS = ['endpoint', 'model', 'engine'] as const;
+export const REGEX_FIELDS = ['endpoint', 'model', 'engine', 'role'] as const;
 
 export const DEFAULT_QUERY: Partial<VllmQuery> = { queryType: 'kv_cache_usage' };
 
 /** VariableResource names the backend resources template variables can list. */
-export type VariableResource = 'models' | 'engines' | 'endpoints' | 'metrics' | 'label-values';
+export type VariableResource = 'models' | 'engines' | 'endpoints' | 'roles' | 'metrics' | 'label-values';
 
 export const VARIABLE_RESOURCES: Array<{ value: VariableResource; label: string; description: string }> = [
   { value: 'models', label: 'Models', description: 'model_name values seen on the endpoints.' },
   { value: 'endpoints', label: 'Endpoints', description: 'Configured endpoint names.' },
   { value: 'engines', label: 'Engines / DP ranks', description: 'engine, dp or dp_rank label values.' },
+  {
+    value: 'roles',
+    label: 'Prefill/decode roles',
+    description: 'Roles the endpoints show now: prefill, decode, both, unified or undetermined.',
+  },
   { value: 'metrics', label: 'Metric names', description: 'vLLM, vLLM-Ascend and Dynamo metric names.' },
   { value: 'label-values', label: 'Label values', description: 'Values of one label, across all series.' },
 ];

@@ -196,7 +196,7 @@ export function validateSettings(jsonData: VllmOptions): SettingsErrors {
 
 /** QueryErrors holds the query editor's messages, keyed by query field. */
 export type QueryErrors = Partial<
-  Record<'endpoint' | 'model' | 'engine' | 'window' | 'quantiles' | 'headroom' | 'metric' | 'labels' | 'expr', string>
+  Record<'endpoint' | 'model' | 'engine' | 'role' | 'window' | 'quantiles' | 'headroom' | 'metric' | 'labels' | 'expr', string>
 >;
 
 function regexError(re: string | undefined): string | undefined {
@@ -214,7 +214,7 @@ function regexError(re: string | undefined): string | undefined {
 /** validateQuery mirrors pkg/query/model.go's Validate for what can be checked before the query runs. */
 export function validateQuery(q: VllmQuery): QueryErrors {
   const errors: QueryErrors = {};
-  for (const field of ['endpoint', 'model', 'engine'] as const) {
+  for (const field of ['endpoint', 'model', 'engine', 'role'] as const) {
     const msg = regexError(q[field]);
     if (msg) {
       errors[field] = msg;

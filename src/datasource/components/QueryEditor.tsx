@@ -42,7 +42,7 @@ export function QueryEditor({ query, onChange, onRunQuery, datasource, data }: P
 
   const changeType = (next: QueryType) => {
     // Fields of the old type would fail the new type's validation (measures differ), so keep only shared ones.
-    const { refId, hide, datasource: ds, endpoint, model, engine, groupBy, window, legendFormat } = query;
+    const { refId, hide, datasource: ds, endpoint, model, engine, role, groupBy, window, legendFormat } = query;
     const kept: VllmQuery = {
       refId,
       hide,
@@ -50,6 +50,7 @@ export function QueryEditor({ query, onChange, onRunQuery, datasource, data }: P
       endpoint,
       model,
       engine,
+      role,
       groupBy,
       window,
       legendFormat,

@@ -18,7 +18,10 @@ interface Props {
   onChange: (patch: Partial<VllmQuery>) => void;
 }
 
-/** FiltersSection picks which endpoints, models and engines / DP ranks a query reads, and how series are grouped. */
+/**
+ * FiltersSection picks which endpoints, models, engines / DP ranks and prefill/decode roles a query reads, and how
+ * series are grouped.
+ */
 export function FiltersSection({ datasource, query, errors, showGroupBy, onChange }: Props) {
   const groupBy = query.groupBy ?? 'engine';
   const groupings = localized('group-by', GROUP_BY);
@@ -63,6 +66,20 @@ export function FiltersSection({ datasource, query, errors, showGroupBy, onChang
         testId={testIds.queryEditor.engine}
         width={20}
         onChange={(engine) => onChange({ engine })}
+      />
+      <MatcherPicker
+        datasource={datasource}
+        resource="roles"
+        label={t('filters-section.role.label', 'Role')}
+        description={t(
+          'filters-section.role.description',
+          'Prefill/decode role of the endpoint (prefill, decode, both, unified); regex, empty = any, without a role label.'
+        )}
+        value={query.role}
+        invalid={errors.role}
+        testId={testIds.queryEditor.role}
+        width={16}
+        onChange={(role) => onChange({ role })}
       />
       {showGroupBy && (
         <QueryField
