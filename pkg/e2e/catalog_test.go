@@ -30,7 +30,9 @@ var catalogFleet = []struct {
 	{"dynamo-frontend", vllm.FlavorDynamoFrontend, []string{"-flavor=dynamo-frontend", "-qps=8", "-seed=26"}, "dynamo_frontend_inflight_requests", false, ""},
 	{"vllm-v1-decode", vllm.FlavorV1, []string{"-flavor=vllm-v1", "-kv-role=decode", "-kv-transfer-fail-rate=0.05", "-engines=2", "-qps=10", "-spec-tokens=2", "-error-rate=0.05", "-seed=27", "-external-prefix-hit-rate=0.2", "-mm-items=1", "-mm-hit-rate=0.4"}, "vllm:nixl_num_failed_transfers_total", false, measure.NeedsNIXL},
 	{"vllm-v1-offload", vllm.FlavorV1, []string{"-flavor=vllm-v1", "-kv-offload-gb=20", "-kv-offload-fail-rate=0.05", "-engines=2", "-qps=10", "-spec-tokens=2", "-error-rate=0.05", "-seed=28", "-external-prefix-hit-rate=0.3", "-mm-items=1", "-mm-hit-rate=0.4"}, "vllm:kv_offload_allocation_failure_total", false, measure.NeedsOffload},
+	{"vllm-v1-residency", vllm.FlavorV1, []string{"-flavor=vllm-v1", "-kv-cache-metrics", "-prefix-hit-rate=0.5", "-engines=2", "-qps=10", "-spec-tokens=2", "-error-rate=0.05", "-seed=30", "-external-prefix-hit-rate=0.3", "-mm-items=1", "-mm-hit-rate=0.4"}, "vllm:kv_block_reuse_gap_seconds_bucket", false, measure.NeedsKVCacheMetrics},
 	{"vllm-v1-lmcache", vllm.FlavorV1, []string{"-flavor=vllm-v1", "-lmcache", "-engines=2", "-qps=10", "-spec-tokens=2", "-error-rate=0.05", "-seed=29", "-external-prefix-hit-rate=0.4", "-mm-items=1", "-mm-hit-rate=0.4"}, "lmcache:num_hit_tokens_total", false, measure.NeedsLMCache},
+	{"vllm-v1-lmcache-mp", vllm.FlavorV1, []string{"-flavor=vllm-v1", "-lmcache-mp", "-engines=2", "-qps=10", "-spec-tokens=2", "-error-rate=0.05", "-seed=20", "-external-prefix-hit-rate=0.4", "-mm-items=1", "-mm-hit-rate=0.4"}, "lmcache_mp_lookup_hit_l1_tokens_total", false, measure.NeedsLMCacheMP},
 }
 
 // TestCatalogWalk evaluates every catalog entry on every flavor's simulator, in direct mode and through the
@@ -74,7 +76,7 @@ func walkCatalogWith(t *testing.T, run *simRun, prom *promtest.Server, rateCheck
 					q.Metric = f.raw
 				}
 				direct, ans := modes.eval(t, q)
-				if !slices.Contains(e.Flavors, f.flavor) || e.Recent && f.old || e.Needs != f.runs && e.Needs != "" {
+				if !slices.Contains(e.Flavors, f.flavor) || e.Recent && f.old || len(e.Needs) > 0 && !slices.Contains(e.Needs, f.runs) {
 					if len(direct.Outputs) > 0 || len(ans.Result.Outputs) > 0 {
 						t.Errorf("%s is not listed for %s (or is marked recent), but direct mode returns %d series and Prometheus mode %d",
 							e.Name, f.endpoint, len(direct.Outputs), len(ans.Result.Outputs))

@@ -89,8 +89,8 @@ func tripFleet(t *testing.T) []map[string]string {
 		// is slow and drops a tenth of the transfers, has read it.
 		{"name": "prefill", "url": startSim(t, "-flavor=vllm-v1", "-kv-role=prefill", "-kv-transfer-ms=900", "-qps=6", "-speed=30", "-seed=38")},
 		{"name": "decode", "url": startSim(t, "-flavor=vllm-v1", "-kv-role=decode", "-kv-transfer-ms=900", "-kv-transfer-fail-rate=0.1", "-qps=6", "-speed=30", "-seed=35")},
-		// An offloading instance whose CPU memory cannot take every store.
-		{"name": "offload", "url": startSim(t, "-flavor=vllm-v1", "-kv-offload-gb=8", "-kv-offload-fail-rate=0.2", "-external-prefix-hit-rate=0.3", "-qps=6", "-speed=30", "-seed=36")},
+		// An offloading instance whose CPU memory cannot take every store, with block residency metrics.
+		{"name": "offload", "url": startSim(t, "-flavor=vllm-v1", "-kv-offload-gb=8", "-kv-cache-metrics", "-kv-offload-fail-rate=0.2", "-external-prefix-hit-rate=0.3", "-qps=6", "-speed=30", "-seed=36")},
 		// LMCache that finds almost nothing.
 		{"name": "lmcache", "url": startSim(t, "-flavor=vllm-v1", "-lmcache", "-external-prefix-hit-rate=0.05", "-qps=6", "-speed=30", "-seed=37")},
 		{"name": "gone", "url": ln},

@@ -87,9 +87,9 @@ type Entry struct {
 	Flavors []vllm.Flavor `json:"flavors"`
 	// Recent marks entries that read metrics vLLM 0.11 and older do not expose.
 	Recent bool `json:"recent,omitempty"`
-	// Needs is what the server must run besides its flavor (NeedsNIXL); the catalog walk checks the entry answers
-	// where it runs and nothing elsewhere.
-	Needs string `json:"needs,omitempty"`
+	// Needs is what the server must run besides its flavor, any one of them (NeedsNIXL); the catalog walk checks
+	// the entry answers where it runs and nothing elsewhere.
+	Needs []string `json:"needs,omitempty"`
 }
 
 // What entries need besides a flavor (Entry.Needs).
@@ -100,6 +100,10 @@ const (
 	NeedsOffload = "KV offloading"
 	// NeedsLMCache marks entries read from the LMCache connector's own metrics.
 	NeedsLMCache = "LMCache"
+	// NeedsLMCacheMP marks entries read from multi-process LMCache's lmcache_mp_* metrics (LMCacheMPConnector).
+	NeedsLMCacheMP = "multi-process LMCache"
+	// NeedsKVCacheMetrics marks entries read from the block residency histograms of --kv-cache-metrics.
+	NeedsKVCacheMetrics = "--kv-cache-metrics"
 )
 
 // Imbalance scores of a dp_balance query (README "DP balance definitions").
@@ -163,6 +167,9 @@ var (
 	finished         = &Rate{Signal: vllm.RequestSuccess}
 	failed           = &Rate{Signal: vllm.RequestSuccess, Match: []Matcher{Match("finished_reason", "error|abort")}}
 	promptBySource   = &Rate{Signal: vllm.PromptTokensBySource, Keep: []string{"source"}}
+	lmcacheHits      = &Rate{Signal: vllm.LMCacheHitTokens}
+	mpRetrieves      = &Rate{Signal: vllm.LMCacheMPRetrieves}
+	cachedByTier     = &Rate{Signal: vllm.PromptTokensCachedBySource, Keep: []string{"source"}}
 	transfers        = &Rate{Signal: vllm.NixlXferTime, Suffix: "_count"}
 	failedTransfers  = &Rate{Signal: vllm.NixlFailedTransfers}
 	offloadLoads     = &Rate{Signal: vllm.OffloadLoadBytes}
@@ -260,20 +267,20 @@ var (
 	KVTransferLatency = &Entry{Type: TypeKVTransfer, Name: "latency", Label: "Transfer time", Default: true,
 		Description: "Quantiles of one NIXL KV transfer's duration over the window, from vllm:nixl_xfer_time_seconds.",
 		Outputs:     []Output{{Name: "kv_transfer_seconds", Unit: "s", Node: &Quantiles{Signal: vllm.NixlXferTime}}},
-		Flavors:     []vllm.Flavor{vllm.FlavorV1}, Needs: NeedsNIXL}
+		Flavors:     []vllm.Flavor{vllm.FlavorV1}, Needs: []string{NeedsNIXL}}
 	KVTransferFailures = &Entry{Type: TypeKVTransfer, Name: "failures", Label: "Failures", Default: true,
 		Description: "Failed NIXL transfers per second, and their share of all transfers (failed ÷ failed + completed); a failed transfer's prompt is computed again on the decode side.",
 		Outputs: []Output{
 			{Name: "kv_transfer_failures_per_second", Unit: "short", Node: failedTransfers},
 			{Name: "kv_transfer_failure_ratio", Unit: "percentunit", Node: &Div{Num: failedTransfers, Den: &Add{A: failedTransfers, B: transfers}}},
-		}, Flavors: []vllm.Flavor{vllm.FlavorV1}, Needs: NeedsNIXL}
+		}, Flavors: []vllm.Flavor{vllm.FlavorV1}, Needs: []string{NeedsNIXL}}
 
 	KVTransferThroughput = &Entry{Type: TypeKVTransfer, Name: "throughput", Label: "Bandwidth", Default: true,
 		Description: "KV bytes and transfers per second over the window.",
 		Outputs: []Output{
 			{Name: "kv_transfer_bytes_per_second", Unit: "Bps", Node: &Rate{Signal: vllm.NixlBytes, Suffix: "_sum"}},
 			{Name: "kv_transfers_per_second", Unit: "short", Node: transfers},
-		}, Flavors: []vllm.Flavor{vllm.FlavorV1}, Needs: NeedsNIXL}
+		}, Flavors: []vllm.Flavor{vllm.FlavorV1}, Needs: []string{NeedsNIXL}}
 	// KVTransferPending reads both sides of a pair: a prefill instance holds KV until it is read (pending sends), a
 	// decode instance waits for it (in process); role detection (pkg/role) reads the first.
 	KVTransferPending = &Entry{Type: TypeKVTransfer, Name: "pending", Label: "Pending and in process",
@@ -281,7 +288,7 @@ var (
 		Outputs: []Output{
 			{Name: "kv_pending_sends", Unit: "short", Node: &Gauge{Signal: vllm.NixlPendingSends, Agg: Sum}},
 			{Name: "kv_in_process_requests", Unit: "short", Node: &Gauge{Signal: vllm.NixlInProcess, Agg: Sum}},
-		}, Flavors: []vllm.Flavor{vllm.FlavorV1}, Needs: NeedsNIXL}
+		}, Flavors: []vllm.Flavor{vllm.FlavorV1}, Needs: []string{NeedsNIXL}}
 	// KVTransferPDTTFT is answered by the data source, not the engines: its parts come from different instances,
 	// chosen by role (pkg/role).
 	KVTransferPDTTFT = &Entry{Type: TypeKVTransfer, Name: "pd_ttft", Label: "P/D TTFT",
@@ -292,18 +299,18 @@ var (
 			{Name: "kv_transfer_seconds", Unit: "s", Node: &PD{Part: PDTransfer}},
 			{Name: "decode_queue_seconds", Unit: "s", Node: &PD{Part: PDDecodeQueue}},
 			{Name: "decode_inflation_seconds", Unit: "s", Node: &PD{Part: PDInflation}},
-		}, Flavors: []vllm.Flavor{vllm.FlavorV1}, Needs: NeedsNIXL}
+		}, Flavors: []vllm.Flavor{vllm.FlavorV1}, Needs: []string{NeedsNIXL}}
 
 	KVOffloadBandwidth = &Entry{Type: TypeKVOffload, Name: "bandwidth", Label: "Bandwidth", Default: true,
 		Description: "Bytes per second loaded from offload storage to GPU and stored from GPU to it, over the window.",
 		Outputs: []Output{
 			{Name: "kv_offload_load_bytes_per_second", Unit: "Bps", Node: offloadLoads},
 			{Name: "kv_offload_store_bytes_per_second", Unit: "Bps", Node: offloadStores},
-		}, Flavors: []vllm.Flavor{vllm.FlavorV1}, Needs: NeedsOffload}
+		}, Flavors: []vllm.Flavor{vllm.FlavorV1}, Needs: []string{NeedsOffload}}
 	KVOffloadCPUUsage = &Entry{Type: TypeKVOffload, Name: "cpu_usage", Label: "CPU cache usage", Default: true,
 		Description: "Share of the offloading connector's CPU memory in use, 0–100.",
 		Outputs:     []Output{{Name: "kv_offload_cpu_usage", Unit: "percent", Node: &Gauge{Signal: vllm.OffloadCPUUsage, Agg: Avg, Scale: 100}}},
-		Flavors:     []vllm.Flavor{vllm.FlavorV1}, Needs: NeedsOffload}
+		Flavors:     []vllm.Flavor{vllm.FlavorV1}, Needs: []string{NeedsOffload}}
 	PromptSourcesBySource = &Entry{Type: TypePromptSource, Name: "by_source", Label: "By source", Default: true,
 		Description: "Prompt tokens per second by source (local_compute, local_cache_hit, external_kv_transfer) and each source's share of all prompt tokens over the window; vLLM 0.12 and later.",
 		Outputs: []Output{
@@ -313,13 +320,13 @@ var (
 	KVOffloadFailures = &Entry{Type: TypeKVOffload, Name: "failures", Label: "Failed allocations", Default: true,
 		Description: "Offload stores per second that found no room in offload storage; their KV is not kept for reuse.",
 		Outputs:     []Output{{Name: "kv_offload_allocation_failures_per_second", Unit: "short", Node: &Rate{Signal: vllm.OffloadAllocationFailures}}},
-		Flavors:     []vllm.Flavor{vllm.FlavorV1}, Needs: NeedsOffload}
+		Flavors:     []vllm.Flavor{vllm.FlavorV1}, Needs: []string{NeedsOffload}}
 
 	LMCacheHitRate = &Entry{Type: TypeLMCache, Name: "hit_rate", Label: "Hit rate", Default: true,
-		Description: "Tokens LMCache found ÷ tokens it was asked for, over the window.",
+		Description: "Tokens LMCache found ÷ tokens it was asked for, over the window (in multi-process mode: looked up).",
 		Outputs: []Output{{Name: "lmcache_hit_rate", Unit: "percentunit", Node: &Div{
-			Num: &Rate{Signal: vllm.LMCacheHitTokens}, Den: &Rate{Signal: vllm.LMCacheRequestedTokens}}}},
-		Flavors: []vllm.Flavor{vllm.FlavorV1}, Needs: NeedsLMCache}
+			Num: lmcacheHits, Den: &Rate{Signal: vllm.LMCacheRequestedTokens}}}},
+		Flavors: []vllm.Flavor{vllm.FlavorV1}, Needs: []string{NeedsLMCache, NeedsLMCacheMP}}
 
 	LatencyQuantiles = &Entry{Type: TypeLatency, Name: "quantiles", Label: "Quantiles", Default: true,
 		Description: "histogram_quantile over the window for each quantile, from bucket rates summed by le.",
@@ -386,6 +393,16 @@ var Catalog = []*Entry{
 		Outputs: []Output{{Name: "mm_hit_rate", Unit: "percentunit", Node: &Div{
 			Num: &Rate{Signal: vllm.MMCacheHits}, Den: &Rate{Signal: vllm.MMCacheQueries}}}}, Flavors: v1Flavors, Recent: true},
 
+	// Residency says whether the prefix cache keeps blocks long enough to be reused: a reuse gap longer than the idle
+	// time before eviction means cached blocks are evicted before the next request could hit them.
+	{Type: TypeCache, Name: "residency", Label: "KV block residency",
+		Description: "Quantiles over the window of a KV block's lifetime (allocation to eviction), its idle time before eviction, and the gap between two uses of a cached block; needs --kv-cache-metrics (sampled blocks).",
+		Outputs: []Output{
+			{Name: "kv_block_lifetime_seconds", Unit: "s", Node: &Quantiles{Signal: vllm.KVBlockLifetime}},
+			{Name: "kv_block_idle_before_evict_seconds", Unit: "s", Node: &Quantiles{Signal: vllm.KVBlockIdleBeforeEvict}},
+			{Name: "kv_block_reuse_gap_seconds", Unit: "s", Node: &Quantiles{Signal: vllm.KVBlockReuseGap}},
+		}, Flavors: []vllm.Flavor{vllm.FlavorV1}, Needs: []string{NeedsKVCacheMetrics}},
+
 	// NIXL records each transfer on the instance that pulls the KV: in disaggregated prefill/decode, the decode side.
 	KVTransferLatency, KVTransferThroughput, KVTransferFailures, KVTransferPending,
 	{Type: TypeKVTransfer, Name: "expired", Label: "Expired and unnotified",
@@ -393,11 +410,11 @@ var Catalog = []*Entry{
 		Outputs: []Output{
 			{Name: "kv_expired_requests_per_second", Unit: "short", Node: &Rate{Signal: vllm.NixlExpiredRequests}},
 			{Name: "kv_failed_notifications_per_second", Unit: "short", Node: &Rate{Signal: vllm.NixlFailedNotifications}},
-		}, Flavors: []vllm.Flavor{vllm.FlavorV1}, Needs: NeedsNIXL},
+		}, Flavors: []vllm.Flavor{vllm.FlavorV1}, Needs: []string{NeedsNIXL}},
 	{Type: TypeKVTransfer, Name: "post_time", Label: "Post time",
 		Description: "Quantiles of the time to post one NIXL transfer request over the window; high while transfer time is normal points at the host, not the link.",
 		Outputs:     []Output{{Name: "kv_transfer_post_seconds", Unit: "s", Node: &Quantiles{Signal: vllm.NixlPostTime}}},
-		Flavors:     []vllm.Flavor{vllm.FlavorV1}, Needs: NeedsNIXL},
+		Flavors:     []vllm.Flavor{vllm.FlavorV1}, Needs: []string{NeedsNIXL}},
 	KVTransferPDTTFT,
 
 	KVOffloadBandwidth,
@@ -406,13 +423,13 @@ var Catalog = []*Entry{
 		Outputs: []Output{
 			{Name: "kv_offload_load_speed", Unit: "Bps", Node: &Div{Num: offloadLoads, Den: &Rate{Signal: vllm.OffloadLoadTime}}},
 			{Name: "kv_offload_store_speed", Unit: "Bps", Node: &Div{Num: offloadStores, Den: &Rate{Signal: vllm.OffloadStoreTime}}},
-		}, Flavors: []vllm.Flavor{vllm.FlavorV1}, Needs: NeedsOffload},
+		}, Flavors: []vllm.Flavor{vllm.FlavorV1}, Needs: []string{NeedsOffload}},
 	KVOffloadFailures,
 	KVOffloadCPUUsage,
 	{Type: TypeKVOffload, Name: "lookup_delay", Label: "Lookup time",
 		Description: "Quantiles of one offload lookup call's duration over the window.",
 		Outputs:     []Output{{Name: "kv_offload_lookup_seconds", Unit: "s", Node: &Quantiles{Signal: vllm.OffloadLookupDelay}}},
-		Flavors:     []vllm.Flavor{vllm.FlavorV1}, Needs: NeedsOffload},
+		Flavors:     []vllm.Flavor{vllm.FlavorV1}, Needs: []string{NeedsOffload}},
 
 	LMCacheHitRate,
 	{Type: TypeLMCache, Name: "requests", Label: "Requests/s", Default: true,
@@ -420,11 +437,20 @@ var Catalog = []*Entry{
 		Outputs: []Output{
 			{Name: "lmcache_retrieves_per_second", Unit: "reqps", Node: &Rate{Signal: vllm.LMCacheRetrieves}},
 			{Name: "lmcache_stores_per_second", Unit: "reqps", Node: &Rate{Signal: vllm.LMCacheStores}},
-		}, Flavors: []vllm.Flavor{vllm.FlavorV1}, Needs: NeedsLMCache},
+		}, Flavors: []vllm.Flavor{vllm.FlavorV1}, Needs: []string{NeedsLMCache}},
 	{Type: TypeLMCache, Name: "retrieve_time", Label: "Retrieval time",
 		Description: "Quantiles of one LMCache retrieval's duration over the window.",
 		Outputs:     []Output{{Name: "lmcache_retrieve_seconds", Unit: "s", Node: &Quantiles{Signal: vllm.LMCacheRetrieveTime}}},
-		Flavors:     []vllm.Flavor{vllm.FlavorV1}, Needs: NeedsLMCache},
+		Flavors:     []vllm.Flavor{vllm.FlavorV1}, Needs: []string{NeedsLMCache}},
+
+	{Type: TypeLMCache, Name: "multi_process", Label: "Multi-process",
+		Description: "Multi-process LMCache (LMCacheMPConnector): retrievals submitted per second and the share deferred, the share of hits its L1 (CPU memory) served, and L1 bytes in use.",
+		Outputs: []Output{
+			{Name: "lmcache_retrieves_submitted_per_second", Unit: "reqps", Node: mpRetrieves},
+			{Name: "lmcache_deferred_retrieve_ratio", Unit: "percentunit", Node: &Div{Num: &Rate{Signal: vllm.LMCacheMPDeferredRetrieves}, Den: mpRetrieves}},
+			{Name: "lmcache_l1_hit_share", Unit: "percentunit", Node: &Div{Num: &Rate{Signal: vllm.LMCacheMPL1HitTokens}, Den: lmcacheHits}},
+			{Name: "lmcache_l1_memory_bytes", Unit: "bytes", Node: &Gauge{Signal: vllm.LMCacheMPL1Memory, Agg: Sum}},
+		}, Flavors: []vllm.Flavor{vllm.FlavorV1}, Needs: []string{NeedsLMCacheMP}},
 
 	// On a decode instance of a disaggregated deployment most prompt tokens arrive by KV transfer: a prompt
 	// throughput spike there is not compute (vllm-project/vllm#33289), which the shares show.
@@ -434,6 +460,13 @@ var Catalog = []*Entry{
 		Outputs: []Output{
 			{Name: "cached_prompt_tokens_per_second", Unit: "short", Node: &Rate{Signal: vllm.PromptTokensCached}},
 			{Name: "recomputed_prompt_tokens_per_second", Unit: "short", Node: &Rate{Signal: vllm.PromptTokensRecomputed}},
+		}, Flavors: []vllm.Flavor{vllm.FlavorV1, vllm.FlavorAscend}, Recent: true},
+	// Which cache tier serves my prompts: the GPU's own prefix cache, CPU or disk offload, or another instance.
+	{Type: TypePromptSource, Name: "cached_by_tier", Label: "Cached by tier",
+		Description: "Cached prompt tokens per second by the tier that held their KV (device, host, disk, p2p, external_unspecified) and each tier's share of cached tokens over the window; newest vLLM only.",
+		Outputs: []Output{
+			{Name: "cached_by_tier_tokens_per_second", Unit: "short", Node: cachedByTier},
+			{Name: "cached_by_tier_share", Unit: "percentunit", Node: &Div{Num: cachedByTier, Den: &Rate{Signal: vllm.PromptTokensCachedBySource}, Ignoring: "source"}},
 		}, Flavors: []vllm.Flavor{vllm.FlavorV1, vllm.FlavorAscend}, Recent: true},
 	{Type: TypePromptSource, Name: "prefill_computed", Label: "Computed per prefill",
 		Description: "Quantiles of the prompt tokens each request's prefill computed, cached tokens left out, over the window; vLLM 0.12 and later.",

@@ -92,8 +92,8 @@ func renderReadmeCatalog() string {
 			fl[i] = string(f)
 		}
 		flavors := strings.Join(fl, ", ")
-		if e.Needs != "" {
-			flavors += ", with " + e.Needs
+		if len(e.Needs) > 0 {
+			flavors += ", with " + strings.Join(e.Needs, " or ")
 		}
 		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s |\n", e.Type, name, strings.Join(outs, ", "),
 			strings.ReplaceAll(e.Description, "|", `\|`), flavors)

@@ -90,6 +90,12 @@ type Config struct {
 	// LMCache makes the KV connector LMCache: its lookups and hits (ExternalPrefixHitRate) are also counted as
 	// LMCache's own lmcache:* metrics, as vLLM's /metrics exposes them with the LMCache connector.
 	LMCache bool `json:"lmcache"`
+	// LMCacheMP runs LMCache in multi-process mode (LMCacheMPConnector): the same lookups and hits, exposed as
+	// lmcache_mp_* (lookups by tier, retrieves submitted, finished and deferred, L1 memory) instead of lmcache:*.
+	LMCacheMP bool `json:"lmcache_mp"`
+	// KVCacheMetrics is vLLM's --kv-cache-metrics: KV block residency histograms (lifetime, idle before eviction,
+	// reuse gap).
+	KVCacheMetrics bool `json:"kv_cache_metrics"`
 	// MMItems is the number of multi-modal items (images) per request, MMHitRate the share found in the
 	// multi-modal cache; 0 items serves text only.
 	MMItems   int     `json:"mm_items"`
@@ -166,6 +172,13 @@ const (
 func (c *Config) transferSeconds(tokens int) float64 {
 	return c.KVTransferMs / 1000 * float64(tokens) / c.PromptTokensMean
 }
+
+// lmcacheL1Bytes is the multi-process LMCache server's L1 (CPU memory) capacity; lmcacheL1Share the share of its
+// hits L1 serves, the rest coming from L2.
+const (
+	lmcacheL1Bytes = 20e9
+	lmcacheL1Share = 0.8
+)
 
 // kvBytesPerToken is the KV of one token of Llama-3.1-8B in bf16: 2 (K, V) × 32 layers × 8 KV heads × 128 × 2 bytes.
 const kvBytesPerToken = 2 * 32 * 8 * 128 * 2
@@ -299,6 +312,12 @@ func (c *Config) Validate() error {
 		bad("kv-offload-gb must be between 0 and 4096, got %v", c.KVOffloadGB)
 	case c.KVOffloadGB > 0 && c.Flavor != FlavorV1:
 		bad("kv-offload-gb needs flavor %s", FlavorV1)
+	case c.KVCacheMetrics && c.Flavor != FlavorV1:
+		bad("kv-cache-metrics needs flavor %s", FlavorV1)
+	case c.LMCache && c.LMCacheMP:
+		bad("lmcache and lmcache-mp are two connectors; pick one")
+	case c.LMCacheMP && (c.Flavor != FlavorV1 || c.ExternalPrefixHitRate == 0):
+		bad("lmcache-mp needs flavor %s and an external-prefix-hit-rate", FlavorV1)
 	case c.LMCache && (c.Flavor != FlavorV1 || c.ExternalPrefixHitRate == 0):
 		bad("lmcache needs flavor %s and an external-prefix-hit-rate", FlavorV1)
 	}

@@ -138,3 +138,48 @@ func TestPrefillRoleHoldsKVForTheDecodeSide(t *testing.T) {
 		t.Errorf("%v requests in process on the prefill side", in)
 	}
 }
+
+// TestKVCacheMetrics: with --kv-cache-metrics every finished request records its blocks' lifetime and idle time,
+// the lifetime is its time since scheduling (so at least the prefill and decode it ran), and prefix-cache hits
+// record reuse gaps.
+func TestKVCacheMetrics(t *testing.T) {
+	sc := tenMinutes(t, "-flavor=vllm-v1", "-kv-cache-metrics", "-prefix-hit-rate=0.5", "-qps=10", "-seed=9")
+	value := func(name string, labels ...string) float64 { t.Helper(); return total(t, sc, name, labels...) }
+	finished := value("vllm:request_success_total")
+	if n := value("vllm:kv_block_lifetime_seconds_count"); n != finished || n == 0 {
+		t.Errorf("%v lifetimes for %v finished requests", n, finished)
+	}
+	if n := value("vllm:kv_block_idle_before_evict_seconds_count"); n != finished {
+		t.Errorf("%v idle times for %v finished requests", n, finished)
+	}
+	if life, inference := value("vllm:kv_block_lifetime_seconds_sum"), value("vllm:request_inference_time_seconds_sum"); life < inference*0.999 {
+		t.Errorf("blocks lived %v s in all, the requests ran %v s", life, inference)
+	}
+	if n := value("vllm:kv_block_reuse_gap_seconds_count"); n < finished/4 {
+		t.Errorf("%v reuse gaps for %v requests at a 50 %% prefix hit rate", n, finished)
+	}
+}
+
+// TestLMCacheMultiProcess: multi-process LMCache counts the connector's lookups and hits as lmcache_mp_* (L1 and L2
+// hits adding up to all hits), with one submitted and finished retrieval per request, and none of the lmcache:*
+// names of the in-process connector.
+func TestLMCacheMultiProcess(t *testing.T) {
+	sc := tenMinutes(t, "-flavor=vllm-v1", "-lmcache-mp", "-external-prefix-hit-rate=0.4", "-qps=10", "-seed=10")
+	value := func(name string, labels ...string) float64 { t.Helper(); return total(t, sc, name, labels...) }
+	if r, q := value("lmcache_mp_lookup_requested_tokens_total"), value("vllm:external_prefix_cache_queries_total"); r != q || r == 0 {
+		t.Errorf("LMCache looked up %v tokens, the connector %v", r, q)
+	}
+	hit := value("lmcache_mp_lookup_hit_tokens_total")
+	if l1, l2 := value("lmcache_mp_lookup_hit_l1_tokens_total"), value("lmcache_mp_lookup_hit_l2_tokens_total"); hit == 0 || l1+l2 < hit*0.999999 || l1+l2 > hit*1.000001 {
+		t.Errorf("hits %v, L1 %v + L2 %v", hit, l1, l2)
+	}
+	if s, f := value("lmcache_mp_num_submitted_retrieves_total"), value("lmcache_mp_num_finished_retrieves_total"); s == 0 || s != f {
+		t.Errorf("%v retrievals submitted, %v finished", s, f)
+	}
+	if u := value("lmcache_mp_l1_memory_usage_bytes"); u <= 0 || u > 20e9 {
+		t.Errorf("L1 holds %v bytes", u)
+	}
+	if sc.FamilyOf("lmcache:num_hit_tokens_total") != nil {
+		t.Error("the multi-process connector exposes the in-process connector's names")
+	}
+}

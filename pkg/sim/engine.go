@@ -178,7 +178,7 @@ func (e *engine) admitWaiting(t float64, budget int) {
 			if cfg.KVOffloadGB > 0 {
 				e.offloadLoad(hits, miss)
 			}
-			if cfg.LMCache {
+			if cfg.LMCache || cfg.LMCacheMP {
 				e.lmcacheRetrieve(hits, miss)
 			}
 		}
@@ -365,6 +365,22 @@ func (e *engine) transfer(r *request, tokens int) {
 	r.transferred = tokens
 }
 
+// observeResidency records a finished request's blocks: held since it was scheduled; then idle until the free
+// pool has turned over once (the free blocks at the rate the used ones were allocated); and, when it hit the prefix
+// cache, the time since the engine's previous hit reused cached blocks.
+func (e *engine) observeResidency(r *request, t float64) {
+	st := e.st
+	lifetime := t - r.scheduled
+	st.blockLifetime.observe(lifetime, 1)
+	st.blockIdle.observe(math.Min(3600, lifetime*float64(e.kv.free())/float64(max(e.kv.used, 1))), 1)
+	if r.cachedFirst > 0 {
+		if st.lastHitAt > 0 {
+			st.blockReuseGap.observe(r.scheduled-st.lastHitAt, 1)
+		}
+		st.lastHitAt = r.scheduled
+	}
+}
+
 // holdForSend keeps a finished prefill's KV until the decode instance has read it, one transfer time later.
 func (e *engine) holdForSend(r *request, t float64) {
 	kept := e.st.sendsDue[:0]
@@ -402,6 +418,9 @@ func (e *engine) inProcess() float64 {
 func (e *engine) lmcacheRetrieve(hit, requested float64) {
 	st := e.st
 	st.lmcacheRetrieves++
+	if e.waiting.len() > 1 { // others queue behind this request: the multi-process server defers its retrieval
+		st.lmcacheDeferred++
+	}
 	st.lmcacheRequested += requested
 	st.lmcacheHit += hit
 	st.lmcacheRetrieveTime.observe(0.001+hit*kvBytesPerToken/lmcacheBytesPerSecond, 1)
@@ -502,13 +521,16 @@ func (e *engine) finish(r *request, t float64) {
 		tpot = decode / float64(r.generated-1)
 	}
 	st.success[reason]++
+	if e.cfg.KVCacheMetrics {
+		e.observeResidency(r, t)
+	}
 	if e.cfg.KVRole == KVRolePrefill && reason == "length" {
 		e.holdForSend(r, t)
 	}
 	if e.cfg.KVOffloadGB > 0 {
 		e.offloadStore(r.promptLen + r.generated)
 	}
-	if e.cfg.LMCache {
+	if e.cfg.LMCache || e.cfg.LMCacheMP {
 		st.lmcacheStores++
 		st.lmcacheStored += float64(r.promptLen)
 	}

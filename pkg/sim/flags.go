@@ -97,6 +97,8 @@ func newFlagSet(c *Config, scenario *string, out io.Writer) *flag.FlagSet {
 	fs.Float64Var(&c.KVTransferFailRate, "kv-transfer-fail-rate", c.KVTransferFailRate, "share of NIXL transfers that fail; their prompts are computed locally (decode role)")
 	fs.Float64Var(&c.KVOffloadGB, "kv-offload-gb", c.KVOffloadGB, "CPU memory of the KV offloading connector in GB; 0 = no offloading (vllm-v1 only)")
 	fs.Float64Var(&c.KVOffloadFailRate, "kv-offload-fail-rate", c.KVOffloadFailRate, "share of KV offload stores whose allocation fails")
+	fs.BoolVar(&c.KVCacheMetrics, "kv-cache-metrics", c.KVCacheMetrics, "vLLM's --kv-cache-metrics: KV block residency histograms (vllm-v1 only)")
+	fs.BoolVar(&c.LMCacheMP, "lmcache-mp", c.LMCacheMP, "the KV connector is LMCache in multi-process mode: lookups and hits appear as lmcache_mp_* metrics (needs -external-prefix-hit-rate)")
 	fs.BoolVar(&c.LMCache, "lmcache", c.LMCache, "the KV connector is LMCache: its lookups and hits also appear as lmcache:* metrics (needs -external-prefix-hit-rate)")
 	fs.IntVar(&c.MMItems, "mm-items", c.MMItems, "multi-modal items (images) per request; 0 = text only")
 	fs.Float64Var(&c.MMHitRate, "mm-hit-rate", c.MMHitRate, "share of multi-modal items found in the multi-modal cache")

@@ -83,6 +83,8 @@ var (
 	bucketsOffloadLookup = []float64{0.00001, 0.00005, 0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1}
 	// LMCache's retrieval time (lmcache/observability.py).
 	bucketsLMCacheRetrieve = []float64{0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0}
+	// KV block residency (--kv-cache-metrics): the simulator's own bounds, from a tenth of a second to an hour.
+	bucketsKVResidency = []float64{0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600}
 	// The Rust prometheus crate's default buckets, used by the work handler's duration histogram.
 	bucketsRustDefault = []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}
 )

@@ -16,6 +16,10 @@ type engineStats struct {
 	// The NIXL connector's view on a decode instance: one transfer per request's missed prompt KV.
 	nixlXfer, nixlPost, nixlBytes, nixlDescriptors *histogram
 	nixlFailed, nixlFailDue                        float64
+	// KV block residency (--kv-cache-metrics), one observation per finished request for its blocks: how long they
+	// were held, how long they then sit idle before eviction, and the time since cached blocks were last used.
+	blockLifetime, blockIdle, blockReuseGap *histogram
+	lastHitAt                               float64
 	// sendsDue are when the decode instance will have read the KV a prefill instance holds for finished requests.
 	sendsDue []float64
 	// The offloading connector's: bytes and seconds moved each way, failed allocations, bytes held in CPU memory.
@@ -24,6 +28,7 @@ type engineStats struct {
 	offloadLoadSize, offloadStoreSize, offloadLookup                       *histogram
 	// LMCache's own counters of the same connector lookups, and the stores of finished prompts.
 	lmcacheRetrieves, lmcacheRequested, lmcacheHit, lmcacheStores, lmcacheStored float64
+	lmcacheDeferred                                                              float64 // multi-process mode
 	lmcacheRetrieveTime                                                          *histogram
 	generationTokens                                                             float64
 	success                                                                      map[string]float64 // by finished_reason
@@ -76,6 +81,9 @@ func newEngineStats(f Flavor, maxModelLen, specTokens int) *engineStats {
 		offloadStoreSize:    newHistogram(bucketsOffloadSize),
 		offloadLookup:       newHistogram(bucketsOffloadLookup),
 		lmcacheRetrieveTime: newHistogram(bucketsLMCacheRetrieve),
+		blockLifetime:       newHistogram(bucketsKVResidency),
+		blockIdle:           newHistogram(bucketsKVResidency),
+		blockReuseGap:       newHistogram(bucketsKVResidency),
 	}
 	ttft, itl, lat, iter := bucketsTTFTv1, bucketsITLv1, bucketsRequestLatencyV1, bucketsIterationTokensV1
 	if f.isV0() {

@@ -1,6 +1,9 @@
 package sim
 
-import "strconv"
+import (
+	"math"
+	"strconv"
+)
 
 // familyBuilder adds per-engine families for the local engines in one exposition style.
 type familyBuilder struct {
@@ -159,6 +162,18 @@ func (f *Fleet) v1Families(x *exposition, st style) {
 		b.counter("vllm:prompt_tokens_cached", "Number of cached prompt tokens (local + external).",
 			func(e *engine) float64 { return e.st.promptCacheHit + e.st.promptTransferred })
 		b.counter("vllm:prompt_tokens_recomputed", "Number of cached tokens recomputed for forward pass.", zero)
+		// The same cached tokens by the tier that held them: this instance's GPU prefix cache (device) or another
+		// instance's, over NIXL (p2p); the offload tiers' and unspecified connectors' hits are not modelled.
+		b.counterBy("vllm:prompt_tokens_cached_by_source", "Number of cached prompt tokens by source.", "source",
+			cachedSources, func(e *engine, i int) float64 {
+				switch cachedSources[i] {
+				case "device":
+					return e.st.promptCacheHit
+				case "p2p":
+					return e.st.promptTransferred
+				}
+				return 0
+			})
 	}
 	b.counter("vllm:generation_tokens", "Number of generation tokens processed.",
 		func(e *engine) float64 { return e.st.generationTokens })
@@ -216,8 +231,22 @@ func (f *Fleet) v1Families(x *exposition, st style) {
 	if f.cfg.LMCache {
 		f.lmcacheFamilies(b)
 	}
+	if f.cfg.LMCacheMP {
+		f.lmcacheMPFamilies(b)
+	}
+	if f.cfg.KVCacheMetrics {
+		b.hist("vllm:kv_block_lifetime_seconds", "Histogram of KV cache block lifetime from allocation to eviction.",
+			func(e *engine) *histogram { return e.st.blockLifetime })
+		b.hist("vllm:kv_block_idle_before_evict_seconds", "Histogram of idle time before KV cache block eviction.",
+			func(e *engine) *histogram { return e.st.blockIdle })
+		b.hist("vllm:kv_block_reuse_gap_seconds", "Histogram of time between consecutive KV cache block accesses.",
+			func(e *engine) *histogram { return e.st.blockReuseGap })
+	}
 	f.cacheConfigFamily(b)
 }
+
+// cachedSources are the source values of prompt_tokens_cached_by_source.
+var cachedSources = []string{"device", "host", "disk", "p2p", "external_unspecified"}
 
 // lmcacheFamilies renders the LMCache connector's own metrics, which vLLM's /metrics carries.
 func (f *Fleet) lmcacheFamilies(b *familyBuilder) {
@@ -233,6 +262,26 @@ func (f *Fleet) lmcacheFamilies(b *familyBuilder) {
 		func(e *engine) float64 { return e.st.lmcacheStored })
 	b.hist("lmcache:time_to_retrieve", "Time to retrieve from cache (seconds)",
 		func(e *engine) *histogram { return e.st.lmcacheRetrieveTime })
+}
+
+// lmcacheMPFamilies renders the multi-process LMCache server's metrics, which vLLM's /metrics carries.
+func (f *Fleet) lmcacheMPFamilies(b *familyBuilder) {
+	b.counter("lmcache_mp_lookup_requested_tokens", "Tokens looked up in LMCache.",
+		func(e *engine) float64 { return e.st.lmcacheRequested })
+	b.counter("lmcache_mp_lookup_hit_tokens", "Tokens found in LMCache.",
+		func(e *engine) float64 { return e.st.lmcacheHit })
+	b.counter("lmcache_mp_lookup_hit_l1_tokens", "Tokens found in LMCache's L1 (CPU memory).",
+		func(e *engine) float64 { return e.st.lmcacheHit * lmcacheL1Share })
+	b.counter("lmcache_mp_lookup_hit_l2_tokens", "Tokens found in LMCache's L2.",
+		func(e *engine) float64 { return e.st.lmcacheHit * (1 - lmcacheL1Share) })
+	b.counter("lmcache_mp_num_submitted_retrieves", "Retrieves submitted to LMCache.",
+		func(e *engine) float64 { return e.st.lmcacheRetrieves })
+	b.counter("lmcache_mp_num_finished_retrieves", "Retrieves LMCache finished.",
+		func(e *engine) float64 { return e.st.lmcacheRetrieves })
+	b.counter("lmcache_mp_num_deferred_retrieves", "Retrieves LMCache deferred.",
+		func(e *engine) float64 { return e.st.lmcacheDeferred })
+	b.gauge("lmcache_mp_l1_memory_usage_bytes", "Bytes of LMCache's L1 in use.",
+		func(e *engine) float64 { return math.Min(lmcacheL1Bytes, e.st.lmcacheStored*kvBytesPerToken) })
 }
 
 // offloadFamilies renders the offloading connector's metrics with the CPU spec (OffloadPromMetrics).

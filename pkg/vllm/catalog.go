@@ -86,6 +86,8 @@ var (
 	NixlPendingSends = Signal{ID: "nixl_pending_sends", Kind: Gauge, Names: []string{"vllm:nixl_num_pending_sends"}, Unit: "short"}
 	// NixlInProcess is the number of requests a decode instance is receiving KV for.
 	NixlInProcess = Signal{ID: "nixl_in_process", Kind: Gauge, Names: []string{"vllm:nixl_num_in_process_reqs"}, Unit: "short"}
+	// LMCacheMPL1Memory is the bytes of multi-process LMCache's L1 in use.
+	LMCacheMPL1Memory = Signal{ID: "lmcache_mp_l1_memory", Kind: Gauge, Names: []string{"lmcache_mp_l1_memory_usage_bytes"}, Unit: "bytes"}
 	// CacheConfig is the info gauge whose labels carry block_size and num_gpu_blocks.
 	CacheConfig = Signal{ID: "cache_config", Kind: Gauge, Names: []string{"vllm:cache_config_info"}}
 )
@@ -109,6 +111,9 @@ var (
 	PromptTokensBySource = Signal{ID: "prompt_tokens_by_source", Kind: Counter, Names: []string{"vllm:prompt_tokens_by_source_total"}, Unit: "short"}
 	// PromptTokensCached counts prompt tokens whose KV came from a cache, local or external (vLLM 0.12+).
 	PromptTokensCached = Signal{ID: "prompt_tokens_cached", Kind: Counter, Names: []string{"vllm:prompt_tokens_cached_total"}, Unit: "short"}
+	// PromptTokensCachedBySource splits PromptTokensCached by the tier that held the KV (source: device, host, disk,
+	// p2p, external_unspecified); newest vLLM only.
+	PromptTokensCachedBySource = Signal{ID: "prompt_tokens_cached_by_source", Kind: Counter, Names: []string{"vllm:prompt_tokens_cached_by_source_total"}, Unit: "short"}
 	// PromptTokensRecomputed counts cached prompt tokens computed again for the forward pass (vLLM 0.12+).
 	PromptTokensRecomputed = Signal{ID: "prompt_tokens_recomputed", Kind: Counter, Names: []string{"vllm:prompt_tokens_recomputed_total"}, Unit: "short"}
 	// NixlFailedTransfers counts NIXL KV transfers that failed; the decode instance then computes the prompt itself.
@@ -127,10 +132,16 @@ var (
 	OffloadAllocationFailures = Signal{ID: "offload_allocation_failures", Kind: Counter, Names: []string{"vllm:kv_offload_allocation_failure_total"}, Unit: "short"}
 	// LMCacheRequestedTokens and LMCacheHitTokens count the tokens the LMCache connector was asked for and found;
 	// LMCacheRetrieves and LMCacheStores its retrieve and store requests.
-	LMCacheRequestedTokens = Signal{ID: "lmcache_requested_tokens", Kind: Counter, Names: []string{"lmcache:num_requested_tokens_total"}, Unit: "short"}
-	LMCacheHitTokens       = Signal{ID: "lmcache_hit_tokens", Kind: Counter, Names: []string{"lmcache:num_hit_tokens_total"}, Unit: "short"}
+	// Multi-process LMCache counts the same tokens as lookups (lmcache_mp_lookup_*).
+	LMCacheRequestedTokens = Signal{ID: "lmcache_requested_tokens", Kind: Counter, Names: []string{"lmcache:num_requested_tokens_total", "lmcache_mp_lookup_requested_tokens_total"}, Unit: "short"}
+	LMCacheHitTokens       = Signal{ID: "lmcache_hit_tokens", Kind: Counter, Names: []string{"lmcache:num_hit_tokens_total", "lmcache_mp_lookup_hit_tokens_total"}, Unit: "short"}
 	LMCacheRetrieves       = Signal{ID: "lmcache_retrieves", Kind: Counter, Names: []string{"lmcache:num_retrieve_requests_total"}, Unit: "short"}
 	LMCacheStores          = Signal{ID: "lmcache_stores", Kind: Counter, Names: []string{"lmcache:num_store_requests_total"}, Unit: "short"}
+	// LMCacheMPL1HitTokens counts the hits multi-process LMCache served from L1 (CPU memory); LMCacheMPRetrieves,
+	// LMCacheMPDeferredRetrieves its submitted and deferred retrievals.
+	LMCacheMPL1HitTokens       = Signal{ID: "lmcache_mp_l1_hit_tokens", Kind: Counter, Names: []string{"lmcache_mp_lookup_hit_l1_tokens_total"}, Unit: "short"}
+	LMCacheMPRetrieves         = Signal{ID: "lmcache_mp_retrieves", Kind: Counter, Names: []string{"lmcache_mp_num_submitted_retrieves_total"}, Unit: "short"}
+	LMCacheMPDeferredRetrieves = Signal{ID: "lmcache_mp_deferred_retrieves", Kind: Counter, Names: []string{"lmcache_mp_num_deferred_retrieves_total"}, Unit: "short"}
 	// ExternalPrefixHits counts KV-connector (cross-instance) cache hits.
 	ExternalPrefixHits = Signal{ID: "external_prefix_hits", Kind: Counter, Names: []string{"vllm:external_prefix_cache_hits_total"}}
 	// ExternalPrefixQueries counts KV-connector cache lookups.
@@ -195,6 +206,12 @@ var (
 	// PrefillKVComputed is the number of prompt tokens each request's prefill computed, its cached tokens left out
 	// (vLLM 0.12 and later, vllm-project/vllm#30189).
 	PrefillKVComputed = Signal{ID: "prefill_kv_computed", Kind: Histogram, Names: []string{"vllm:request_prefill_kv_computed_tokens"}, Unit: "short"}
+	// KVBlockLifetime, KVBlockIdleBeforeEvict and KVBlockReuseGap are KV block residency under --kv-cache-metrics
+	// (sampled blocks; vllm-project/vllm#27793): allocation to eviction, idle time before eviction, and the time
+	// between two uses of a cached block.
+	KVBlockLifetime        = Signal{ID: "kv_block_lifetime", Kind: Histogram, Names: []string{"vllm:kv_block_lifetime_seconds"}, Unit: "s"}
+	KVBlockIdleBeforeEvict = Signal{ID: "kv_block_idle_before_evict", Kind: Histogram, Names: []string{"vllm:kv_block_idle_before_evict_seconds"}, Unit: "s"}
+	KVBlockReuseGap        = Signal{ID: "kv_block_reuse_gap", Kind: Histogram, Names: []string{"vllm:kv_block_reuse_gap_seconds"}, Unit: "s"}
 	// OffloadLookupDelay is the time of one offload lookup call.
 	OffloadLookupDelay = Signal{ID: "offload_lookup_delay", Kind: Histogram, Names: []string{"vllm:kv_offload_lookup_sync_delay_seconds"}, Unit: "s"}
 	// LMCacheRetrieveTime is the time of one LMCache retrieval.

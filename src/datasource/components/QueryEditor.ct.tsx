@@ -9,6 +9,7 @@ import type { VllmQuery } from '../types';
 const routes = {
   '/resources/models': ['llama-3-8b', 'Qwen2.5-7B'],
   '/resources/engines': ['0', '1', '2', '3'],
+  '/resources/roles': ['decode', 'prefill', 'unified'],
   '/resources/endpoints': [{ name: 'v1-dp4' }, { name: 'ascend-dp2' }],
   '/resources/metrics': ['vllm:num_requests_running', 'vllm_profiling_forward:duration'],
   '/resources/label-values': ['stop', 'length'],
@@ -64,6 +65,13 @@ test('filters list what the data source has seen, and dashboard variables', asyn
   await expect.poll(async () => (await state<Story>(page)).query.model).toBe('llama-3-8b');
   await page.getByRole('radio', { name: 'Fleet' }).click();
   await expect.poll(async () => (await state<Story>(page)).query.groupBy).toBe('fleet');
+  // Prefill/decode roles: the roles the data source found, and grouping by role.
+  const role = page.getByRole('combobox', { name: 'Role' });
+  expect(await offers(page, role, 'prefill')).toBe(true);
+  await pick(page, role, 'decode');
+  await expect.poll(async () => (await state<Story>(page)).query.role).toBe('decode');
+  await page.getByRole('radio', { name: 'Role' }).click();
+  await expect.poll(async () => (await state<Story>(page)).query.groupBy).toBe('role');
 });
 
 test('a resource that fails says so beside its picker', async ({ mount, page }) => {

@@ -78,7 +78,7 @@ export function FiltersSection({ datasource, query, errors, showGroupBy, onChang
         value={query.role}
         invalid={errors.role}
         testId={testIds.queryEditor.role}
-        width={16}
+        width={20}
         onChange={(role) => onChange({ role })}
       />
       {showGroupBy && (
