@@ -72,6 +72,8 @@ func walkCatalogWith(t *testing.T, run *simRun, prom *promtest.Server, rateCheck
 				switch e.Type {
 				case query.TypeLatency:
 					q.Metric = "ttft"
+					threshold := 0.3 // between bounds: the interpolation is compared, not just a bucket's count
+					q.Threshold = &threshold
 				case query.TypeRaw:
 					q.Metric = f.raw
 				}

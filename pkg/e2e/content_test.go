@@ -7,8 +7,10 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -93,7 +95,18 @@ func tripFleet(t *testing.T) []map[string]string {
 		{"name": "offload", "url": startSim(t, "-flavor=vllm-v1", "-kv-offload-gb=8", "-kv-cache-metrics", "-kv-offload-fail-rate=0.2", "-external-prefix-hit-rate=0.3", "-qps=6", "-speed=30", "-seed=36")},
 		// LMCache that finds almost nothing.
 		{"name": "lmcache", "url": startSim(t, "-flavor=vllm-v1", "-lmcache", "-external-prefix-hit-rate=0.05", "-qps=6", "-speed=30", "-seed=37")},
+		// A model burning both SLO budgets fast: 39 % of its first tokens take over 500 ms (long prompts), 31 % of
+		// its requests fail or abort.
+		{"name": "slo-fast", "url": startSim(t, "-flavor=vllm-v1", "-model=slo-fast", "-qps=4", "-prompt-tokens-mean=3000", "-error-rate=0.3", "-speed=30", "-seed=61")},
 		{"name": "gone", "url": ln},
+	}
+}
+
+// slowBurnFleet burns both SLO budgets at 6–14.4×: about 10 % of first tokens over 500 ms and 10 % of requests
+// failed or aborted, against 99 % objectives — a ticket, not a page.
+func slowBurnFleet(t *testing.T) []map[string]string {
+	return []map[string]string{
+		{"name": "slo-slow", "url": startSim(t, "-flavor=vllm-v1", "-model=slo-slow", "-qps=4", "-prompt-tokens-mean=2500", "-error-rate=0.09", "-speed=30", "-seed=61")},
 	}
 }
 
@@ -122,6 +135,7 @@ func TestDashboardPanelsAndAlertRules(t *testing.T) {
 	p := harness.Start(t, harness.Executable(t, harness.DatasourceExecutable))
 	trip := startFleet(t, p, "trip", tripFleet(t))
 	healthy := startFleet(t, p, "healthy", healthyFleet(t))
+	slow := startFleet(t, p, "slow", slowBurnFleet(t))
 	time.Sleep(20 * time.Second) // 10 simulated minutes at 30×
 
 	t.Run("dashboards", func(t *testing.T) {
@@ -143,6 +157,19 @@ func TestDashboardPanelsAndAlertRules(t *testing.T) {
 		// The role variable lists what the fleet's instances show: the pair's two sides and the unified rest.
 		if roles := trip.resource(t, "roles"); !slices.Equal(roles, []string{"decode", "prefill", "unified"}) {
 			t.Errorf("roles resource: %v, want decode, prefill and unified", roles)
+		}
+		// An SLO target between bucket bounds is interpolated, and the answer says how to make it exact.
+		slo := trip.query(t, map[string]any{"refId": "S", "queryType": "latency", "measure": "slo_attainment", "metric": "ttft", "threshold": 0.3, "endpoint": "v1-hot"}, 10*time.Minute)
+		if slo.Error != nil || len(slo.Frames) == 0 || slo.Frames[0].Rows() == 0 {
+			t.Fatalf("SLO attainment at 0.3 s: %v", slo.Error)
+		}
+		var notices []string
+		for _, n := range slo.Frames[0].Meta.Notices {
+			notices = append(notices, n.Text)
+		}
+		if joined := strings.Join(notices, "\n"); !strings.Contains(joined, "interpolated inside the 0.25–0.5 bucket") ||
+			!strings.Contains(joined, `--custom-histogram-buckets '{"time_to_first_token": [`) {
+			t.Errorf("SLO attainment at 0.3 s: notices %q", notices)
 		}
 		vars := map[string]string{"endpoint": ".*", "model": ".*", "engine": ".*", "dp": ".*", "role": ".*", "timer": timer, "datasource": "trip"}
 		for _, file := range files {
@@ -182,8 +209,8 @@ func TestDashboardPanelsAndAlertRules(t *testing.T) {
 			t.Fatal(err)
 		}
 		rules := doc.Groups[0].Rules
-		if len(rules) != 11 {
-			t.Fatalf("want 11 rules, have %d", len(rules))
+		if len(rules) != 15 {
+			t.Fatalf("want 15 rules, have %d", len(rules))
 		}
 		for _, r := range rules {
 			t.Run(r.UID, func(t *testing.T) {
@@ -202,6 +229,17 @@ func TestDashboardPanelsAndAlertRules(t *testing.T) {
 				}
 				if firing := r.evaluate(t, healthy); len(firing) > 0 {
 					t.Errorf("fires in the healthy fleet for %v", firing)
+				}
+				// A slow burn opens a ticket and pages nobody (multi-window, multi-burn-rate alerts).
+				switch firing := r.evaluate(t, slow); r.Labels["slo_alert"] {
+				case "ticket":
+					if len(firing) == 0 {
+						t.Error("the ticket did not fire for a slow burn")
+					}
+				case "page":
+					if len(firing) > 0 {
+						t.Errorf("paged for a slow burn: %v", firing)
+					}
 				}
 			})
 		}
@@ -309,10 +347,23 @@ func mathExpr(t *testing.T, e string, v map[string]map[string]float64) map[strin
 			out[k] = map[bool]float64{true: 1}[ok && c > 2 && d > 0]
 		}
 	default:
-		t.Fatalf("math expression %q not emulated: add it here with its meaning", e)
+		// Burn-rate rules: both windows past the same limit, "$C < 0.856 && $D < 0.856".
+		m := burnRate.FindStringSubmatch(e)
+		if m == nil || m[1] != m[3] || m[2] != m[4] {
+			t.Fatalf("math expression %q not emulated: add it here with its meaning", e)
+		}
+		limit, _ := strconv.ParseFloat(m[2], 64)
+		for k, c := range v["C"] {
+			d, ok := v["D"][k]
+			below := m[1] == "<"
+			out[k] = map[bool]float64{true: 1}[ok && (below && c < limit && d < limit || !below && c > limit && d > limit)]
+		}
 	}
 	return out
 }
+
+// burnRate reads a burn-rate rule's condition: $C and $D on the same side of the same limit.
+var burnRate = regexp.MustCompile(`^\$C ([<>]) ([0-9.]+) && \$D ([<>]) ([0-9.]+)$`)
 
 // toFloat reads a YAML number, which decodes as int or float64.
 func toFloat(v any) float64 {

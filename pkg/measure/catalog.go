@@ -328,6 +328,11 @@ var (
 			Num: lmcacheHits, Den: &Rate{Signal: vllm.LMCacheRequestedTokens}}}},
 		Flavors: []vllm.Flavor{vllm.FlavorV1}, Needs: []string{NeedsLMCache, NeedsLMCacheMP}}
 
+	// LatencySLOAttainment is what vLLM's SLO tiles show, at any threshold: between bucket bounds it interpolates as
+	// histogram_quantile does, and the answer says so.
+	LatencySLOAttainment = &Entry{Type: TypeLatency, Name: "slo_attainment", Label: "SLO attainment",
+		Description: "Share of requests at or below the query's threshold (seconds) over the window, from the bucket rates; a threshold between bucket bounds is interpolated linearly inside its bucket, as histogram_quantile does.",
+		Outputs:     []Output{{Name: MetricName + "_slo_attainment", Unit: "percentunit", Node: &Attainment{}}}, Flavors: withFrontend}
 	LatencyQuantiles = &Entry{Type: TypeLatency, Name: "quantiles", Label: "Quantiles", Default: true,
 		Description: "histogram_quantile over the window for each quantile, from bucket rates summed by le.",
 		Outputs:     []Output{{Name: MetricName, Unit: MetricUnit, Node: &Quantiles{}}}, Flavors: withFrontend}
@@ -364,6 +369,7 @@ var Catalog = []*Entry{
 	balance("generation_tps", "Generation tokens/s", "Rank load = generation tokens per second.", "short", generationTokens, false),
 
 	LatencyQuantiles,
+	LatencySLOAttainment,
 	{Type: TypeLatency, Name: "mean", Label: "Mean", Description: "Mean observation over the window: rate of the sum ÷ rate of the count.",
 		Outputs: []Output{{Name: MetricName + "_mean", Unit: MetricUnit, Node: &Mean{}}}, Flavors: withFrontend},
 

@@ -86,6 +86,11 @@ type Or struct{ Parts []Node }
 // quantiles, labelled quantile="q". A zero Signal means the query's latency metric.
 type Quantiles struct{ Signal vllm.Signal }
 
+// Attainment is the share of a histogram's observations at or below the query's threshold over the window:
+// derive.SLOAttainment of sum by (le, group) of the bucket rates, between the bounds around the threshold among all
+// the selected series' bounds (derive.BoundsAround). A zero Signal means the query's latency metric.
+type Attainment struct{ Signal vllm.Signal }
+
 // Mean is a histogram's mean over the window, rate(_sum) / rate(_count). A zero Signal means the query's latency
 // metric.
 type Mean struct{ Signal vllm.Signal }
@@ -136,6 +141,7 @@ func (*Add) node()         {}
 func (*Or) node()          {}
 func (*Quantiles) node()   {}
 func (*Mean) node()        {}
+func (*Attainment) node()  {}
 func (*InfoProduct) node() {}
 func (*Balance) node()     {}
 func (*Capacity) node()    {}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -78,13 +79,21 @@ func (ev *Evaluator) Eval(ctx context.Context, q query.Query, r query.Request) (
 				return nil, err
 			}
 		}
-		var configs []CacheConfig
+		facts := &Facts{}
 		if needsCacheConfig(q) && names.Has(vllm.CacheConfig.Names[0]) {
-			if configs, err = ev.cacheConfigs(ctx, q, from.Add(-window-query.Lookback), to); err != nil {
+			if facts.CacheConfigs, err = ev.cacheConfigs(ctx, q, from.Add(-window-query.Lookback), to); err != nil {
 				return nil, err
 			}
 		}
-		if exprs, err = Generate(q, names, configs, window); err != nil {
+		if q.Threshold != nil && measure.Reads(q.Outputs(), func(n measure.Node) bool { _, ok := n.(*measure.Attainment); return ok }) {
+			if facts.Bounds, err = ev.bucketBounds(ctx, q, names, from.Add(-window), to); err != nil {
+				return nil, err
+			}
+			if n := query.AttainmentNotice(q, q.LatencySignal(), facts.Bounds); n != "" {
+				res.Notices = append(res.Notices, n)
+			}
+		}
+		if exprs, err = Generate(q, names, facts, window); err != nil {
 			return nil, err
 		}
 		if len(exprs) == 0 {
@@ -238,6 +247,31 @@ func (ev *Evaluator) cacheConfigs(ctx context.Context, q query.Query, start, end
 	sort.Slice(out, func(i, j int) bool {
 		return out[i].NumGPUBlocks+"/"+out[i].BlockSize < out[j].NumGPUBlocks+"/"+out[j].BlockSize
 	})
+	return out, nil
+}
+
+// bucketBounds lists the upper bounds of the selected series of the query's latency histogram, as direct mode reads
+// them from its series' labels (derive.BoundsAround picks the two around an SLO threshold).
+func (ev *Evaluator) bucketBounds(ctx context.Context, q query.Query, names Names, start, end time.Time) ([]float64, error) {
+	g := &gen{q: q, names: names, rankRe: q.Matchers().Engine}
+	var sels []string
+	for _, n := range g.held(q.LatencySignal()) {
+		sels = append(sels, g.sel(n+"_bucket"))
+	}
+	if len(sels) == 0 {
+		return nil, nil
+	}
+	series, _, err := ev.Client.Series(ctx, sels, start, end)
+	if err != nil {
+		return nil, err
+	}
+	var out []float64
+	for _, s := range series {
+		if le, ok := derive.ParseUpperBound(string(s["le"])); ok && !slices.Contains(out, le) {
+			out = append(out, le)
+		}
+	}
+	sort.Float64s(out)
 	return out, nil
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/prometheus/common/model"
 
+	"github.com/inferscope/inferscope-vllm/pkg/derive"
 	"github.com/inferscope/inferscope-vllm/pkg/measure"
 	"github.com/inferscope/inferscope-vllm/pkg/query"
 	"github.com/inferscope/inferscope-vllm/pkg/vllm"
@@ -31,11 +32,21 @@ type CacheConfig struct {
 	NumGPUBlocks, BlockSize string
 }
 
+// Facts are what a query's PromQL needs to know of the server's series beyond their names, because PromQL cannot
+// turn a label into a value: the cache configurations a pool size multiplies, and the bucket bounds an SLO
+// threshold lies between (Evaluator.Eval reads both before it generates).
+type Facts struct {
+	CacheConfigs []CacheConfig
+	// Bounds are the upper bounds of the selected series of the latency histogram (query.Query.Threshold).
+	Bounds []float64
+}
+
 // Generate returns the PromQL for every measure of a query, using only names the server holds, so the
 // expression fits the fleet: V1, deprecated, V0, Ascend or Dynamo names, or an `or` of them per endpoint
 // (instance), the preferred name winning where an endpoint exposes several. window is the rate window
-// (query.Resolution). Labels follow direct mode: instance is reported as endpoint by the caller.
-func Generate(q query.Query, names Names, configs []CacheConfig, window time.Duration) ([]Expr, error) {
+// (query.Resolution); facts may be nil when the query needs none. Labels follow direct mode: instance is
+// reported as endpoint by the caller.
+func Generate(q query.Query, names Names, facts *Facts, window time.Duration) ([]Expr, error) {
 	if err := q.EnsureValid(); err != nil {
 		return nil, err
 	}
@@ -43,7 +54,10 @@ func Generate(q query.Query, names Names, configs []CacheConfig, window time.Dur
 	if len(outputs) == 0 {
 		return nil, fmt.Errorf("query type %q has no generated PromQL", q.QueryType)
 	}
-	g := &gen{q: q, names: names, configs: configs, w: model.Duration(window).String(), rankRe: q.Matchers().Engine}
+	if facts == nil {
+		facts = &Facts{}
+	}
+	g := &gen{q: q, names: names, configs: facts.CacheConfigs, bounds: facts.Bounds, w: model.Duration(window).String(), rankRe: q.Matchers().Engine}
 	metricUnit := q.LatencySignal().Unit
 	var out []Expr
 	for _, o := range outputs {
@@ -65,6 +79,7 @@ type gen struct {
 	q       query.Query
 	names   Names
 	configs []CacheConfig
+	bounds  []float64
 	w       string
 	rankRe  *regexp.Regexp
 }
@@ -127,6 +142,8 @@ func (g *gen) print(n measure.Node) string {
 	case *measure.Mean:
 		sig := g.signal(n.Signal)
 		return ratio(g.rate(sig, "_sum", nil), g.rate(sig, "_count", nil))
+	case *measure.Attainment:
+		return g.attainment(g.held(g.signal(n.Signal)))
 	case *measure.InfoProduct:
 		return g.infoProduct(n)
 	case *measure.Balance:
@@ -417,6 +434,53 @@ func (g *gen) quantiles(names []string, name, unit string) []Expr {
 			PromQL: "histogram_quantile(" + strconv.FormatFloat(q, 'g', -1, 64) + ", " + buckets + ")"})
 	}
 	return out
+}
+
+// attainment is derive.SLOAttainment in PromQL: the bucket counts at the bounds around the threshold (those every
+// histogram of a group has, as many series at the bound as at +Inf, as in quantiles) interpolated linearly, over
+// the +Inf count.
+func (g *gen) attainment(names []string) string {
+	if len(names) == 0 || len(g.bounds) == 0 {
+		return ""
+	}
+	t := *g.q.Threshold
+	b := derive.BoundsAround(g.bounds, t)
+	group := g.by(names)
+	inf := "sum by " + group + " (" + g.terms(names, "_bucket", nil, []string{`le="+Inf"`}, g.rangeRate) + ")"
+	infCount := "count by " + group + " (" + g.terms(names, "_bucket", nil, []string{`le="+Inf"`}, g.rangeRate) + ")"
+	at := func(le float64) string {
+		// A bound is matched in every form exporters write it (Python 1.0, Rust 1), as direct mode compares numbers.
+		m := "le=~" + strconv.Quote(leForms(le))
+		rates := g.terms(names, "_bucket", nil, []string{m}, g.rangeRate)
+		return "(sum by " + group + " (" + rates + ") and on " + group + " (count by " + group + " (" + rates + ") == on " + group + " " + infCount + "))"
+	}
+	var count string
+	switch {
+	case math.IsInf(b.Hi, 1) && b.Lo == 0:
+		return ""
+	case math.IsInf(b.Hi, 1):
+		count = at(b.Lo)
+	case b.Lo == 0:
+		count = at(b.Hi) + " * " + strconv.FormatFloat(t/b.Hi, 'g', -1, 64)
+	default:
+		f := strconv.FormatFloat((t-b.Lo)/(b.Hi-b.Lo), 'g', -1, 64)
+		count = "(" + at(b.Lo) + " + (" + at(b.Hi) + " - " + at(b.Lo) + ") * " + f + ")"
+	}
+	return count + " / (" + inf + " > 0)"
+}
+
+// leForms matches the ways exporters write a bucket bound: Go's shortest form, and Python's with a trailing .0 for
+// whole numbers.
+func leForms(le float64) string {
+	s := strconv.FormatFloat(le, 'g', -1, 64)
+	out := []string{regexp.QuoteMeta(s)}
+	if f := strconv.FormatFloat(le, 'f', -1, 64); f != s {
+		out = append(out, regexp.QuoteMeta(f))
+	}
+	if le == math.Trunc(le) && math.Abs(le) < 1e16 {
+		out = append(out, regexp.QuoteMeta(strconv.FormatFloat(le, 'f', 1, 64)))
+	}
+	return strings.Join(out, "|")
 }
 
 // balance is a rank's load (the load node per engine / DP rank) or one score over each group's ranks, with

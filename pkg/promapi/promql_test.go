@@ -73,7 +73,7 @@ func TestGeneratedPromQL(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			exprs, err := Generate(tc.q, mixedFleet, cc, 20*time.Second)
+			exprs, err := Generate(tc.q, mixedFleet, &Facts{CacheConfigs: cc}, 20*time.Second)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -127,7 +127,8 @@ func TestGenerateFollowsHeldNames(t *testing.T) {
 		for _, m := range measures {
 			q := query.Query{QueryType: typ, Measure: m, Metric: "vllm:num_requests_running"}
 			if typ == query.TypeLatency {
-				q.Metric = "ttft"
+				threshold := 0.3
+				q.Metric, q.Threshold = "ttft", &threshold
 			}
 			if _, err := Generate(q, mixedFleet, nil, time.Minute); err != nil {
 				t.Errorf("%s/%s: %v", typ, m, err)

@@ -117,6 +117,8 @@ func cacheQueries(rng *rand.Rand) []Query {
 		switch e.Type {
 		case TypeLatency:
 			q.Metric = []string{"ttft", "itl", "e2e"}[rng.IntN(3)]
+			threshold := []float64{0.3, 0.5, 20}[rng.IntN(3)] // between bounds, at one, past the last
+			q.Threshold = &threshold
 		case TypeRaw:
 			q.Metric = "vllm:num_requests_running"
 			qs = append(qs, Query{QueryType: TypeRaw, Metric: "vllm:time_to_first_token_seconds", Histogram: HistogramQuantiles, GroupBy: q.GroupBy})

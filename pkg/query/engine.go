@@ -162,6 +162,12 @@ func (c *evalCtx) result(groups [][]Output) *Result {
 		res.Notices = append(res.Notices, c.stepNotice)
 	}
 	res.Notices = append(res.Notices, c.retentionNotice()...)
+	if c.q.Threshold != nil && measure.Reads(c.q.Outputs(), func(n measure.Node) bool { _, ok := n.(*measure.Attainment); return ok }) {
+		sig := c.q.LatencySignal()
+		if n := AttainmentNotice(c.q, sig, c.bucketBounds(sig)); n != "" {
+			res.Notices = append(res.Notices, n)
+		}
+	}
 	if len(res.Outputs) == 0 && len(c.endpoints) > 0 {
 		res.Notices = append(res.Notices, fmt.Sprintf("no selected endpoint exposes what %s/%s needs", c.q.QueryType, strings.Join(c.q.MeasureList(), ",")))
 	}
@@ -315,12 +321,6 @@ func (c *evalCtx) fetchName(endpoint, name string, catalogMatch []measure.Matche
 	}
 	var out []input
 	rankSrc, rankOut := vllm.RankLabel(name)
-	modelOf := func(ls exposition.Labels) string {
-		if m := ls.Get("model_name"); m != "" {
-			return m
-		}
-		return ls.Get("model")
-	}
 	rankOf := func(ls exposition.Labels) string {
 		if rankSrc == "" {
 			return ""
@@ -329,13 +329,8 @@ func (c *evalCtx) fetchName(endpoint, name string, catalogMatch []measure.Matche
 	}
 	// The filters run inside Select, before any point is copied, and stop a query reading too many series.
 	match := func(ls exposition.Labels) bool {
-		if c.modelRe != nil && !c.modelRe.MatchString(modelOf(ls)) || c.rankRe != nil && !c.rankRe.MatchString(rankOf(ls)) || !c.matchLabels(ls) {
+		if !c.selects(name, ls, catalogMatch) {
 			return false
-		}
-		for _, m := range catalogMatch {
-			if !m.Matches(ls.Get(m.Label)) {
-				return false
-			}
 		}
 		if c.budget.series++; c.budget.series > MaxFetchedSeries {
 			return false
@@ -376,6 +371,56 @@ func (c *evalCtx) fetchName(endpoint, name string, catalogMatch []measure.Matche
 		}
 		out = append(out, in)
 	}
+	return out
+}
+
+// modelOf is a series' model: vLLM's model_name, or Dynamo's model.
+func modelOf(ls exposition.Labels) string {
+	if m := ls.Get("model_name"); m != "" {
+		return m
+	}
+	return ls.Get("model")
+}
+
+// selects reports whether a series of the sample name passes the query's model, rank and label filters and the
+// catalog's matchers.
+func (c *evalCtx) selects(name string, ls exposition.Labels, catalogMatch []measure.Matcher) bool {
+	rank := ""
+	if src, _ := vllm.RankLabel(name); src != "" {
+		rank = ls.Get(src)
+	}
+	if c.rankRe != nil && !c.rankRe.MatchString(rank) {
+		return false
+	}
+	if c.modelRe != nil && !c.modelRe.MatchString(modelOf(ls)) || !c.matchLabels(ls) {
+		return false
+	}
+	for _, m := range catalogMatch {
+		if !m.Matches(ls.Get(m.Label)) {
+			return false
+		}
+	}
+	return true
+}
+
+// bucketBounds are the upper bounds of every selected series of a histogram signal over the range and window,
+// read from the series' labels without decoding a point.
+func (c *evalCtx) bucketBounds(sig vllm.Signal) []float64 {
+	var out []float64
+	for _, ep := range c.endpoints {
+		base, ok := sig.Name(func(n string) bool { return ep.names[n] })
+		if !ok {
+			continue
+		}
+		name := base + "_bucket"
+		c.e.Source.Select(ep.name, name, c.from-c.window, c.to, func(ls exposition.Labels) bool {
+			if le, ok := derive.ParseUpperBound(ls.Get("le")); ok && c.selects(name, ls, nil) && !slices.Contains(out, le) {
+				out = append(out, le)
+			}
+			return false
+		}, 0)
+	}
+	sort.Float64s(out)
 	return out
 }
 
@@ -633,6 +678,28 @@ func (c *evalCtx) quantiles(buckets []input, qs []float64) []Output {
 			if len(o.Points) > 0 {
 				outs = append(outs, o)
 			}
+		}
+	}
+	return outs
+}
+
+// attainment evaluates derive.SLOAttainment of sum by (le, ...) (rate(x_bucket[w])) at the query's threshold,
+// between bounds, over the buckets every histogram of a group has (commonBuckets).
+func (c *evalCtx) attainment(buckets []input, bounds derive.SLOBounds) []Output {
+	var outs []Output
+	for _, g := range c.groupInputs(buckets) {
+		series := make([]derive.BucketSeries, len(g.members))
+		for i, m := range g.members {
+			series[i] = derive.BucketSeries{UpperBound: m.le, Points: m.series.Points}
+		}
+		o := Output{Labels: copyLabels(g.labels)}
+		for _, t := range c.steps {
+			if v, ok := derive.SLOAttainment(commonBuckets(derive.BucketRates(series, t-c.window, t)), bounds, *c.q.Threshold); ok {
+				o.Points = append(o.Points, derive.Point{T: t, V: v})
+			}
+		}
+		if len(o.Points) > 0 {
+			outs = append(outs, o)
 		}
 	}
 	return outs

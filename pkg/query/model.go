@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"regexp"
 	"sort"
 	"strings"
@@ -105,6 +106,8 @@ type Query struct {
 	Score string `json:"score,omitempty"`
 	// Headroom is the capacity query's safety margin, 0–0.9 (default 0.30).
 	Headroom *float64 `json:"headroom,omitempty"`
+	// Threshold is the SLO target of an slo_attainment measure, in the latency family's unit (seconds).
+	Threshold *float64 `json:"threshold,omitempty"`
 	// Labels are extra label matchers for raw queries: label name → regular expression.
 	Labels map[string]string `json:"labels,omitempty"`
 	// Histogram says how a raw histogram is returned: "buckets" (cumulative, per le) or "quantiles".
@@ -159,8 +162,7 @@ func (q *Query) Matchers() *Matchers {
 	}
 	m, err := q.compileMatchers()
 	if err != nil {
-		never := regexp.MustCompile(`[^\x00-\x{10FFFF}]`)
-		return &Matchers{Endpoint: never, Model: never, Engine: never}
+		return &Matchers{Endpoint: matchNothing, Model: matchNothing, Engine: matchNothing}
 	}
 	q.matchers = m
 	return m
@@ -268,6 +270,16 @@ func (q *Query) validate() error {
 		if strings.TrimSpace(q.Expr) == "" {
 			return fmt.Errorf("promql queries need an expression (expr)")
 		}
+	}
+	if measure.Reads(q.Outputs(), func(n measure.Node) bool { _, ok := n.(*measure.Attainment); return ok }) {
+		if q.Threshold == nil {
+			return fmt.Errorf("%s/%s needs a threshold: the SLO target, e.g. 0.5 for 500 ms", q.QueryType, q.Measure)
+		}
+		if t := *q.Threshold; !(t > 0) || math.IsInf(t, 1) {
+			return fmt.Errorf("threshold %v is not a positive number", t)
+		}
+	}
+	switch q.QueryType {
 	case TypeCapacity:
 		if q.Headroom == nil {
 			h := DefaultHeadroom
@@ -353,6 +365,19 @@ func (q Query) NeedsRoles() bool {
 	return q.Role != "" || q.GroupBy == GroupRole ||
 		measure.Reads(q.Outputs(), func(n measure.Node) bool { _, ok := n.(*measure.PD); return ok })
 }
+
+// RoleMatcher is the role filter anchored as PromQL's =~; nil matches every role. An invalid one, which Validate
+// refuses, matches none.
+func (q Query) RoleMatcher() *regexp.Regexp {
+	re, err := compileAnchored(q.Role)
+	if err != nil {
+		return matchNothing
+	}
+	return re
+}
+
+// matchNothing is what an invalid matcher compiles to: no character is outside Unicode.
+var matchNothing = regexp.MustCompile(`[^\x00-\x{10FFFF}]`)
 
 // errNeedsRoles refuses, in an engine, a query only the data source answers.
 var errNeedsRoles = Invalid(errors.New("role filters, groupBy role and the P/D TTFT are answered by the data source, not by one engine"))

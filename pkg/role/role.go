@@ -36,8 +36,9 @@ const (
 // Label is the label that carries an endpoint's role on series.
 const Label = "role"
 
-// Span is how much of a query's range, back from its end, decides the roles: the roles an endpoint shows now,
-// read at a bounded cost whatever the range.
+// Span is how long before a query's end decides the roles, whatever the query's range: long enough that a live
+// stream's few seconds or a short panel range do not make a quiet decode instance look like a prefill one, and a
+// bounded cost for a week-long range.
 const Span = time.Hour
 
 // evidencePoints is the number of steps an evidence query reads over the span: steps of 15 s over a full span, so
@@ -90,12 +91,9 @@ var evidence = []struct {
 	{measure.ThroughputPrompt, 0, func(e *Evidence) { e.Prompts = true }},
 }
 
-// Resolve returns the role of every endpoint the endpoint regular expression selects, from the last Span of r.
+// Resolve returns the role of every endpoint the endpoint regular expression selects, from the Span before r's end.
 func Resolve(ctx context.Context, eval Eval, endpoint string, r query.Request) (map[string]string, error) {
-	span := query.Request{From: r.From, To: r.To, MaxDataPoints: evidencePoints}
-	if r.To.Sub(r.From) > Span {
-		span.From = r.To.Add(-Span)
-	}
+	span := query.Request{From: r.To.Add(-Span), To: r.To, MaxDataPoints: evidencePoints}
 	results := make([]*query.Result, len(evidence))
 	errs := make([]error, len(evidence))
 	var wg sync.WaitGroup
@@ -155,10 +153,10 @@ func Answer(ctx context.Context, eval Eval, q query.Query, r query.Request) (*qu
 	if err != nil {
 		return nil, err
 	}
-	re, _ := regexp.Compile("^(?:" + q.Role + ")$") // Validate compiled it already
+	re := q.RoleMatcher()
 	byRole := map[string][]string{}
 	for ep, role := range roles {
-		if q.Role == "" || re.MatchString(role) {
+		if re == nil || re.MatchString(role) {
 			byRole[role] = append(byRole[role], ep)
 		}
 	}

@@ -220,6 +220,14 @@ var (
 	AscendTotalTokens = Signal{ID: "ascend_total_tokens", Kind: Histogram, Names: []string{"vllm_profiling_total_tokens"}, Unit: "short"}
 )
 
+// BucketFamily is the --custom-histogram-buckets key (newest vLLM) that sets a histogram signal's bucket
+// bounds, by signal ID.
+var BucketFamily = map[string]string{
+	TTFT.ID: "time_to_first_token", ITL.ID: "inter_token_latency", RequestTPOT.ID: "inter_token_latency",
+	E2E.ID: "request_latency", QueueTime.ID: "request_latency", PrefillTime.ID: "request_latency",
+	DecodeTime.ID: "request_latency", InferenceTime.ID: "request_latency",
+}
+
 // TimerSignal returns a histogram signal for a custom Ascend profiler timer such as
 // vllm_profiling_server:create_chat_completion:duration; the name must carry the profiler prefix.
 func TimerSignal(name string) (Signal, bool) {

@@ -58,6 +58,7 @@ export const testIds = {
     latencyMetric: 'data-testid inferscope-query-latency-metric',
     quantiles: 'data-testid inferscope-query-quantiles',
     headroom: 'data-testid inferscope-query-headroom',
+    threshold: 'data-testid inferscope-query-threshold',
     rawMetric: 'data-testid inferscope-query-raw-metric',
     histogram: 'data-testid inferscope-query-histogram',
     labelName: (i: number) => `data-testid inferscope-query-label-name-${i}`,

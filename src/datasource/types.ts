@@ -125,6 +125,8 @@ export interface VllmQuery extends DataQuery {
   /** score restricts a dp_balance query to one imbalance score, without the per-rank loads. */
   score?: string;
   headroom?: number;
+  /** threshold is the SLO target, in seconds, of a latency slo_attainment query. */
+  threshold?: number;
   labels?: Record<string, string>;
   histogram?: 'buckets' | 'quantiles';
   legendFormat?: string;

@@ -196,7 +196,20 @@ export function validateSettings(jsonData: VllmOptions): SettingsErrors {
 
 /** QueryErrors holds the query editor's messages, keyed by query field. */
 export type QueryErrors = Partial<
-  Record<'endpoint' | 'model' | 'engine' | 'role' | 'window' | 'quantiles' | 'headroom' | 'metric' | 'labels' | 'expr', string>
+  Record<
+    | 'endpoint'
+    | 'model'
+    | 'engine'
+    | 'role'
+    | 'window'
+    | 'quantiles'
+    | 'headroom'
+    | 'threshold'
+    | 'metric'
+    | 'labels'
+    | 'expr',
+    string
+  >
 >;
 
 function regexError(re: string | undefined): string | undefined {
@@ -236,6 +249,9 @@ export function validateQuery(q: VllmQuery): QueryErrors {
       'validation.quantiles-must-be-between-0',
       'Quantiles must be between 0 and 1, e.g. 0.5, 0.99.'
     );
+  }
+  if (q.queryType === 'latency' && q.measure === 'slo_attainment' && !((q.threshold ?? 0) > 0)) {
+    errors.threshold = t('validation.threshold-positive', 'The SLO target must be a positive number of seconds.');
   }
   const headroom = q.headroom ?? DEFAULT_HEADROOM;
   if (q.queryType === 'capacity' && !(headroom >= 0 && headroom <= 0.9)) {

@@ -8,6 +8,7 @@ import type { DataSource } from '../../datasource';
 import { useResource } from '../../hooks/useResource';
 import { LATENCY_METRICS, TIMER_PREFIX, VllmQuery } from '../../types';
 import { QueryErrors } from '../../validation';
+import { CommitInput, toNumber } from '../CommitInput';
 import { QuantilesField } from './QuantilesField';
 import { QueryField } from './QueryField';
 
@@ -18,7 +19,7 @@ interface Props {
   onChange: (patch: Partial<VllmQuery>, run?: boolean) => void;
 }
 
-/** LatencySection picks the latency family (or an Ascend profiler timer) and the quantiles. */
+/** LatencySection picks the latency family (or an Ascend profiler timer) and the quantiles or the SLO target. */
 export function LatencySection({ datasource, query, errors, onChange }: Props) {
   const metrics = useResource(datasource, 'metrics');
   const options = useMemo(
@@ -62,6 +63,26 @@ export function LatencySection({ datasource, query, errors, onChange }: Props) {
           invalid={errors.quantiles}
           onChange={(quantiles) => onChange({ quantiles }, true)}
         />
+      )}
+      {query.measure === 'slo_attainment' && (
+        <QueryField
+          label={t('latency-section.threshold.label', 'SLO target (s)')}
+          description={t(
+            'latency-section.threshold.description',
+            'Requests at or below this many seconds attain the SLO; between bucket bounds the share is interpolated.'
+          )}
+          invalid={Boolean(errors.threshold)}
+          error={errors.threshold}
+        >
+          <CommitInput
+            aria-label={t('latency-section.threshold.aria', 'SLO target')}
+            data-testid={testIds.queryEditor.threshold}
+            kind="number"
+            placeholder={String(0.5)}
+            value={query.threshold}
+            onCommit={(text) => onChange({ threshold: toNumber(text) }, true)}
+          />
+        </QueryField>
       )}
     </EditorRow>
   );
