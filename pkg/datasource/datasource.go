@@ -16,6 +16,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend/resource/httpadapter"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
+	"github.com/inferscope/inferscope-vllm/pkg/lora"
 	"github.com/inferscope/inferscope-vllm/pkg/query"
 	"github.com/inferscope/inferscope-vllm/pkg/redact"
 	"github.com/inferscope/inferscope-vllm/pkg/role"
@@ -105,16 +106,16 @@ func (d *Datasource) query(ctx context.Context, dq backend.DataQuery) backend.Da
 	return backend.DataResponse{Frames: frames}
 }
 
-// evaluate answers a query in this data source's mode, through pkg/role when it needs endpoints' prefill/decode
-// roles; detail is what the query inspector shows as executed: every query that ran, evidence of the roles
-// included.
+// evaluate answers a query in this data source's mode; what no single mode query answers goes through pkg/role
+// (endpoints' prefill/decode roles, the P/D TTFT) and pkg/lora (LoRA adapters from their label lists). detail is
+// what the query inspector shows as executed: every query that ran.
 func (d *Datasource) evaluate(ctx context.Context, q query.Query, r query.Request) (*query.Result, string, error) {
-	if !q.NeedsRoles() {
+	if !q.NeedsRoles() && !q.ReadsLoRA() {
 		return d.mode.eval(ctx, q, r)
 	}
 	var mu sync.Mutex
 	var details []string
-	eval := func(ctx context.Context, sub query.Query, r query.Request) (*query.Result, error) {
+	modeEval := func(ctx context.Context, sub query.Query, r query.Request) (*query.Result, error) {
 		res, detail, err := d.mode.eval(ctx, sub, r)
 		if detail != "" {
 			mu.Lock()
@@ -122,6 +123,12 @@ func (d *Datasource) evaluate(ctx context.Context, q query.Query, r query.Reques
 			mu.Unlock()
 		}
 		return res, err
+	}
+	eval := func(ctx context.Context, sub query.Query, r query.Request) (*query.Result, error) {
+		if sub.ReadsLoRA() {
+			return lora.Answer(ctx, modeEval, sub, r)
+		}
+		return modeEval(ctx, sub, r)
 	}
 	res, err := role.Answer(ctx, eval, q, r)
 	sort.Strings(details) // the evidence queries run concurrently

@@ -98,6 +98,8 @@ func tripFleet(t *testing.T) []map[string]string {
 		// A model burning both SLO budgets fast: 39 % of its first tokens take over 500 ms (long prompts), 31 % of
 		// its requests fail or abort.
 		{"name": "slo-fast", "url": startSim(t, "-flavor=vllm-v1", "-model=slo-fast", "-qps=4", "-prompt-tokens-mean=3000", "-error-rate=0.3", "-speed=30", "-seed=61")},
+		// Four LoRA adapters, two at a time.
+		{"name": "lora", "url": startSim(t, "-flavor=vllm-v1", "-lora-adapters=4", "-max-lora=2", "-qps=6", "-speed=30", "-seed=39")},
 		{"name": "gone", "url": ln},
 	}
 }
@@ -118,6 +120,8 @@ func healthyFleet(t *testing.T) []map[string]string {
 		{"name": "decode", "url": startSim(t, "-flavor=vllm-v1", "-kv-role=decode", "-qps=1", "-speed=30", "-seed=44")},
 		{"name": "offload", "url": startSim(t, "-flavor=vllm-v1", "-kv-offload-gb=40", "-external-prefix-hit-rate=0.3", "-qps=1", "-speed=30", "-seed=45")},
 		{"name": "lmcache", "url": startSim(t, "-flavor=vllm-v1", "-lmcache", "-external-prefix-hit-rate=0.5", "-qps=1", "-speed=30", "-seed=46")},
+		// Asleep on purpose: no rule may page for it, the endpoint-down rule least of all.
+		{"name": "asleep", "url": startSim(t, "-flavor=vllm-v1", "-sleep-level=1", "-qps=1", "-speed=30", "-seed=47")},
 	}
 }
 

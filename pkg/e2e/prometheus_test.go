@@ -106,6 +106,20 @@ func newBothModes(run *simRun, prom *promtest.Server) bothModes {
 	}
 }
 
+// direct answers q in direct mode, the way pkg/role and pkg/lora call a data source's mode.
+func (b bothModes) direct(ctx context.Context, q query.Query, r query.Request) (*query.Result, error) {
+	return b.eng.Eval(ctx, q, r)
+}
+
+// prometheus answers q in Prometheus mode, the way pkg/role and pkg/lora call a data source's mode.
+func (b bothModes) prometheus(ctx context.Context, q query.Query, r query.Request) (*query.Result, error) {
+	ans, err := b.ev.Eval(ctx, q, r)
+	if err != nil {
+		return nil, err
+	}
+	return ans.Result, nil
+}
+
 // eval answers q in both modes, failing the test (with the PromQL) when either mode fails.
 func (b bothModes) eval(t *testing.T, q query.Query) (*query.Result, *promapi.Answer) {
 	t.Helper()

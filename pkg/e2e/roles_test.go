@@ -27,16 +27,7 @@ var pdFleet = map[string][]string{
 func TestRolesInBothModes(t *testing.T) {
 	onEngines(t, pdFleet, 10*time.Minute, true, nil, func(t *testing.T, run *simRun, prom *promtest.Server) {
 		modes := newBothModes(run, prom)
-		direct := func(ctx context.Context, q query.Query, r query.Request) (*query.Result, error) {
-			return modes.eng.Eval(ctx, q, r)
-		}
-		prometheus := func(ctx context.Context, q query.Query, r query.Request) (*query.Result, error) {
-			ans, err := modes.ev.Eval(ctx, q, r)
-			if err != nil {
-				return nil, err
-			}
-			return ans.Result, nil
-		}
+		direct, prometheus := modes.direct, modes.prometheus
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		want := map[string]string{"prefill": role.Prefill, "decode": role.Decode, "unified": role.Unified, "lmcache": role.Unified}

@@ -23,6 +23,8 @@ const (
 	TypeKVTransfer   Type = "kv_transfer"
 	TypeKVOffload    Type = "kv_offload"
 	TypeLMCache      Type = "lmcache"
+	TypeEngineState  Type = "engine_state"
+	TypeLoRA         Type = "lora"
 	TypeRaw          Type = "raw"
 	// TypeDiagnosis evaluates the troubleshooting rules and returns a table of findings.
 	TypeDiagnosis Type = "diagnosis"
@@ -47,6 +49,8 @@ var Types = []TypeInfo{
 	{TypeQueue, "Queue", "Running, waiting and swapped requests."},
 	{TypeCache, "Cache", "Preemptions per second and prefix-cache hit rate."},
 	{TypeCapacity, "Capacity", "Concurrent requests the KV pool can hold, with headroom."},
+	{TypeEngineState, "Engine state", "Whether each engine is online, asleep (vLLM sleep mode) or unhealthy (fault tolerance)."},
+	{TypeLoRA, "LoRA adapters", "LoRA adapters running and waiting per endpoint, and each adapter's state."},
 	{TypeKVTransfer, "KV transfer", "Disaggregated prefill/decode: NIXL KV transfer time, bandwidth and failures on the instance that pulls the KV."},
 	{TypeKVOffload, "KV offload", "KV moved between GPU and offload storage (CPU memory, disk) by vLLM's offloading connector: bandwidth, failed allocations, CPU cache usage, lookup time."},
 	{TypeLMCache, "LMCache", "The LMCache connector's hit rate, retrieve and store requests, and retrieval time."},
@@ -102,6 +106,8 @@ const (
 	NeedsLMCache = "LMCache"
 	// NeedsLMCacheMP marks entries read from multi-process LMCache's lmcache_mp_* metrics (LMCacheMPConnector).
 	NeedsLMCacheMP = "multi-process LMCache"
+	// NeedsLoRA marks entries read from vllm:lora_requests_info, which only a server with --enable-lora exposes.
+	NeedsLoRA = "LoRA adapters (--enable-lora)"
 	// NeedsKVCacheMetrics marks entries read from the block residency histograms of --kv-cache-metrics.
 	NeedsKVCacheMetrics = "--kv-cache-metrics"
 )
@@ -340,6 +346,9 @@ var (
 	DPBalanceRunningWaiting = balance("running_waiting", "Running + waiting", "Rank load = running plus waiting requests.", "short",
 		&Add{A: running, B: waiting}, false)
 
+	EngineStatus = &Entry{Type: TypeEngineState, Name: "state", Label: "State", Default: true,
+		Description: "Each engine's state: 3 online, 2 asleep (engine_sleep_state other than awake), 1 unhealthy (engine_healthy 0 under --enable-fault-tolerance); the lowest of a group's engines when grouped wider. A down endpoint has no state: its scrapes fail (raw up is 0).",
+		Outputs:     []Output{{Name: "engine_state", Unit: "short", Node: &EngineState{}}}, Flavors: v1Flavors, Recent: true}
 	RawSeries = &Entry{Type: TypeRaw, Name: "series", Label: "Series", Default: true,
 		Description: "Any vLLM, vLLM-Ascend or Dynamo series by name with label matchers; histograms as buckets or quantiles; up is 1 or 0 per endpoint after each scrape.",
 		Outputs:     []Output{{Node: &Raw{}}}, Flavors: withFrontend}
@@ -486,6 +495,20 @@ var Catalog = []*Entry{
 			{Name: "capacity_requests", Unit: "short", Node: &Capacity{Pool: poolTokens, Mean: tokensPerRequest}, Flavors: vllmFlavors},
 			{Name: "mean_tokens_per_request", Unit: "short", Node: tokensPerRequest},
 		}, Flavors: withFrontend},
+
+	EngineStatus,
+
+	{Type: TypeLoRA, Name: "adapters", Label: "Adapters", Default: true,
+		Description: "Adapters the running batches use, adapters only waiting requests name, and max_lora, per endpoint, from the newest set vllm:lora_requests_info lists (the series with the latest time); summed over endpoints when grouped wider.",
+		Outputs: []Output{
+			{Name: "lora_running_adapters", Unit: "short", Node: &LoRA{Part: LoRARunning}},
+			{Name: "lora_waiting_adapters", Unit: "short", Node: &LoRA{Part: LoRAWaiting}},
+			{Name: "lora_max_adapters", Unit: "short", Node: &LoRA{Part: LoRAMax}},
+		}, Flavors: v1Flavors, Needs: []string{NeedsLoRA}},
+	{Type: TypeLoRA, Name: "by_adapter", Label: "By adapter",
+		Description: "Each adapter's state per endpoint: 2 while a running batch uses it, 1 while only waiting requests name it; no value otherwise.",
+		Outputs:     []Output{{Name: "lora_adapter_state", Unit: "short", Node: &LoRA{Part: LoRAState}}},
+		Flavors:     v1Flavors, Needs: []string{NeedsLoRA}},
 
 	RawSeries,
 	{Type: TypeDiagnosis, Name: "findings", Label: "Findings", Default: true,

@@ -91,6 +91,34 @@ type Quantiles struct{ Signal vllm.Signal }
 // the selected series' bounds (derive.BoundsAround). A zero Signal means the query's latency metric.
 type Attainment struct{ Signal vllm.Signal }
 
+// EngineState is each engine's state as one number: 3 online, 2 asleep (vLLM sleep mode, either level), 1
+// unhealthy (engine_healthy 0 under fault tolerance, whatever its sleep state) — the worst (lowest) of a group's
+// engines under other groupings. An endpoint whose scrapes fail is down; its engines' series go stale and the
+// endpoint-down rule (up) says so. Health is read whatever the model filter, as engine_healthy names no model.
+type EngineState struct{}
+
+// Engine states (EngineState).
+const (
+	StateUnhealthy = 1
+	StateAsleep    = 2
+	StateOnline    = 3
+)
+
+// AsleepMatch selects the sleep_state series that say an engine sleeps.
+var AsleepMatch = []Matcher{Match("sleep_state", "weights_offloaded|discard_all")}
+
+// LoRA is one reading of vllm:lora_requests_info (LoRAPart). Neither engine evaluates it: PromQL cannot split a
+// comma-joined label, so the data source reads the series as a raw query in either mode and pkg/lora reads them.
+type LoRA struct{ Part string }
+
+// Parts of a LoRA reading.
+const (
+	LoRARunning = "running" // adapters the running batches use
+	LoRAWaiting = "waiting" // adapters only waiting requests name
+	LoRAMax     = "max"     // max_lora: adapters that may run at once
+	LoRAState   = "state"   // per adapter (label adapter): 2 running, 1 waiting
+)
+
 // Mean is a histogram's mean over the window, rate(_sum) / rate(_count). A zero Signal means the query's latency
 // metric.
 type Mean struct{ Signal vllm.Signal }
@@ -142,6 +170,8 @@ func (*Or) node()          {}
 func (*Quantiles) node()   {}
 func (*Mean) node()        {}
 func (*Attainment) node()  {}
+func (*EngineState) node() {}
+func (*LoRA) node()        {}
 func (*InfoProduct) node() {}
 func (*Balance) node()     {}
 func (*Capacity) node()    {}

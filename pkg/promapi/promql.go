@@ -144,6 +144,8 @@ func (g *gen) print(n measure.Node) string {
 		return ratio(g.rate(sig, "_sum", nil), g.rate(sig, "_count", nil))
 	case *measure.Attainment:
 		return g.attainment(g.held(g.signal(n.Signal)))
+	case *measure.EngineState:
+		return g.engineState()
 	case *measure.InfoProduct:
 		return g.infoProduct(n)
 	case *measure.Balance:
@@ -467,6 +469,30 @@ func (g *gen) attainment(names []string) string {
 		count = "(" + at(b.Lo) + " + (" + at(b.Hi) + " - " + at(b.Lo) + ") * " + f + ")"
 	}
 	return count + " / (" + inf + " > 0)"
+}
+
+// engineState is measure.EngineState in PromQL: per engine 3 − asleep, 1 where engine_healthy is 0 (read without the
+// model filter: it names no model), the lowest per group otherwise.
+func (g *gen) engineState() string {
+	names := g.held(vllm.EngineSleepState)
+	if len(names) == 0 {
+		return ""
+	}
+	rg := *g
+	rg.q.GroupBy = query.GroupEngine
+	asleep := "max by " + rg.by(names) + " (" + rg.terms(names, "", nil, matchers(measure.AsleepMatch), instant) + ")"
+	state := "(" + strconv.Itoa(measure.StateOnline) + " - " + asleep + ")"
+	if healthy := g.held(vllm.EngineHealthy); len(healthy) > 0 {
+		hg := rg
+		hg.q.Model = ""
+		sick := "(min by (instance, engine) (" + hg.terms(healthy, "", nil, nil, instant) + ") == 0)"
+		state = "(" + state + " unless on (instance, engine) " + sick + " or " + state + " * 0 + " +
+			strconv.Itoa(measure.StateUnhealthy) + " and on (instance, engine) " + sick + ")"
+	}
+	if g.q.GroupBy == query.GroupEngine {
+		return state
+	}
+	return "min by " + g.by(names) + " (" + state + ")"
 }
 
 // leForms matches the ways exporters write a bucket bound: Go's shortest form, and Python's with a trailing .0 for

@@ -59,6 +59,14 @@ func minOf(v []float64) float64 {
 	return m
 }
 
+func maxOf(v []float64) float64 {
+	m := math.Inf(-1)
+	for _, x := range v {
+		m = math.Max(m, x)
+	}
+	return m
+}
+
 func meanOf(v []float64) float64 {
 	s := 0.0
 	for _, x := range v {
@@ -77,6 +85,10 @@ func diagnosisRules() []rule {
 	// failed transfers is the recompute they force.
 	recomputing := &rule{entry: measure.PromptSourcesBySource, query: Query{Window: "5m"}, output: 1,
 		where: map[string]string{"source": "local_compute"}, reduce: meanOf, trips: func(v float64) bool { return v > 0 }}
+	// A wedged engine queues requests but runs none and holds no KV: its core stopped scheduling.
+	wedged := &rule{entry: measure.QueueRunning, reduce: maxOf, trips: func(v float64) bool { return v == 0 },
+		also: &rule{entry: measure.KVUsage, reduce: maxOf, trips: func(v float64) bool { return v == 0 }}}
+	fastTTFTTarget := 0.5
 	storing := &rule{entry: measure.KVOffloadBandwidth, query: Query{Window: "5m"}, output: 1,
 		reduce: meanOf, trips: func(v float64) bool { return v > 0 }}
 	return []rule{
@@ -86,11 +98,37 @@ func diagnosisRules() []rule {
 			symptom: "endpoint down: its last scrape failed",
 			cause:   "the server is down or unreachable, rejects the credentials, or does not answer with a metrics exposition",
 			knob:    "check the vLLM process and its /metrics port; the data source's Save & test shows each endpoint's error"},
+		// Then what the engine says of itself: unhealthy is an outage, asleep is deliberate.
+		{entry: measure.EngineStatus, reduce: lastOf,
+			trips: func(v float64) bool { return v == measure.StateUnhealthy }, severity: "critical",
+			symptom: "engine unhealthy: fault tolerance reports it failed",
+			cause:   "the engine core died or hung; vLLM's fault tolerance routes around it while it recovers",
+			knob:    "read the engine core's log; if it does not recover, restart the instance (the other engines keep serving)"},
+		{entry: measure.EngineStatus, reduce: lastOf,
+			trips: func(v float64) bool { return v == measure.StateAsleep }, severity: "info",
+			symptom: "engine asleep: vLLM sleep mode, not an outage",
+			cause:   "the engine was put to sleep (POST /sleep) and holds no weights or KV cache on the GPU; it serves nothing until woken",
+			knob:    "POST /wake_up before sending it traffic; leave it asleep if it is parked on purpose"},
 		{entry: measure.QueueWaiting, reduce: minOf,
 			trips: func(v float64) bool { return v > 10 }, severity: "critical",
 			symptom: "more than 10 requests waiting for 5 minutes",
 			cause:   "prefill cannot keep up: long prompts block the scheduler or the deployment is out of capacity",
 			knob:    "enable --enable-chunked-prefill; lower --max-model-len if prompts allow; add replicas"},
+		{entry: measure.QueueWaiting, reduce: minOf,
+			trips: func(v float64) bool { return v > 0 }, severity: "critical", also: wedged,
+			symptom: "engine wedged: requests waiting for 5 minutes while none run and the KV cache is empty",
+			cause:   "the engine core stopped scheduling (a hung worker, a stuck collective, a dead GPU) while the API server still queues requests",
+			knob:    "restart the engine; read the engine core and worker logs for NCCL timeouts or CUDA errors (vLLM's /health fails once the core is dead)"},
+		{entry: measure.LatencySLOAttainment, query: Query{Metric: "ttft", Threshold: &fastTTFTTarget, Window: "5m"}, reduce: lastOf,
+			trips: func(v float64) bool { return v < 0.856 }, severity: "critical",
+			symptom: "TTFT SLO burning fast: under 85.6 % of first tokens within 500 ms",
+			cause:   "against a 99 % objective the error budget burns 14.4 times too fast: requests queue or prefills are slow",
+			knob:    "check the waiting queue and KV usage; add replicas, enable --enable-chunked-prefill or shed load"},
+		{entry: measure.ThroughputErrors, query: Query{Window: "5m"}, output: 1, reduce: meanOf,
+			trips: func(v float64) bool { return v > 0.05 }, severity: "warning",
+			symptom: "more than 5 % of requests failed or aborted",
+			cause:   "requests end with finished_reason error (the server failed them) or abort (clients gave up, often on slow first tokens)",
+			knob:    "read the server log for the errors; when aborts dominate, compare TTFT with the clients' timeouts"},
 		{entry: measure.KVUsage, reduce: minOf,
 			trips: func(v float64) bool { return v > 90 }, severity: "critical", also: preempting,
 			symptom: "KV-cache usage above 90 % with preemptions",
@@ -159,28 +197,12 @@ func Diagnose(ctx context.Context, base Query, eval Evaluator) (findings []Findi
 	rules := diagnosisRules()
 	for i := range rules {
 		r := &rules[i]
-		hits, err := r.evaluate(ctx, base, eval)
+		hits, err := r.matching(ctx, base, eval)
 		if err != nil {
 			if err := skip(r, err); err != nil {
 				return nil, nil, err
 			}
 			continue
-		}
-		if r.also != nil && len(hits) > 0 {
-			also, err := r.also.evaluate(ctx, base, eval)
-			if err != nil {
-				if err := skip(r, err); err != nil {
-					return nil, nil, err
-				}
-				continue
-			}
-			kept := map[findingKey]float64{}
-			for k, v := range hits {
-				if _, ok := also[k]; ok {
-					kept[k] = v
-				}
-			}
-			hits = kept
 		}
 		keys := make([]findingKey, 0, len(hits))
 		for k := range hits {
@@ -201,6 +223,24 @@ func Diagnose(ctx context.Context, base Query, eval Evaluator) (findings []Findi
 }
 
 type findingKey struct{ endpoint, engine string }
+
+// matching returns the rule's hits on which its also rules trip too, each in turn.
+func (r *rule) matching(ctx context.Context, base Query, eval Evaluator) (map[findingKey]float64, error) {
+	hits, err := r.evaluate(ctx, base, eval)
+	if err != nil || r.also == nil || len(hits) == 0 {
+		return hits, err
+	}
+	also, err := r.also.matching(ctx, base, eval)
+	if err != nil {
+		return nil, err
+	}
+	for k := range hits {
+		if _, ok := also[k]; !ok {
+			delete(hits, k)
+		}
+	}
+	return hits, nil
+}
 
 // evaluate returns, per endpoint and engine, the reduced value of every series where the rule trips.
 func (r *rule) evaluate(ctx context.Context, base Query, eval Evaluator) (map[findingKey]float64, error) {

@@ -26,6 +26,27 @@ func diagnose(t *testing.T, src *memSource, now int64) []Finding {
 	return f
 }
 
+// diagnoseLive scrapes a live simulated fleet the given number of times and diagnoses its last DiagnosisWindow.
+func diagnoseLive(t *testing.T, f *liveFleet, scrapes int) []Finding {
+	t.Helper()
+	for range scrapes {
+		f.scrape("", "")
+	}
+	eng := &Engine{Source: HistorySource{Store: f.store}, ScrapeInterval: 5 * time.Second}
+	now := f.start.Add(f.el)
+	findings, skipped, err := Diagnose(context.Background(), Query{QueryType: TypeDiagnosis}, func(ctx context.Context, q Query) ([]Output, error) {
+		res, err := eng.Eval(ctx, q, Request{From: now.Add(-DiagnosisWindow), To: now, Interval: 15 * time.Second})
+		if err != nil {
+			return nil, err
+		}
+		return res.Outputs, nil
+	})
+	if err != nil || len(skipped) > 0 {
+		t.Fatal(err, skipped)
+	}
+	return findings
+}
+
 func series(n int, f func(i int) float64) []float64 {
 	out := make([]float64, n)
 	for i := range out {
@@ -50,6 +71,21 @@ func TestDiagnosis(t *testing.T) {
 	sick.add("hot", "vllm:num_preemptions_total", l("0"), pts(t0, series(n, func(i int) float64 { return float64(i) })...))
 	sick.add("hot", "vllm:num_preemptions_total", l("1"), pts(t0, series(n, func(int) float64 { return 3 })...))
 	sick.add("old", "vllm:num_requests_swapped", map[string]string{"model_name": "m"}, pts(t0, series(n, func(int) float64 { return 2 })...))
+	// A wedged engine: requests wait, none run, the KV cache is empty.
+	sick.add("stuck", "vllm:num_requests_waiting", l("0"), pts(t0, series(n, func(int) float64 { return 3 })...))
+	sick.add("stuck", "vllm:num_requests_running", l("0"), pts(t0, series(n, func(int) float64 { return 0 })...))
+	sick.add("stuck", "vllm:kv_cache_usage_perc", l("0"), pts(t0, series(n, func(int) float64 { return 0 })...))
+	// Half the first tokens over 500 ms, and a tenth of the requests failing.
+	for le, share := range map[string]float64{"0.25": 0.2, "0.5": 0.5, "1": 0.9, "+Inf": 1} {
+		labels := l("0")
+		labels["le"] = le
+		sick.add("slow", "vllm:time_to_first_token_seconds_bucket", labels, pts(t0, series(n, func(i int) float64 { return 10 * share * float64(i) })...))
+	}
+	for reason, share := range map[string]float64{"stop": 0.9, "error": 0.1} {
+		labels := l("0")
+		labels["finished_reason"] = reason
+		sick.add("slow", "vllm:request_success_total", labels, pts(t0, series(n, func(i int) float64 { return 10 * share * float64(i) })...))
+	}
 
 	got := diagnose(t, sick, now)
 	var lines []string
@@ -62,13 +98,17 @@ func TestDiagnosis(t *testing.T) {
 		"KV-cache usage above 90 % with preemptions @ hot/0",
 		"requests swapped to CPU for 5 minutes (V0) @ old/",
 		"DP ranks idle while others queue @ hot/",
+		"engine wedged: requests waiting for 5 minutes while none run and the KV cache is empty @ stuck/0",
+		"TTFT SLO burning fast: under 85.6 % of first tokens within 500 ms @ slow/0",
+		"more than 5 % of requests failed or aborted @ slow/0",
 	} {
 		if !strings.Contains(all, want) {
 			t.Errorf("missing finding %q in:\n%s", want, all)
 		}
 	}
 	// Engine 1 is nearly full too but does not preempt: the KV rule needs both.
-	if strings.Contains(all, "KV-cache usage above 90 % with preemptions @ hot/1") || strings.Contains(all, "waiting for 5 minutes @ hot/1") {
+	if strings.Contains(all, "KV-cache usage above 90 % with preemptions @ hot/1") || strings.Contains(all, "waiting for 5 minutes @ hot/1") ||
+		strings.Contains(all, "wedged") && strings.Count(all, "wedged") != 1 {
 		t.Errorf("rule fired on a healthy engine:\n%s", all)
 	}
 	frame := DiagnosisFrame(got)
@@ -125,7 +165,7 @@ func TestDiagnosisSkipsFailingRules(t *testing.T) {
 	if len(f) != 1 || f[0].Endpoint != "dead" {
 		t.Errorf("findings %+v", f)
 	}
-	if len(skipped) != 2 || !strings.Contains(skipped[0], "more than 10 requests waiting") || !strings.Contains(skipped[0], "250000 stored series") {
+	if len(skipped) != 3 || !strings.Contains(skipped[0], "more than 10 requests waiting") || !strings.Contains(skipped[0], "250000 stored series") {
 		t.Errorf("skipped %q", skipped)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -145,21 +185,7 @@ func TestDiagnosisKVConnectors(t *testing.T) {
 		"full":    {"-flavor=vllm-v1", "-kv-offload-gb=8", "-kv-offload-fail-rate=0.2", "-external-prefix-hit-rate=0.3", "-qps=6", "-seed=53"},
 		"roomy":   {"-flavor=vllm-v1", "-kv-offload-gb=4000", "-external-prefix-hit-rate=0.3", "-qps=6", "-seed=54"},
 	})
-	for range 10 * 12 {
-		f.scrape("", "")
-	}
-	eng := &Engine{Source: HistorySource{Store: f.store}, ScrapeInterval: 5 * time.Second}
-	now := f.start.Add(f.el)
-	findings, skipped, err := Diagnose(context.Background(), Query{QueryType: TypeDiagnosis}, func(ctx context.Context, q Query) ([]Output, error) {
-		res, err := eng.Eval(ctx, q, Request{From: now.Add(-DiagnosisWindow), To: now, Interval: 15 * time.Second})
-		if err != nil {
-			return nil, err
-		}
-		return res.Outputs, nil
-	})
-	if err != nil || len(skipped) > 0 {
-		t.Fatal(err, skipped)
-	}
+	findings := diagnoseLive(t, f, 10*12)
 	got := map[string]bool{}
 	for _, x := range findings {
 		if strings.HasPrefix(x.Symptom, "NIXL") || strings.HasPrefix(x.Symptom, "KV offload") {
@@ -174,5 +200,25 @@ func TestDiagnosisKVConnectors(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("KV connector findings %v, want %v", got, want)
+	}
+}
+
+// TestDiagnosisTellsAsleepFromUnhealthy: a sleeping engine is an info finding, not an outage; an engine fault
+// tolerance reports unhealthy is critical; their awake and healthy neighbours are neither.
+func TestDiagnosisTellsAsleepFromUnhealthy(t *testing.T) {
+	f := newLiveFleetOf(t, time.Hour, map[string][]string{
+		"asleep": {"-flavor=vllm-v1", "-sleep-level=1", "-qps=4", "-seed=81"},
+		"ft":     {"-flavor=vllm-v1", "-engines=2", "-fault-tolerance", "-unhealthy-engines=1", "-qps=4", "-seed=82"},
+	})
+	findings := diagnoseLive(t, f, 6*12)
+	got := map[string]string{}
+	for _, x := range findings {
+		if strings.HasPrefix(x.Symptom, "engine ") {
+			got[x.Endpoint+"/"+x.Engine] = x.Severity + " " + x.Symptom[:strings.Index(x.Symptom, ":")]
+		}
+	}
+	want := map[string]string{"asleep/0": "info engine asleep", "ft/1": "critical engine unhealthy"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("engine findings %v, want %v", got, want)
 	}
 }

@@ -511,6 +511,7 @@ const (
 	aggSum aggregation = iota
 	aggAvg
 	aggMax
+	aggMin
 )
 
 // gauge evaluates grouped gauges at every step. Series that differ only by the multi-API-server pid label are
@@ -534,6 +535,8 @@ func (c *evalCtx) gauge(ins []input, agg aggregation, scale float64) []Output {
 					acc = v
 				case agg == aggMax:
 					acc = math.Max(acc, v)
+				case agg == aggMin:
+					acc = math.Min(acc, v)
 				default:
 					acc += v
 				}

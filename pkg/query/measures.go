@@ -2,6 +2,7 @@ package query
 
 import (
 	"math"
+	"sort"
 	"strconv"
 
 	"github.com/inferscope/inferscope-vllm/pkg/derive"
@@ -48,6 +49,8 @@ func (c *evalCtx) eval(n measure.Node) []Output {
 		})
 	case *measure.Raw:
 		outs = c.raw()
+	case *measure.EngineState:
+		outs = c.engineState()
 	}
 	c.memo[n] = outs
 	return outs
@@ -265,6 +268,62 @@ func (c *evalCtx) perRank() *evalCtx {
 		c.rankCtx = &rc
 	}
 	return c.rankCtx
+}
+
+// engineState evaluates measure.EngineState: per engine 3 − asleep, or unhealthy where engine_healthy is 0, then
+// the lowest per reported group.
+func (c *evalCtx) engineState() []Output {
+	rc := c.perRank()
+	asleep := rc.gauge(rc.fetch(vllm.EngineSleepState, "", measure.AsleepMatch, rc.lookback), aggMax, 1)
+	anyModel := *rc // engine_healthy names no model: a model filter must not hide an unhealthy engine
+	anyModel.modelRe = nil
+	unhealthy := map[string]map[int64]bool{}
+	for _, h := range anyModel.gauge(anyModel.fetch(vllm.EngineHealthy, "", nil, rc.lookback), aggMin, 1) {
+		at := map[int64]bool{}
+		for _, p := range h.Points {
+			at[p.T] = p.V == 0
+		}
+		unhealthy[h.Labels["endpoint"]+"\xff"+h.Labels[vllm.RankOutputLabel]] = at
+	}
+	groups := map[string]*Output{}
+	var order []string
+	for _, a := range asleep {
+		l := c.groupLabels(a.Labels)
+		k := LabelKey(l)
+		g, ok := groups[k]
+		if !ok {
+			g = &Output{Labels: l}
+			groups[k] = g
+			order = append(order, k)
+		}
+		sick := unhealthy[a.Labels["endpoint"]+"\xff"+a.Labels[vllm.RankOutputLabel]]
+		for _, p := range a.Points {
+			v := float64(measure.StateOnline) - p.V
+			if sick[p.T] {
+				v = measure.StateUnhealthy
+			}
+			g.Points = append(g.Points, derive.Point{T: p.T, V: v})
+		}
+	}
+	outs := make([]Output, 0, len(order))
+	for _, k := range order {
+		outs = append(outs, Output{Labels: groups[k].Labels, Points: lowestPerStep(groups[k].Points)})
+	}
+	return outs
+}
+
+// lowestPerStep keeps, of points of several series, the lowest value at each step, in time order.
+func lowestPerStep(pts []derive.Point) []derive.Point {
+	sort.SliceStable(pts, func(i, j int) bool { return pts[i].T < pts[j].T })
+	out := pts[:0]
+	for _, p := range pts {
+		if n := len(out); n > 0 && out[n-1].T == p.T {
+			out[n-1].V = math.Min(out[n-1].V, p.V)
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
 }
 
 // schedulerRanks drops Ascend's API-server process (dp="-1"), which is not a DP rank.

@@ -35,6 +35,8 @@ const (
 	TypeKVTransfer   = measure.TypeKVTransfer
 	TypeKVOffload    = measure.TypeKVOffload
 	TypeLMCache      = measure.TypeLMCache
+	TypeEngineState  = measure.TypeEngineState
+	TypeLoRA         = measure.TypeLoRA
 	TypeRaw          = measure.TypeRaw
 	TypeDiagnosis    = measure.TypeDiagnosis
 	TypePromQL       = measure.TypePromQL
@@ -379,15 +381,21 @@ func (q Query) RoleMatcher() *regexp.Regexp {
 // matchNothing is what an invalid matcher compiles to: no character is outside Unicode.
 var matchNothing = regexp.MustCompile(`[^\x00-\x{10FFFF}]`)
 
+// ReadsLoRA reports whether the query reads vllm:lora_requests_info's label lists (pkg/lora), which the data source
+// answers from a raw query in either mode.
+func (q Query) ReadsLoRA() bool {
+	return measure.Reads(q.Outputs(), func(n measure.Node) bool { _, ok := n.(*measure.LoRA); return ok })
+}
+
 // errNeedsRoles refuses, in an engine, a query only the data source answers.
-var errNeedsRoles = Invalid(errors.New("role filters, groupBy role and the P/D TTFT are answered by the data source, not by one engine"))
+var errNeedsRoles = Invalid(errors.New("role filters, groupBy role, the P/D TTFT and LoRA adapters are answered by the data source, not by one engine"))
 
 // CheckEngineQuery is what an engine checks before it evaluates a query: it is valid and needs no roles.
 func CheckEngineQuery(q *Query) error {
 	if err := q.EnsureValid(); err != nil {
 		return err
 	}
-	if q.NeedsRoles() {
+	if q.NeedsRoles() || q.ReadsLoRA() {
 		return errNeedsRoles
 	}
 	return nil

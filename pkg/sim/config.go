@@ -93,6 +93,17 @@ type Config struct {
 	// LMCacheMP runs LMCache in multi-process mode (LMCacheMPConnector): the same lookups and hits, exposed as
 	// lmcache_mp_* (lookups by tier, retrieves submitted, finished and deferred, L1 memory) instead of lmcache:*.
 	LMCacheMP bool `json:"lmcache_mp"`
+	// SleepLevel puts every engine to sleep for the whole run (vLLM's sleep mode: 1 offloads the weights, 2 discards
+	// them): engine_sleep_state says so and the instance serves no request, as a router sends none to it.
+	SleepLevel int `json:"sleep_level"`
+	// FaultTolerance is vLLM's --enable-fault-tolerance: engine_healthy per engine. The last UnhealthyEngines
+	// engines report 0 and get no requests.
+	FaultTolerance   bool `json:"fault_tolerance"`
+	UnhealthyEngines int  `json:"unhealthy_engines"`
+	// LoRAAdapters serves that many LoRA adapters (adapter-0, …) to half the requests, MaxLoRA of them at once
+	// (vLLM's --max-loras): vllm:lora_requests_info lists the adapters running and waiting.
+	LoRAAdapters int `json:"lora_adapters"`
+	MaxLoRA      int `json:"max_lora"`
 	// KVCacheMetrics is vLLM's --kv-cache-metrics: KV block residency histograms (lifetime, idle before eviction,
 	// reuse gap).
 	KVCacheMetrics bool `json:"kv_cache_metrics"`
@@ -212,6 +223,7 @@ func Default() Config {
 		MaxNumSeqs:          256,
 		MaxNumBatchedTokens: 8192,
 		PrefixHitRate:       0.25,
+		MaxLoRA:             4,
 		KVTransferMs:        25,
 		Routing:             "balanced",
 		Skew:                0.7,
@@ -312,6 +324,18 @@ func (c *Config) Validate() error {
 		bad("kv-offload-gb must be between 0 and 4096, got %v", c.KVOffloadGB)
 	case c.KVOffloadGB > 0 && c.Flavor != FlavorV1:
 		bad("kv-offload-gb needs flavor %s", FlavorV1)
+	case c.SleepLevel < 0 || c.SleepLevel > 2:
+		bad("sleep-level must be 0 (awake), 1 or 2, got %d", c.SleepLevel)
+	case c.SleepLevel > 0 && !c.Flavor.v1().sleepState:
+		bad("sleep-level needs a flavor with engine_sleep_state, not %s", c.Flavor)
+	case c.UnhealthyEngines < 0 || c.UnhealthyEngines > c.Engines || c.UnhealthyEngines > 0 && !c.FaultTolerance:
+		bad("unhealthy-engines must be between 0 and engines, with fault-tolerance; got %d", c.UnhealthyEngines)
+	case c.FaultTolerance && (c.Flavor.isV0() || c.Flavor == FlavorDynamoFrontend):
+		bad("fault-tolerance needs a V1 engine flavor")
+	case c.LoRAAdapters < 0 || c.LoRAAdapters > 64 || c.MaxLoRA < 1 || c.MaxLoRA > 64:
+		bad("lora-adapters must be 0–64 and max-lora 1–64, got %d and %d", c.LoRAAdapters, c.MaxLoRA)
+	case c.LoRAAdapters > 0 && (c.Flavor.isV0() || c.Flavor == FlavorDynamoFrontend):
+		bad("lora-adapters needs a V1 engine flavor")
 	case c.KVCacheMetrics && c.Flavor != FlavorV1:
 		bad("kv-cache-metrics needs flavor %s", FlavorV1)
 	case c.LMCache && c.LMCacheMP:

@@ -3,6 +3,7 @@ package sim_test
 import (
 	"bytes"
 	"io"
+	"strings"
 	"testing"
 	"time"
 
@@ -181,5 +182,51 @@ func TestLMCacheMultiProcess(t *testing.T) {
 	}
 	if sc.FamilyOf("lmcache:num_hit_tokens_total") != nil {
 		t.Error("the multi-process connector exposes the in-process connector's names")
+	}
+}
+
+// TestLoRAAdapters: with four adapters and room for two at a time, lora_requests_info lists at most two running
+// adapters, and the others' requests wait, named in waiting_lora_adapters; each change of the sets is a new series
+// set to the time it changed, the newest holding the largest value.
+func TestLoRAAdapters(t *testing.T) {
+	cfg, err := sim.ParseArgs([]string{"-flavor=vllm-v1", "-lora-adapters=4", "-max-lora=2", "-qps=20", "-seed=11"}, func(string) string { return "" }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := sim.NewFleet(cfg, time.Unix(1_700_000_000, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	for i := 1; i <= 60; i++ { // a scrape every 10 s
+		f.AdvanceTo(time.Duration(i) * 10 * time.Second)
+		buf.Reset()
+		if err := f.WriteExposition(&buf); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sc, err := exposition.Parse(buf.Bytes(), exposition.ParseOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fam := sc.FamilyOf("vllm:lora_requests_info")
+	if fam == nil || len(fam.Samples) < 2 || len(fam.Samples) > 20 {
+		t.Fatalf("lora_requests_info: %v", fam)
+	}
+	newest, waited := fam.Samples[0], false
+	for _, s := range fam.Samples {
+		if s.Labels.Get("max_lora") != "2" || s.Labels.Get("model_name") != "" {
+			t.Errorf("labels %v", s.Labels)
+		}
+		if running := s.Labels.Get("running_lora_adapters"); running != "" && len(strings.Split(running, ",")) > 2 {
+			t.Errorf("%q run at once with max_lora 2", running)
+		}
+		waited = waited || s.Labels.Get("waiting_lora_adapters") != ""
+		if s.Value > newest.Value {
+			newest = s
+		}
+	}
+	if !waited || newest.Value < 1_700_000_000+590 {
+		t.Errorf("no adapter ever waited (%v), or the newest set is from %v", waited, newest.Value)
 	}
 }

@@ -160,6 +160,9 @@ func (e *engine) admitWaiting(t float64, budget int) {
 	cfg := e.cfg
 	for e.waiting.len() > 0 && len(e.running) < cfg.MaxNumSeqs && budget > 0 {
 		r := e.waiting.front()
+		if !e.loraFits(r) {
+			break // its adapter would exceed --max-loras: it waits until one finishes
+		}
 		hit := e.prefixHit(r)
 		n := min(r.prefillTarget-hit, budget)
 		need := blocksFor(hit+n, cfg.BlockSize)
@@ -379,6 +382,26 @@ func (e *engine) observeResidency(r *request, t float64) {
 		}
 		st.lastHitAt = r.scheduled
 	}
+}
+
+// loraFits reports whether a request's adapter can run: it already does, or fewer than MaxLoRA adapters do.
+func (e *engine) loraFits(r *request) bool {
+	if r.lora == "" {
+		return true
+	}
+	running := e.loraRunning()
+	return running[r.lora] || len(running) < e.cfg.MaxLoRA
+}
+
+// loraRunning is the set of adapters the running batch uses.
+func (e *engine) loraRunning() map[string]bool {
+	set := map[string]bool{}
+	for _, r := range e.running {
+		if r.lora != "" {
+			set[r.lora] = true
+		}
+	}
+	return set
 }
 
 // holdForSend keeps a finished prefill's KV until the decode instance has read it, one transfer time later.

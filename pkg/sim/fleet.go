@@ -20,7 +20,19 @@ type Fleet struct {
 	// profiling mirrors msServiceProfiler's metric_enable: hooks record only while it is on.
 	profiling bool
 	pids      []int
+	// loraInfo are the label sets vllm:lora_requests_info has had, the newest last, each with when it was set;
+	// prometheus_client keeps every set it was given, the simulator the last maxLoRAInfo.
+	loraInfo []loraInfo
 }
+
+// loraInfo is one series of vllm:lora_requests_info.
+type loraInfo struct {
+	running, waiting string
+	setAt            float64 // unix seconds, as set_to_current_time() writes
+}
+
+// maxLoRAInfo bounds the lora_requests_info series the simulator keeps.
+const maxLoRAInfo = 20
 
 // NewFleet validates cfg and builds a fleet whose clock starts at start.
 func NewFleet(cfg Config, start time.Time) (*Fleet, error) {
@@ -75,7 +87,9 @@ func (f *Fleet) AdvanceTo(elapsed time.Duration) {
 			e.advanceTo(ta)
 		}
 		r := f.load.pop()
-		f.pick().enqueue(r)
+		if e := f.pick(); e != nil {
+			e.enqueue(r)
+		}
 	}
 	for _, e := range f.engines {
 		e.advanceTo(target)
@@ -84,19 +98,27 @@ func (f *Fleet) AdvanceTo(elapsed time.Duration) {
 }
 
 // pick chooses an engine the way vLLM's DP coordinator does (least loaded, lowest index on a
-// tie), or sends most traffic to engine 0 under "skewed" routing.
+// tie), or sends most traffic to engine 0 under "skewed" routing; nil when none may serve (asleep, or every engine
+// unhealthy), as a router then sends the request elsewhere.
 func (f *Fleet) pick() *engine {
-	if f.cfg.Routing == "skewed" && f.route.chance(f.cfg.Skew) {
-		return f.engines[0]
+	serving := f.engines[:len(f.engines)-f.cfg.UnhealthyEngines]
+	if f.cfg.SleepLevel > 0 || len(serving) == 0 {
+		return nil
 	}
-	best := f.engines[0]
-	for _, e := range f.engines[1:] {
+	if f.cfg.Routing == "skewed" && f.route.chance(f.cfg.Skew) {
+		return serving[0]
+	}
+	best := serving[0]
+	for _, e := range serving[1:] {
 		if e.load() < best.load() {
 			best = e
 		}
 	}
 	return best
 }
+
+// healthy reports whether an engine answers under fault tolerance: all but the last UnhealthyEngines.
+func (f *Fleet) healthy(e *engine) bool { return e.idx < len(f.engines)-f.cfg.UnhealthyEngines }
 
 // WriteExposition renders /metrics in the configured flavor for the current simulated state.
 func (f *Fleet) WriteExposition(w io.Writer) error {

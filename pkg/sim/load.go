@@ -3,6 +3,7 @@ package sim
 import (
 	"math"
 	"math/rand/v2"
+	"strconv"
 )
 
 // rng is a seeded random source; each consumer gets its own stream so that adding draws in one
@@ -39,8 +40,9 @@ type request struct {
 	computed      int // tokens whose KV is computed
 	prefillTarget int // tokens to compute before the next token can be sampled
 	blocks        int
-	cachedFirst   int // prefix-cache hit tokens at the first scheduling
-	transferred   int // prompt tokens whose KV arrived over NIXL (decode role)
+	cachedFirst   int    // prefix-cache hit tokens at the first scheduling
+	transferred   int    // prompt tokens whose KV arrived over NIXL (decode role)
+	lora          string // the LoRA adapter the request names; "" for the base model
 	done          bool
 }
 
@@ -131,6 +133,9 @@ func (w *workload) pop() *request {
 		r.targetOut, r.endReason = 1, "length"
 	}
 	r.stream = w.rng.chance(c.StreamRate)
+	if c.LoRAAdapters > 0 && w.rng.chance(0.5) { // half the traffic names an adapter, evenly
+		r.lora = "adapter-" + strconv.Itoa(w.rng.IntN(c.LoRAAdapters))
+	}
 	r.prefillTarget = r.promptLen
 	return r
 }

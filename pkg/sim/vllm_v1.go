@@ -1,8 +1,11 @@
 package sim
 
 import (
+	"maps"
 	"math"
+	"slices"
 	"strconv"
+	"strings"
 )
 
 // familyBuilder adds per-engine families for the local engines in one exposition style.
@@ -106,11 +109,25 @@ func (f *Fleet) v1Families(x *exposition, st style) {
 			"Engine sleep state; awake = 0 means engine is sleeping; awake = 1 means engine is awake; "+
 				"weights_offloaded = 1 means sleep level 1; discard_all = 1 means sleep level 2.",
 			"sleep_state", []string{"awake", "weights_offloaded", "discard_all"}, func(e *engine, i int) float64 {
-				if i == 0 {
+				if i == f.cfg.SleepLevel {
 					return 1
 				}
 				return 0
 			})
+	}
+	if f.cfg.LoRAAdapters > 0 {
+		f.loraFamily(b)
+	}
+	if f.cfg.FaultTolerance {
+		// Collected by the API server, labelled by engine only.
+		fam := b.x.add("vllm:engine_healthy", "Whether the engine reports healthy under fault tolerance.", typeGauge, b.st)
+		for _, e := range b.engines {
+			v := 0.0
+			if f.healthy(e) {
+				v = 1
+			}
+			fam.set(v, label{"engine", strconv.Itoa(e.idx)})
+		}
 	}
 	if ft.hidden010 {
 		// The missing spaces are in vLLM's own strings.
@@ -247,6 +264,38 @@ func (f *Fleet) v1Families(x *exposition, st style) {
 
 // cachedSources are the source values of prompt_tokens_cached_by_source.
 var cachedSources = []string{"device", "host", "disk", "p2p", "external_unspecified"}
+
+// loraFamily renders vllm:lora_requests_info: the adapters the running batches use and those only waiting
+// requests name, comma-joined, on a series set to the time the sets last changed; earlier sets stay exposed, as
+// prometheus_client keeps them. It carries no model or engine label.
+func (f *Fleet) loraFamily(b *familyBuilder) {
+	running, waiting := map[string]bool{}, map[string]bool{}
+	for _, e := range b.engines {
+		for a := range e.loraRunning() {
+			running[a] = true
+		}
+	}
+	for _, e := range b.engines {
+		for i := 0; i < e.waiting.len(); i++ {
+			if a := e.waiting.at(i).lora; a != "" && !running[a] {
+				waiting[a] = true
+			}
+		}
+	}
+	join := func(set map[string]bool) string { return strings.Join(slices.Sorted(maps.Keys(set)), ",") }
+	cur := loraInfo{running: join(running), waiting: join(waiting), setAt: float64(f.start.Unix()) + f.now}
+	if n := len(f.loraInfo); n == 0 || f.loraInfo[n-1].running != cur.running || f.loraInfo[n-1].waiting != cur.waiting {
+		f.loraInfo = append(f.loraInfo, cur)
+		if len(f.loraInfo) > maxLoRAInfo {
+			f.loraInfo = f.loraInfo[1:]
+		}
+	}
+	fam := b.x.add("vllm:lora_requests_info", "Running stats on lora requests.", typeGauge, b.st)
+	for _, s := range f.loraInfo {
+		fam.set(s.setAt, label{"max_lora", strconv.Itoa(f.cfg.MaxLoRA)}, label{"running_lora_adapters", s.running},
+			label{"waiting_lora_adapters", s.waiting})
+	}
+}
 
 // lmcacheFamilies renders the LMCache connector's own metrics, which vLLM's /metrics carries.
 func (f *Fleet) lmcacheFamilies(b *familyBuilder) {

@@ -88,6 +88,16 @@ var (
 	NixlInProcess = Signal{ID: "nixl_in_process", Kind: Gauge, Names: []string{"vllm:nixl_num_in_process_reqs"}, Unit: "short"}
 	// LMCacheMPL1Memory is the bytes of multi-process LMCache's L1 in use.
 	LMCacheMPL1Memory = Signal{ID: "lmcache_mp_l1_memory", Kind: Gauge, Names: []string{"lmcache_mp_l1_memory_usage_bytes"}, Unit: "bytes"}
+	// EngineSleepState is vLLM's sleep mode per engine: the series of the engine's sleep_state (awake,
+	// weights_offloaded for level 1, discard_all for level 2) is 1, the others 0.
+	EngineSleepState = Signal{ID: "engine_sleep_state", Kind: Gauge, Names: []string{"vllm:engine_sleep_state"}}
+	// EngineHealthy is 1 while an engine is healthy under --enable-fault-tolerance, 0 when it is unhealthy or dead;
+	// the API server reports it labelled by engine only, without model_name.
+	EngineHealthy = Signal{ID: "engine_healthy", Kind: Gauge, Names: []string{"vllm:engine_healthy"}}
+	// LoRAInfo is vllm:lora_requests_info: one series per set of adapters, labels max_lora, running_lora_adapters
+	// and waiting_lora_adapters (comma-joined adapter names), its value the unix time the set became current; old
+	// sets stay exposed. No model_name or engine label.
+	LoRAInfo = Signal{ID: "lora_info", Kind: Gauge, Names: []string{"vllm:lora_requests_info"}}
 	// CacheConfig is the info gauge whose labels carry block_size and num_gpu_blocks.
 	CacheConfig = Signal{ID: "cache_config", Kind: Gauge, Names: []string{"vllm:cache_config_info"}}
 )
