@@ -83,7 +83,7 @@ func (d *Datasource) query(ctx context.Context, dq backend.DataQuery) backend.Da
 		_, _, err := d.mode.eval(ctx, query.Query{}, query.Request{})
 		return d.errorResponse(ctx, err, "")
 	}
-	q, err := parseQuery(dq)
+	q, err := d.parseQuery(dq)
 	if err != nil {
 		return d.errorResponse(ctx, err, "")
 	}
@@ -148,14 +148,24 @@ func (d *Datasource) errorResponse(ctx context.Context, err error, detail string
 	return resp
 }
 
-// parseQuery reads the query JSON; Grafana also sends the query type outside the JSON, which fills a gap.
-func parseQuery(dq backend.DataQuery) (query.Query, error) {
+// parseQuery reads the query JSON; Grafana also sends the query type outside the JSON, which fills a gap, and the
+// data source's accelerator peaks fill the query's unless it names its own.
+func (d *Datasource) parseQuery(dq backend.DataQuery) (query.Query, error) {
 	var q query.Query
 	if err := json.Unmarshal(dq.JSON, &q); err != nil {
 		return q, query.Invalid(errors.New("query JSON is invalid: " + err.Error()))
 	}
 	if q.QueryType == "" {
 		q.QueryType = query.Type(dq.QueryType)
+	}
+	if q.ReadsPeaks() {
+		tflops, tbps := d.settings.Peaks()
+		if q.PeakTFLOPS == nil {
+			q.PeakTFLOPS = &tflops
+		}
+		if q.PeakMemoryTBps == nil {
+			q.PeakMemoryTBps = &tbps
+		}
 	}
 	return q, q.Validate()
 }

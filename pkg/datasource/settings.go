@@ -12,6 +12,8 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
 	"github.com/inferscope/inferscope-vllm/pkg/egress"
+	"github.com/inferscope/inferscope-vllm/pkg/measure"
+	"github.com/inferscope/inferscope-vllm/pkg/query"
 	"github.com/inferscope/inferscope-vllm/pkg/redact"
 )
 
@@ -91,6 +93,12 @@ type Settings struct {
 	// AllowLinkLocalTargets lets endpoints, probes and the Prometheus URL reach link-local and cloud-metadata
 	// addresses (refused by default: see pkg/egress).
 	AllowLinkLocalTargets bool `json:"allowLinkLocalTargets,omitempty"`
+
+	// Accelerator names the GPU or NPU preset (measure.Accelerators) whose peaks MFU queries divide by;
+	// PeakTFLOPS and PeakMemoryTBps, when above 0, replace the preset's for accelerators not listed.
+	Accelerator    string  `json:"accelerator,omitempty"`
+	PeakTFLOPS     float64 `json:"peakTflops,omitempty"`
+	PeakMemoryTBps float64 `json:"peakMemoryTBps,omitempty"`
 
 	// BearerToken comes from secureJsonData and is sent as Authorization: Bearer; never logged or returned.
 	BearerToken string `json:"-"`
@@ -206,10 +214,36 @@ func (st Settings) validate() error {
 	errs = append(errs, checkRange("maxMemoryMB", st.MaxMemoryMB, MinMemoryMB, MaxMemoryMB, " MB"),
 		checkRange("maxBodyMB", st.MaxBodyMB, 0, MaxBodyMB, " MB"),
 		checkRange("maxSamples", int64(st.MaxSamples), 0, MaxSamples, ""))
+	if _, ok := measure.AcceleratorByID(st.Accelerator); st.Accelerator != "" && !ok {
+		errs = append(errs, fmt.Errorf("accelerator %q is not a known preset; set peakTflops and peakMemoryTBps instead", query.Truncate(st.Accelerator, 64)))
+	}
+	for name, v := range map[string]float64{"peakTflops": st.PeakTFLOPS, "peakMemoryTBps": st.PeakMemoryTBps} {
+		if v < 0 || v > query.MaxPeak || math.IsNaN(v) {
+			errs = append(errs, fmt.Errorf("%s %v is outside 0–%v", name, v, query.MaxPeak))
+		}
+	}
 	if st.Retention < st.ScrapeInterval {
 		errs = append(errs, fmt.Errorf("retention %s is shorter than one scrape interval", time.Duration(st.Retention)))
 	}
 	return errors.Join(errs...)
+}
+
+// Peaks are the accelerator peaks MFU queries divide by: the custom ones where set, else the preset's (the default
+// preset when none is named).
+func (st Settings) Peaks() (tflops, tbps float64) {
+	id := st.Accelerator
+	if id == "" {
+		id = measure.DefaultAccelerator
+	}
+	a, _ := measure.AcceleratorByID(id)
+	tflops, tbps = a.TFLOPS, a.TBps
+	if st.PeakTFLOPS > 0 {
+		tflops = st.PeakTFLOPS
+	}
+	if st.PeakMemoryTBps > 0 {
+		tbps = st.PeakMemoryTBps
+	}
+	return tflops, tbps
 }
 
 // checkRange reports a number outside [lo, hi]; unit follows the bound in the message.

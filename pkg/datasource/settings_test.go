@@ -85,3 +85,35 @@ func TestSettingsRanges(t *testing.T) {
 		})
 	}
 }
+
+// TestSettingsPeaks: MFU queries divide by the named preset's peaks, by custom peaks where set, by the default
+// preset where nothing is; an unknown preset or a peak out of range is refused.
+func TestSettingsPeaks(t *testing.T) {
+	const eps = `"endpoints":[{"url":"http://127.0.0.1:8000/metrics"}]`
+	for _, tc := range []struct {
+		json         string
+		tflops, tbps float64
+		err          string
+	}{
+		{`{` + eps + `}`, 989, 3.35, ""},
+		{`{` + eps + `,"accelerator":"a100-sxm"}`, 312, 2.039, ""},
+		{`{` + eps + `,"accelerator":"a100-sxm","peakTflops":400}`, 400, 2.039, ""},
+		{`{` + eps + `,"accelerator":"tpu-v9"}`, 0, 0, "accelerator \"tpu-v9\" is not a known preset"},
+		{`{` + eps + `,"peakMemoryTBps":-1}`, 0, 0, "peakMemoryTBps -1 is outside"},
+		{`{` + eps + `,"peakTflops":1e9}`, 0, 0, "peakTflops 1e+09 is outside"},
+	} {
+		st, err := LoadSettings(backend.DataSourceInstanceSettings{JSONData: []byte(tc.json)})
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%s: %v, want %q", tc.json, err, tc.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", tc.json, err)
+		}
+		if tflops, tbps := st.Peaks(); tflops != tc.tflops || tbps != tc.tbps {
+			t.Errorf("%s: peaks %v TFLOP/s, %v TB/s, want %v and %v", tc.json, tflops, tbps, tc.tflops, tc.tbps)
+		}
+	}
+}

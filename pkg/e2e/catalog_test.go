@@ -33,6 +33,7 @@ var catalogFleet = []struct {
 	{"vllm-v1-residency", vllm.FlavorV1, []string{"-flavor=vllm-v1", "-kv-cache-metrics", "-prefix-hit-rate=0.5", "-engines=2", "-qps=10", "-spec-tokens=2", "-error-rate=0.05", "-seed=30", "-external-prefix-hit-rate=0.3", "-mm-items=1", "-mm-hit-rate=0.4"}, "vllm:kv_block_reuse_gap_seconds_bucket", false, measure.NeedsKVCacheMetrics},
 	{"vllm-v1-lmcache", vllm.FlavorV1, []string{"-flavor=vllm-v1", "-lmcache", "-engines=2", "-qps=10", "-spec-tokens=2", "-error-rate=0.05", "-seed=29", "-external-prefix-hit-rate=0.4", "-mm-items=1", "-mm-hit-rate=0.4"}, "lmcache:num_hit_tokens_total", false, measure.NeedsLMCache},
 	{"vllm-v1-lmcache-mp", vllm.FlavorV1, []string{"-flavor=vllm-v1", "-lmcache-mp", "-engines=2", "-qps=10", "-spec-tokens=2", "-error-rate=0.05", "-seed=20", "-external-prefix-hit-rate=0.4", "-mm-items=1", "-mm-hit-rate=0.4"}, "lmcache_mp_lookup_hit_l1_tokens_total", false, measure.NeedsLMCacheMP},
+	{"vllm-v1-mfu", vllm.FlavorV1, []string{"-flavor=vllm-v1", "-mfu", "-engines=2", "-qps=10", "-spec-tokens=2", "-error-rate=0.05", "-seed=19", "-external-prefix-hit-rate=0.3", "-mm-items=1", "-mm-hit-rate=0.4"}, "vllm:estimated_flops_per_gpu_total", false, measure.NeedsMFU},
 }
 
 // TestCatalogWalk evaluates every catalog entry on every flavor's simulator, in direct mode and through the

@@ -25,6 +25,7 @@ const (
 	TypeLMCache      Type = "lmcache"
 	TypeEngineState  Type = "engine_state"
 	TypeLoRA         Type = "lora"
+	TypeMFU          Type = "mfu"
 	TypeRaw          Type = "raw"
 	// TypeDiagnosis evaluates the troubleshooting rules and returns a table of findings.
 	TypeDiagnosis Type = "diagnosis"
@@ -50,6 +51,7 @@ var Types = []TypeInfo{
 	{TypeCache, "Cache", "Preemptions per second and prefix-cache hit rate."},
 	{TypeCapacity, "Capacity", "Concurrent requests the KV pool can hold, with headroom."},
 	{TypeEngineState, "Engine state", "Whether each engine is online, asleep (vLLM sleep mode) or unhealthy (fault tolerance)."},
+	{TypeMFU, "MFU", "Model FLOPs utilisation and memory-bandwidth utilisation per GPU, against the data source's accelerator peaks."},
 	{TypeLoRA, "LoRA adapters", "LoRA adapters running and waiting per endpoint, and each adapter's state."},
 	{TypeKVTransfer, "KV transfer", "Disaggregated prefill/decode: NIXL KV transfer time, bandwidth and failures on the instance that pulls the KV."},
 	{TypeKVOffload, "KV offload", "KV moved between GPU and offload storage (CPU memory, disk) by vLLM's offloading connector: bandwidth, failed allocations, CPU cache usage, lookup time."},
@@ -106,6 +108,8 @@ const (
 	NeedsLMCache = "LMCache"
 	// NeedsLMCacheMP marks entries read from multi-process LMCache's lmcache_mp_* metrics (LMCacheMPConnector).
 	NeedsLMCacheMP = "multi-process LMCache"
+	// NeedsMFU marks entries read from vLLM's per-GPU work estimates, which count only with --enable-mfu-metrics.
+	NeedsMFU = "--enable-mfu-metrics"
 	// NeedsLoRA marks entries read from vllm:lora_requests_info, which only a server with --enable-lora exposes.
 	NeedsLoRA = "LoRA adapters (--enable-lora)"
 	// NeedsKVCacheMetrics marks entries read from the block residency histograms of --kv-cache-metrics.
@@ -173,6 +177,8 @@ var (
 	finished         = &Rate{Signal: vllm.RequestSuccess}
 	failed           = &Rate{Signal: vllm.RequestSuccess, Match: []Matcher{Match("finished_reason", "error|abort")}}
 	promptBySource   = &Rate{Signal: vllm.PromptTokensBySource, Keep: []string{"source"}}
+	flops            = []vllm.Signal{vllm.EstimatedFlops}
+	memoryBytes      = []vllm.Signal{vllm.EstimatedReadBytes, vllm.EstimatedWriteBytes}
 	lmcacheHits      = &Rate{Signal: vllm.LMCacheHitTokens}
 	mpRetrieves      = &Rate{Signal: vllm.LMCacheMPRetrieves}
 	cachedByTier     = &Rate{Signal: vllm.PromptTokensCachedBySource, Keep: []string{"source"}}
@@ -497,6 +503,19 @@ var Catalog = []*Entry{
 		}, Flavors: withFrontend},
 
 	EngineStatus,
+
+	{Type: TypeMFU, Name: "utilization", Label: "Utilisation", Default: true,
+		Description: "Achieved FLOP/s per GPU ÷ the peak (MFU), and bytes read and written per second per GPU ÷ the peak memory bandwidth, over the window; no value (off) while vLLM's estimates are still 0, as they are without --enable-mfu-metrics.",
+		Outputs: []Output{
+			{Name: "model_flops_utilization", Unit: "percentunit", Node: &PerGPU{Signals: flops, Peak: PeakFlops}},
+			{Name: "memory_bandwidth_utilization", Unit: "percentunit", Node: &PerGPU{Signals: memoryBytes, Peak: PeakBandwidth}},
+		}, Flavors: v1Flavors, Needs: []string{NeedsMFU}},
+	{Type: TypeMFU, Name: "achieved", Label: "Achieved",
+		Description: "FLOP/s and bytes read and written per second per GPU over the window, as vLLM estimates them; no value (off) while the estimates are still 0.",
+		Outputs: []Output{
+			{Name: "flops_per_gpu", Unit: "flops", Node: &PerGPU{Signals: flops}},
+			{Name: "memory_bytes_per_gpu", Unit: "Bps", Node: &PerGPU{Signals: memoryBytes}},
+		}, Flavors: v1Flavors, Needs: []string{NeedsMFU}},
 
 	{Type: TypeLoRA, Name: "adapters", Label: "Adapters", Default: true,
 		Description: "Adapters the running batches use, adapters only waiting requests name, and max_lora, per endpoint, from the newest set vllm:lora_requests_info lists (the series with the latest time); summed over endpoints when grouped wider.",

@@ -119,6 +119,54 @@ const (
 	LoRAState   = "state"   // per adapter (label adapter): 2 running, 1 waiting
 )
 
+// PerGPU is the per-second rate of counters summed (vLLM's per-GPU estimates), divided by the query's peak (Peak:
+// PeakFlops or PeakBandwidth; "" divides by nothing). It has no value where the counters' sum is still 0: vLLM exposes
+// them at 0 when MFU metrics are off, which must read "off", not 0 %.
+type PerGPU struct {
+	Signals []vllm.Signal
+	Peak    string
+}
+
+// Peaks a PerGPU divides by.
+const (
+	PeakFlops     = "flops"
+	PeakBandwidth = "bandwidth"
+)
+
+// Accelerator is a GPU or NPU model with its dense peak compute (TFLOP/s, bf16/fp16) and memory bandwidth (TB/s), the
+// denominators of MFU and bandwidth utilisation.
+type Accelerator struct {
+	ID     string  `json:"value"`
+	Label  string  `json:"label"`
+	TFLOPS float64 `json:"tflops"`
+	TBps   float64 `json:"tbps"`
+}
+
+// Accelerators are the presets of the data source's peak setting; DefaultAccelerator is used where none is set.
+var Accelerators = []Accelerator{
+	{"h100-sxm", "NVIDIA H100 SXM", 989, 3.35},
+	{"h100-pcie", "NVIDIA H100 PCIe", 756, 2.0},
+	{"h200", "NVIDIA H200", 989, 4.8},
+	{"b200", "NVIDIA B200", 2250, 8},
+	{"a100-sxm", "NVIDIA A100 SXM 80GB", 312, 2.039},
+	{"l40s", "NVIDIA L40S", 362, 0.864},
+	{"mi300x", "AMD MI300X", 1307, 5.3},
+	{"ascend-910b", "Huawei Ascend 910B", 313, 1.6},
+}
+
+// DefaultAccelerator is the preset of a data source that names none.
+const DefaultAccelerator = "h100-sxm"
+
+// AcceleratorByID returns a preset.
+func AcceleratorByID(id string) (Accelerator, bool) {
+	for _, a := range Accelerators {
+		if a.ID == id {
+			return a, true
+		}
+	}
+	return Accelerator{}, false
+}
+
 // Mean is a histogram's mean over the window, rate(_sum) / rate(_count). A zero Signal means the query's latency
 // metric.
 type Mean struct{ Signal vllm.Signal }
@@ -172,6 +220,7 @@ func (*Mean) node()        {}
 func (*Attainment) node()  {}
 func (*EngineState) node() {}
 func (*LoRA) node()        {}
+func (*PerGPU) node()      {}
 func (*InfoProduct) node() {}
 func (*Balance) node()     {}
 func (*Capacity) node()    {}

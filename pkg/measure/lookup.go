@@ -114,7 +114,7 @@ func Outputs(entries []*Entry, score string) []Output {
 func ReadsRates(outs []Output) bool {
 	return Reads(outs, func(n Node) bool {
 		switch n.(type) {
-		case *Rate, *Quantiles, *Mean, *Attainment:
+		case *Rate, *Quantiles, *Mean, *Attainment, *PerGPU:
 			return true
 		}
 		return false

@@ -146,6 +146,8 @@ func (g *gen) print(n measure.Node) string {
 		return g.attainment(g.held(g.signal(n.Signal)))
 	case *measure.EngineState:
 		return g.engineState()
+	case *measure.PerGPU:
+		return g.perGPU(n)
 	case *measure.InfoProduct:
 		return g.infoProduct(n)
 	case *measure.Balance:
@@ -493,6 +495,27 @@ func (g *gen) engineState() string {
 		return state
 	}
 	return "min by " + g.by(names) + " (" + state + ")"
+}
+
+// perGPU is measure.PerGPU in PromQL: the counters' summed rates over the peak, where their summed value is above 0.
+func (g *gen) perGPU(n *measure.PerGPU) string {
+	var rates, totals []string
+	for _, sig := range n.Signals {
+		names := g.held(sig)
+		if len(names) == 0 {
+			return ""
+		}
+		rates = append(rates, g.rate(sig, "", nil))
+		totals = append(totals, "sum by "+g.by(names)+" ("+g.terms(names, "", nil, nil, instant)+")")
+	}
+	e := "(" + strings.Join(rates, " + ") + ")"
+	switch n.Peak {
+	case measure.PeakFlops:
+		e += " / " + strconv.FormatFloat(*g.q.PeakTFLOPS*1e12, 'g', -1, 64)
+	case measure.PeakBandwidth:
+		e += " / " + strconv.FormatFloat(*g.q.PeakMemoryTBps*1e12, 'g', -1, 64)
+	}
+	return e + " and (" + strings.Join(totals, " + ") + " > 0)"
 }
 
 // leForms matches the ways exporters write a bucket bound: Go's shortest form, and Python's with a trailing .0 for

@@ -32,6 +32,9 @@ type editorCatalog struct {
 	GroupBy          []Group                         `json:"groupBy"`
 	DefaultQuantiles []float64                       `json:"defaultQuantiles"`
 	DefaultHeadroom  float64                         `json:"defaultHeadroom"`
+	Accelerators     []measure.Accelerator           `json:"accelerators"`
+	DefaultAccel     string                          `json:"defaultAccelerator"`
+	MaxPeak          float64                         `json:"maxPeak"`
 }
 
 type editorMeasures struct {
@@ -43,8 +46,8 @@ func renderEditorCatalog() []byte {
 	c := editorCatalog{
 		Types: measure.Types, Measures: map[measure.Type]editorMeasures{}, LatencyMetrics: measure.Families,
 		DefaultMetric: measure.DefaultFamily, TimerPrefix: measure.TimerPrefix, Scores: measure.Scores,
-		GroupBy: []Group{GroupEngine, GroupEndpoint, GroupModel, GroupFleet}, DefaultQuantiles: DefaultQuantiles,
-		DefaultHeadroom: DefaultHeadroom,
+		GroupBy: []Group{GroupEngine, GroupEndpoint, GroupModel, GroupFleet, GroupRole}, DefaultQuantiles: DefaultQuantiles,
+		DefaultHeadroom: DefaultHeadroom, Accelerators: measure.Accelerators, DefaultAccel: measure.DefaultAccelerator, MaxPeak: MaxPeak,
 	}
 	for _, t := range measure.Types {
 		m := editorMeasures{Defaults: measure.Defaults(t.Type), Options: []*measure.Entry{}}

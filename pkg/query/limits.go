@@ -9,6 +9,8 @@ const (
 	MaxPointsPerSeries = 11_000
 	// MaxQuantiles bounds a latency or raw-histogram query's quantile list (each quantile is a series per group).
 	MaxQuantiles = 32
+	// MaxPeak bounds an accelerator peak (TFLOP/s or TB/s) a query or a data source may name.
+	MaxPeak = 1e6
 	// MaxMatcherBytes bounds each regular expression (endpoint, model, engine, label matchers); a multi-value
 	// variable over a thousand endpoints still fits.
 	MaxMatcherBytes = 64 << 10

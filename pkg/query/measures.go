@@ -51,6 +51,8 @@ func (c *evalCtx) eval(n measure.Node) []Output {
 		outs = c.raw()
 	case *measure.EngineState:
 		outs = c.engineState()
+	case *measure.PerGPU:
+		outs = c.perGPU(n)
 	}
 	c.memo[n] = outs
 	return outs
@@ -310,6 +312,29 @@ func (c *evalCtx) engineState() []Output {
 		outs = append(outs, Output{Labels: groups[k].Labels, Points: lowestPerStep(groups[k].Points)})
 	}
 	return outs
+}
+
+// perGPU evaluates measure.PerGPU: the counters' summed rates over the peak, where their summed value is above 0.
+func (c *evalCtx) perGPU(n *measure.PerGPU) []Output {
+	add := func(a, b float64) (float64, bool) { return a + b, true }
+	var rates, totals []Output
+	for i, sig := range n.Signals {
+		r := c.rate(c.fetch(sig, "", nil, c.window))
+		t := c.gauge(c.fetch(sig, "", nil, c.lookback), aggSum, 1)
+		if i == 0 {
+			rates, totals = r, t
+			continue
+		}
+		rates, totals = join(rates, r, "", add), join(totals, t, "", add)
+	}
+	peak := 1.0
+	switch n.Peak {
+	case measure.PeakFlops:
+		peak = *c.q.PeakTFLOPS * 1e12
+	case measure.PeakBandwidth:
+		peak = *c.q.PeakMemoryTBps * 1e12
+	}
+	return join(rates, totals, "", func(rate, total float64) (float64, bool) { return rate / peak, total > 0 })
 }
 
 // lowestPerStep keeps, of points of several series, the lowest value at each step, in time order.

@@ -37,6 +37,7 @@ const (
 	TypeLMCache      = measure.TypeLMCache
 	TypeEngineState  = measure.TypeEngineState
 	TypeLoRA         = measure.TypeLoRA
+	TypeMFU          = measure.TypeMFU
 	TypeRaw          = measure.TypeRaw
 	TypeDiagnosis    = measure.TypeDiagnosis
 	TypePromQL       = measure.TypePromQL
@@ -108,6 +109,10 @@ type Query struct {
 	Score string `json:"score,omitempty"`
 	// Headroom is the capacity query's safety margin, 0–0.9 (default 0.30).
 	Headroom *float64 `json:"headroom,omitempty"`
+	// PeakTFLOPS and PeakMemoryTBps are the accelerator's peaks an mfu query divides by; the data source fills them
+	// from its settings, and Validate from measure.DefaultAccelerator where nothing did.
+	PeakTFLOPS     *float64 `json:"peakTflops,omitempty"`
+	PeakMemoryTBps *float64 `json:"peakMemoryTBps,omitempty"`
 	// Threshold is the SLO target of an slo_attainment measure, in the latency family's unit (seconds).
 	Threshold *float64 `json:"threshold,omitempty"`
 	// Labels are extra label matchers for raw queries: label name → regular expression.
@@ -281,6 +286,22 @@ func (q *Query) validate() error {
 			return fmt.Errorf("threshold %v is not a positive number", t)
 		}
 	}
+	if q.ReadsPeaks() {
+		def, _ := measure.AcceleratorByID(measure.DefaultAccelerator)
+		for _, p := range []struct {
+			name string
+			v    **float64
+			def  float64
+		}{{"peakTflops", &q.PeakTFLOPS, def.TFLOPS}, {"peakMemoryTBps", &q.PeakMemoryTBps, def.TBps}} {
+			if *p.v == nil {
+				v := p.def
+				*p.v = &v
+			}
+			if v := **p.v; !(v > 0) || v > MaxPeak {
+				return fmt.Errorf("%s %v is not a peak above 0 and at most %v", p.name, v, MaxPeak)
+			}
+		}
+	}
 	switch q.QueryType {
 	case TypeCapacity:
 		if q.Headroom == nil {
@@ -385,6 +406,11 @@ var matchNothing = regexp.MustCompile(`[^\x00-\x{10FFFF}]`)
 // answers from a raw query in either mode.
 func (q Query) ReadsLoRA() bool {
 	return measure.Reads(q.Outputs(), func(n measure.Node) bool { _, ok := n.(*measure.LoRA); return ok })
+}
+
+// ReadsPeaks reports whether the query divides by the accelerator's peaks (PeakTFLOPS, PeakMemoryTBps).
+func (q Query) ReadsPeaks() bool {
+	return measure.Reads(q.Outputs(), func(n measure.Node) bool { _, ok := n.(*measure.PerGPU); return ok })
 }
 
 // errNeedsRoles refuses, in an engine, a query only the data source answers.

@@ -100,6 +100,9 @@ type Config struct {
 	// engines report 0 and get no requests.
 	FaultTolerance   bool `json:"fault_tolerance"`
 	UnhealthyEngines int  `json:"unhealthy_engines"`
+	// MFU is vLLM's --enable-mfu-metrics: the per-GPU FLOP and byte estimates count; without it vLLM exposes them
+	// at 0.
+	MFU bool `json:"mfu"`
 	// LoRAAdapters serves that many LoRA adapters (adapter-0, …) to half the requests, MaxLoRA of them at once
 	// (vLLM's --max-loras): vllm:lora_requests_info lists the adapters running and waiting.
 	LoRAAdapters int `json:"lora_adapters"`
@@ -190,6 +193,9 @@ const (
 	lmcacheL1Bytes = 20e9
 	lmcacheL1Share = 0.8
 )
+
+// modelParams is the parameter count of Llama-3.1-8B, for the MFU estimates.
+const modelParams = 8.03e9
 
 // kvBytesPerToken is the KV of one token of Llama-3.1-8B in bf16: 2 (K, V) × 32 layers × 8 KV heads × 128 × 2 bytes.
 const kvBytesPerToken = 2 * 32 * 8 * 128 * 2
@@ -336,6 +342,8 @@ func (c *Config) Validate() error {
 		bad("lora-adapters must be 0–64 and max-lora 1–64, got %d and %d", c.LoRAAdapters, c.MaxLoRA)
 	case c.LoRAAdapters > 0 && (c.Flavor.isV0() || c.Flavor == FlavorDynamoFrontend):
 		bad("lora-adapters needs a V1 engine flavor")
+	case c.MFU && !c.Flavor.v1().mfu:
+		bad("mfu needs a flavor with the MFU estimates, not %s", c.Flavor)
 	case c.KVCacheMetrics && c.Flavor != FlavorV1:
 		bad("kv-cache-metrics needs flavor %s", FlavorV1)
 	case c.LMCache && c.LMCacheMP:

@@ -230,3 +230,25 @@ func TestLoRAAdapters(t *testing.T) {
 		t.Errorf("no adapter ever waited (%v), or the newest set is from %v", waited, newest.Value)
 	}
 }
+
+// TestMFUEstimates: with -mfu the per-GPU estimates count the work (2 FLOPs per parameter per token processed), giving an MFU between 0 and 1 against an H100's
+// peak; without it they stay exposed at 0, as vLLM leaves them when MFU metrics are off.
+func TestMFUEstimates(t *testing.T) {
+	on := tenMinutes(t, "-flavor=vllm-v1", "-mfu", "-qps=10", "-seed=12")
+	flops := total(t, on, "vllm:estimated_flops_per_gpu_total")
+	prompt, generated := total(t, on, "vllm:prompt_tokens_total"), total(t, on, "vllm:generation_tokens_total")
+	// Cached prompt tokens are not computed, so the work lies between the generated tokens' and all tokens'.
+	if perParam := flops / 2 / 8.03e9; perParam < generated || perParam > (prompt+generated)*1.01 {
+		t.Errorf("%v FLOPs for %v prompt and %v generated tokens", flops, prompt, generated)
+	}
+	if mfu := flops / 600 / 989e12; mfu <= 0 || mfu >= 1 {
+		t.Errorf("MFU %v", mfu)
+	}
+	if r, w := total(t, on, "vllm:estimated_read_bytes_per_gpu_total"), total(t, on, "vllm:estimated_write_bytes_per_gpu_total"); r <= w || w <= 0 {
+		t.Errorf("read %v bytes, wrote %v", r, w)
+	}
+	off := tenMinutes(t, "-flavor=vllm-v1", "-qps=10", "-seed=12")
+	if v := total(t, off, "vllm:estimated_flops_per_gpu_total"); v != 0 {
+		t.Errorf("without -mfu the estimate is %v", v)
+	}
+}

@@ -98,6 +98,9 @@ func (e *engine) step() bool {
 		return false
 	}
 	tEnd := t + e.stepDuration()
+	if e.cfg.MFU {
+		e.estimateWork()
+	}
 	iterPrompt, iterGen, firstITL := e.execute(tEnd)
 	if e.finished {
 		e.compactRunning()
@@ -282,6 +285,21 @@ func (e *engine) stepDuration() float64 {
 		ms *= math.Exp(p.Jitter*e.rng.NormFloat64() - p.Jitter*p.Jitter/2)
 	}
 	return ms / 1000
+}
+
+// estimateWork adds one step's work to vLLM's per-GPU estimates the way --enable-mfu-metrics counts it: 2 FLOPs
+// per parameter per token processed, the weights read once per step plus each sequence's KV context, and the new
+// tokens' KV written. One GPU per engine.
+func (e *engine) estimateWork() {
+	tokens, context := 0, 0
+	for _, s := range e.sched {
+		tokens += s.n
+		context += s.r.computed
+	}
+	st := e.st
+	st.flops += 2 * modelParams * float64(tokens)
+	st.readBytes += 2*modelParams + float64(context*kvBytesPerToken)
+	st.writeBytes += float64(tokens * kvBytesPerToken)
 }
 
 // speculate runs one draft-and-verify round and returns how many draft tokens were accepted.

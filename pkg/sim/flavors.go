@@ -55,6 +55,7 @@ type v1Features struct {
 	tpotRequest    bool // request_time_per_output_token_seconds
 	prefillKV      bool // request_prefill_kv_computed_tokens
 	errorReason    bool // finished_reason="error" exists
+	mfu            bool // estimated_{flops,read_bytes,write_bytes}_per_gpu_total (at 0 without --enable-mfu-metrics)
 }
 
 func (f Flavor) v1() v1Features {
@@ -68,7 +69,7 @@ func (f Flavor) v1() v1Features {
 			prefillKV: true, errorReason: true}
 	default:
 		return v1Features{sleepState: true, externalPrefix: true, mmCache: true, byReason: true,
-			bySource: true, tpotRequest: true, prefillKV: true, errorReason: true}
+			bySource: true, tpotRequest: true, prefillKV: true, errorReason: true, mfu: true}
 	}
 }
 

@@ -118,6 +118,14 @@ func (f *Fleet) v1Families(x *exposition, st style) {
 	if f.cfg.LoRAAdapters > 0 {
 		f.loraFamily(b)
 	}
+	if ft.mfu {
+		b.counter("vllm:estimated_flops_per_gpu", "Estimated number of floating point operations per GPU.",
+			func(e *engine) float64 { return e.st.flops })
+		b.counter("vllm:estimated_read_bytes_per_gpu", "Estimated number of bytes read from memory per GPU.",
+			func(e *engine) float64 { return e.st.readBytes })
+		b.counter("vllm:estimated_write_bytes_per_gpu", "Estimated number of bytes written to memory per GPU.",
+			func(e *engine) float64 { return e.st.writeBytes })
+	}
 	if f.cfg.FaultTolerance {
 		// Collected by the API server, labelled by engine only.
 		fam := b.x.add("vllm:engine_healthy", "Whether the engine reports healthy under fault tolerance.", typeGauge, b.st)

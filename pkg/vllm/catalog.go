@@ -152,6 +152,11 @@ var (
 	LMCacheMPL1HitTokens       = Signal{ID: "lmcache_mp_l1_hit_tokens", Kind: Counter, Names: []string{"lmcache_mp_lookup_hit_l1_tokens_total"}, Unit: "short"}
 	LMCacheMPRetrieves         = Signal{ID: "lmcache_mp_retrieves", Kind: Counter, Names: []string{"lmcache_mp_num_submitted_retrieves_total"}, Unit: "short"}
 	LMCacheMPDeferredRetrieves = Signal{ID: "lmcache_mp_deferred_retrieves", Kind: Counter, Names: []string{"lmcache_mp_num_deferred_retrieves_total"}, Unit: "short"}
+	// EstimatedFlops, EstimatedReadBytes and EstimatedWriteBytes are vLLM's per-GPU estimates of the work done and
+	// the memory traffic (--enable-mfu-metrics; exposed at 0 when off).
+	EstimatedFlops      = Signal{ID: "estimated_flops", Kind: Counter, Names: []string{"vllm:estimated_flops_per_gpu_total"}, Unit: "flops"}
+	EstimatedReadBytes  = Signal{ID: "estimated_read_bytes", Kind: Counter, Names: []string{"vllm:estimated_read_bytes_per_gpu_total"}, Unit: "bytes"}
+	EstimatedWriteBytes = Signal{ID: "estimated_write_bytes", Kind: Counter, Names: []string{"vllm:estimated_write_bytes_per_gpu_total"}, Unit: "bytes"}
 	// ExternalPrefixHits counts KV-connector (cross-instance) cache hits.
 	ExternalPrefixHits = Signal{ID: "external_prefix_hits", Kind: Counter, Names: []string{"vllm:external_prefix_cache_hits_total"}}
 	// ExternalPrefixQueries counts KV-connector cache lookups.

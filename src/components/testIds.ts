@@ -46,6 +46,9 @@ export const testIds = {
     bearerToken: 'data-testid inferscope-ds-bearer-token',
     basicAuthPassword: 'data-testid inferscope-ds-basic-auth-password',
     httpMethod: 'data-testid inferscope-ds-http-method',
+    accelerator: 'data-testid inferscope-ds-accelerator',
+    peakTflops: 'data-testid inferscope-ds-peak-tflops',
+    peakMemoryTBps: 'data-testid inferscope-ds-peak-memory-tbps',
   },
   queryEditor: {
     queryType: 'data-testid inferscope-query-type',

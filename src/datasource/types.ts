@@ -17,6 +17,7 @@ export const QUERY_TYPE_VALUES = [
   'cache',
   'capacity',
   'engine_state',
+  'mfu',
   'lora',
   'kv_transfer',
   'kv_offload',
@@ -69,6 +70,11 @@ export const GROUP_BY: Array<{ value: GroupBy; label: string; description: strin
 ];
 
 export const DEFAULT_QUANTILES: number[] = catalog.defaultQuantiles;
+
+/** ACCELERATORS are the peak presets of MFU queries (pkg/measure); MAX_PEAK bounds a custom peak. */
+export const ACCELERATORS: Array<{ value: string; label: string; tflops: number; tbps: number }> = catalog.accelerators;
+export const DEFAULT_ACCELERATOR: string = catalog.defaultAccelerator;
+export const MAX_PEAK: number = catalog.maxPeak;
 export const DEFAULT_HEADROOM: number = catalog.defaultHeadroom;
 
 /** TypeFields says which optional fields a query type uses, so the editor shows only those. */
@@ -108,6 +114,7 @@ export const TYPE_FIELDS: Record<QueryType, TypeFields> = {
   prompt_sources: base,
   engine_state: { ...base, window: false },
   lora: { ...base, window: false },
+  mfu: base,
   raw: { ...base, raw: true },
   diagnosis: { ...base, groupBy: false, window: false },
   promql: { ...base, filters: false, groupBy: false, window: false, promql: true },
@@ -186,6 +193,10 @@ export interface VllmOptions extends DataSourceJsonData {
   maxSamples?: number;
   /** allowLinkLocalTargets lets endpoints and the server URL be link-local or cloud-metadata addresses. */
   allowLinkLocalTargets?: boolean;
+  /** accelerator names the peak preset MFU queries divide by; peakTflops and peakMemoryTBps replace its peaks. */
+  accelerator?: string;
+  peakTflops?: number;
+  peakMemoryTBps?: number;
   /** Standard Grafana HTTP settings used by Prometheus mode (and basic auth / TLS in direct mode). */
   oauthPassThru?: boolean;
   timeout?: number;

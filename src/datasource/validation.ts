@@ -1,6 +1,6 @@
 import { t } from '@grafana/i18n';
 import { tf } from '../i18n';
-import { DEFAULT_HEADROOM, Endpoint, VllmOptions, VllmQuery } from './types';
+import { DEFAULT_HEADROOM, Endpoint, MAX_PEAK, VllmOptions, VllmQuery } from './types';
 
 const UNITS: Record<string, number> = { ns: 1e-6, us: 1e-3, µs: 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 
@@ -34,6 +34,7 @@ export interface SettingsErrors {
   retention?: string;
   maxMemoryMB?: string;
   limits?: string;
+  peaks?: string;
 }
 
 /** Ranges mirrored from pkg/datasource/settings.go. */
@@ -190,6 +191,10 @@ export function validateSettings(jsonData: VllmOptions): SettingsErrors {
       'validation.scrape-limits-are-at-most',
       'Scrape limits are at most 1024 MB per body and 10000000 samples per scrape.'
     );
+  }
+  const peaks = [jsonData.peakTflops ?? 0, jsonData.peakMemoryTBps ?? 0];
+  if (peaks.some((p) => !(p >= 0 && p <= MAX_PEAK))) {
+    errors.peaks = tf('validation.peaks-out-of-range', 'Peaks must be between 0 and {{max}}.', { max: MAX_PEAK });
   }
   return errors;
 }

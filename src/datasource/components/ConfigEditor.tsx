@@ -7,6 +7,7 @@ import { Field, FieldSet, RadioButtonGroup, Stack, Switch } from '@grafana/ui';
 import { testIds } from '../../components/testIds';
 import { Mode, VllmOptions, VllmSecureOptions } from '../types';
 import { validateSettings } from '../validation';
+import { AcceleratorPeaks } from './config/AcceleratorPeaks';
 import { BearerToken } from './config/BearerToken';
 import { DirectAuth } from './config/DirectAuth';
 import { DurationInput, NumberInput } from './config/SettingInput';
@@ -150,6 +151,7 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
             </Stack>
           </>
         )}
+        <AcceleratorPeaks jsonData={jsonData} errors={errors} update={update} />
         <Field
           label={t('config-editor.allow-link-local-targets.label', 'Allow link-local targets')}
           description={t(
