@@ -23,6 +23,7 @@ var catalogFleet = []struct {
 	runs     string // what the server runs besides its flavor (an entry's Needs)
 }{
 	{"vllm-v1", vllm.FlavorV1, []string{"-flavor=vllm-v1", "-engines=2", "-qps=20", "-spec-tokens=3", "-error-rate=0.05", "-seed=21", "-external-prefix-hit-rate=0.3", "-mm-items=2", "-mm-hit-rate=0.5"}, "vllm:num_requests_running", false, ""},
+	{"ray-vllm", vllm.FlavorV1, []string{"-flavor=vllm-v1", "-ray", "-engines=2", "-qps=20", "-spec-tokens=3", "-error-rate=0.05", "-seed=18", "-external-prefix-hit-rate=0.3", "-mm-items=2", "-mm-hit-rate=0.5"}, "ray_vllm_num_requests_running", false, ""},
 	{"vllm-v1-0.10", vllm.FlavorV1, []string{"-flavor=vllm-v1-0.10", "-engines=2", "-qps=10", "-spec-tokens=2", "-error-rate=0.05", "-seed=22"}, "vllm:gpu_cache_usage_perc", true, ""},
 	{"vllm-v0", vllm.FlavorV0, []string{"-flavor=vllm-v0", "-qps=8", "-spec-tokens=2", "-seed=23"}, "vllm:num_requests_swapped", true, ""},
 	{"vllm-ascend", vllm.FlavorAscend, []string{"-flavor=vllm-ascend", "-engines=2", "-qps=10", "-spec-tokens=2", "-error-rate=0.05", "-seed=24", "-external-prefix-hit-rate=0.2", "-mm-items=1", "-mm-hit-rate=0.3"}, "vllm_profiling_free_kvcache_blocks", false, ""},

@@ -80,8 +80,8 @@ func (ev *Evaluator) Eval(ctx context.Context, q query.Query, r query.Request) (
 			}
 		}
 		facts := &Facts{}
-		if needsCacheConfig(q) && names.Has(vllm.CacheConfig.Names[0]) {
-			if facts.CacheConfigs, err = ev.cacheConfigs(ctx, q, from.Add(-window-query.Lookback), to); err != nil {
+		if held := heldNames(names, vllm.CacheConfig); needsCacheConfig(q) && len(held) > 0 {
+			if facts.CacheConfigs, err = ev.cacheConfigs(ctx, q, held, from.Add(-window-query.Lookback), to); err != nil {
 				return nil, err
 			}
 		}
@@ -225,13 +225,28 @@ func needsCacheConfig(q query.Query) bool {
 	})
 }
 
-// cacheConfigs lists the distinct num_gpu_blocks / block_size pairs of the selected endpoints.
-func (ev *Evaluator) cacheConfigs(ctx context.Context, q query.Query, start, end time.Time) ([]CacheConfig, error) {
-	sel := vllm.CacheConfig.Names[0]
-	if q.Endpoint != "" {
-		sel += "{instance=~" + strconv.Quote(q.Endpoint) + "}"
+// heldNames are the names of a signal the server holds, preferred first.
+func heldNames(names Names, sig vllm.Signal) []string {
+	var out []string
+	for _, n := range sig.Names {
+		if names.Has(n) {
+			out = append(out, n)
+		}
 	}
-	series, _, err := ev.Client.Series(ctx, []string{sel}, start, end)
+	return out
+}
+
+// cacheConfigs lists the distinct num_gpu_blocks / block_size pairs of the selected endpoints, under any of the info
+// gauge's held names.
+func (ev *Evaluator) cacheConfigs(ctx context.Context, q query.Query, held []string, start, end time.Time) ([]CacheConfig, error) {
+	sels := make([]string, len(held))
+	for i, sel := range held {
+		if q.Endpoint != "" {
+			sel += "{instance=~" + strconv.Quote(q.Endpoint) + "}"
+		}
+		sels[i] = sel
+	}
+	series, _, err := ev.Client.Series(ctx, sels, start, end)
 	if err != nil {
 		return nil, err
 	}

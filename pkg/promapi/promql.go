@@ -250,13 +250,17 @@ func (g *gen) presence(names []string) string {
 	return "{" + strings.Join(m, ", ") + "}"
 }
 
-// norm reports Dynamo's labels as direct mode does: dp_rank as engine, model as model_name.
+// norm reports Dynamo's and Ray Serve's labels as direct mode does: dp_rank or ReplicaId as engine, model as
+// model_name.
 func norm(name, expr string) string {
 	if strings.HasPrefix(name, vllm.DynamoComponentPrefix) {
 		expr = `label_replace(` + expr + `, "engine", "$1", "dp_rank", "(.+)")`
 	}
 	if strings.HasPrefix(name, "dynamo_") {
 		expr = `label_replace(` + expr + `, "model_name", "$1", "model", "(.+)")`
+	}
+	if src, out := vllm.RankLabel(name); src == vllm.RayRankLabel {
+		expr = `label_replace(` + expr + `, "` + out + `", "$1", "` + src + `", "(.+)")`
 	}
 	return expr
 }
@@ -364,8 +368,8 @@ func or(exprs ...string) string {
 // label combination the server holds (PromQL cannot turn a label into a value): num_gpu_blocks, or × block_size
 // for the pool in tokens.
 func (g *gen) infoProduct(n *measure.InfoProduct) string {
-	name := n.Signal.Names[0]
-	if !g.names.Has(name) {
+	held := g.held(n.Signal)
+	if len(held) == 0 {
 		return ""
 	}
 	// The info gauge names no model: select it without the model filter and take model_name (and the filter)
@@ -390,7 +394,9 @@ func (g *gen) infoProduct(n *measure.InfoProduct) string {
 		if math.IsNaN(v) {
 			continue
 		}
-		parts = append(parts, info.sel(name, m...)+" * 0 + "+strconv.FormatFloat(v, 'g', -1, 64))
+		for _, name := range held {
+			parts = append(parts, norm(name, info.sel(name, m...)+" * 0 + "+strconv.FormatFloat(v, 'g', -1, 64)))
+		}
 	}
 	if len(parts) == 0 {
 		return ""

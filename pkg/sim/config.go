@@ -100,6 +100,8 @@ type Config struct {
 	// engines report 0 and get no requests.
 	FaultTolerance   bool `json:"fault_tolerance"`
 	UnhealthyEngines int  `json:"unhealthy_engines"`
+	// Ray renders a vllm-v1 instance as Ray Serve re-exports it: ray_vllm_ names, a replica (ReplicaId) per engine.
+	Ray bool `json:"ray"`
 	// MFU is vLLM's --enable-mfu-metrics: the per-GPU FLOP and byte estimates count; without it vLLM exposes them
 	// at 0.
 	MFU bool `json:"mfu"`
@@ -342,6 +344,8 @@ func (c *Config) Validate() error {
 		bad("lora-adapters must be 0–64 and max-lora 1–64, got %d and %d", c.LoRAAdapters, c.MaxLoRA)
 	case c.LoRAAdapters > 0 && (c.Flavor.isV0() || c.Flavor == FlavorDynamoFrontend):
 		bad("lora-adapters needs a V1 engine flavor")
+	case c.Ray && c.Flavor != FlavorV1:
+		bad("ray needs flavor %s", FlavorV1)
 	case c.MFU && !c.Flavor.v1().mfu:
 		bad("mfu needs a flavor with the MFU estimates, not %s", c.Flavor)
 	case c.KVCacheMetrics && c.Flavor != FlavorV1:

@@ -9,6 +9,7 @@ import (
 
 	"github.com/inferscope/inferscope-vllm/pkg/exposition"
 	"github.com/inferscope/inferscope-vllm/pkg/sim"
+	"github.com/inferscope/inferscope-vllm/pkg/vllm"
 )
 
 // tenMinutes is the exposition of a simulator run with args after ten simulated minutes.
@@ -250,5 +251,23 @@ func TestMFUEstimates(t *testing.T) {
 	off := tenMinutes(t, "-flavor=vllm-v1", "-qps=10", "-seed=12")
 	if v := total(t, off, "vllm:estimated_flops_per_gpu_total"); v != 0 {
 		t.Errorf("without -mfu the estimate is %v", v)
+	}
+}
+
+// TestRayNames: under -ray, vLLM's families carry Ray Serve's names and labels, and detection reads the instance
+// as vLLM V1 whose ranks are its replicas.
+func TestRayNames(t *testing.T) {
+	sc := tenMinutes(t, "-flavor=vllm-v1", "-ray", "-engines=2", "-qps=4", "-seed=13")
+	if sc.FamilyOf("vllm:num_requests_running") != nil || sc.FamilyOf("ray_vllm_num_requests_running") == nil {
+		t.Fatal("vllm: names were not renamed")
+	}
+	for _, s := range sc.FamilyOf("ray_vllm_prompt_tokens_total").Samples {
+		if s.Name != "ray_vllm_prompt_tokens_total" || s.Labels.Get("engine") != "0" || !strings.HasPrefix(s.Labels.Get("ReplicaId"), "replica-") {
+			t.Errorf("%s %v", s.Name, s.Labels)
+		}
+	}
+	d := vllm.Detect(vllm.ScrapeExposed{Scrape: sc})
+	if d.Flavor != vllm.FlavorV1 || d.RankLabel != vllm.RayRankLabel || len(d.Ranks) != 2 {
+		t.Errorf("detected %+v", d)
 	}
 }

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"io"
+	"strings"
 	"time"
 )
 
@@ -145,7 +146,34 @@ func (f *Fleet) WriteExposition(w io.Writer) error {
 		}
 		f.httpFamilies(x, st)
 	}
+	if f.cfg.Ray {
+		rayNames(x)
+	}
 	return x.write(w)
+}
+
+// rayNames renders vLLM's families the way Ray Serve's metrics agent re-exports them: vllm: becomes ray_vllm_, and
+// each engine's series become a replica's, labelled with ReplicaId and WorkerId, every replica saying engine="0".
+func rayNames(x *exposition) {
+	for _, fam := range x.fams {
+		rest, ok := strings.CutPrefix(fam.name, "vllm:")
+		if !ok {
+			continue
+		}
+		fam.name = "ray_vllm_" + rest
+		for i := range fam.kids {
+			labels := fam.kids[i].labels
+			for j, l := range labels {
+				if l.name == "engine" {
+					labels[j].value = "0"
+					labels = append(labels, label{"Component", "core_worker"}, label{"ReplicaId", "replica-" + l.value},
+						label{"WorkerId", "worker-" + l.value})
+					break
+				}
+			}
+			fam.kids[i].labels = labels
+		}
+	}
 }
 
 // pyStyle is single-process prometheus_client unless the registry is multiprocess: with several

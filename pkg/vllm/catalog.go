@@ -3,6 +3,8 @@
 // of the plugin asks for "TTFT" or "KV-cache usage" and never for a metric name that a rename will break.
 package vllm
 
+import "strings"
+
 // Up is the series every scrape target has: 1 after a successful scrape, 0 after a failed one. Prometheus records
 // it per target and direct mode per endpoint, so "endpoint down" reads the same in both modes.
 const Up = "up"
@@ -44,11 +46,29 @@ func (s Signal) Name(has func(name string) bool) (string, bool) {
 	return "", false
 }
 
+// RayPrefixes are the prefixes Ray Serve's metrics agent gives vLLM's names (ray-project/ray#60385): ray_vllm_ with
+// the colon sanitized, and ray_vllm: before that. Ray labels each replica's series with ReplicaId.
+var RayPrefixes = []string{"ray_vllm_", "ray_vllm:"}
+
+// withRay lists a signal's names with each vllm: name's Ray Serve names after them, preferred last: an endpoint
+// exposes one or the other, and vLLM's own wins where both are.
+func withRay(names ...string) []string {
+	out := append([]string(nil), names...)
+	for _, n := range names {
+		if rest, ok := strings.CutPrefix(n, VLLMPrefix); ok {
+			for _, p := range RayPrefixes {
+				out = append(out, p+rest)
+			}
+		}
+	}
+	return out
+}
+
 // Gauges.
 var (
 	// KVUsage is the KV-cache pool usage as a 0–1 fraction: renamed from gpu_cache_usage_perc in vLLM 0.9,
 	// the old name hidden in 0.11 and removed in 0.12.
-	KVUsage = Signal{ID: "kv_usage", Kind: Gauge, Names: []string{"vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"}, Unit: "percent"}
+	KVUsage = Signal{ID: "kv_usage", Kind: Gauge, Names: withRay("vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"), Unit: "percent"}
 	// DynamoKVUsage is Dynamo's own KV usage gauge (0–1); the kvstats_ infix was dropped in later releases.
 	DynamoKVUsage = Signal{ID: "dynamo_kv_usage", Kind: Gauge, Names: []string{"dynamo_component_gpu_cache_usage_percent", "dynamo_component_kvstats_gpu_cache_usage_percent"}, Unit: "percent"}
 	// DynamoTotalBlocks is Dynamo's KV pool size in blocks.
@@ -65,81 +85,81 @@ var (
 	AscendNumSpecTokens = Signal{ID: "ascend_num_spec_tokens", Kind: Gauge, Names: []string{"vllm_profiling_num_spec_tokens"}, Unit: "short"}
 
 	// Running is the number of requests in the running batch.
-	Running = Signal{ID: "running", Kind: Gauge, Names: []string{"vllm:num_requests_running"}, Unit: "short"}
+	Running = Signal{ID: "running", Kind: Gauge, Names: withRay("vllm:num_requests_running"), Unit: "short"}
 	// Waiting is the number of requests queued for prefill.
-	Waiting = Signal{ID: "waiting", Kind: Gauge, Names: []string{"vllm:num_requests_waiting"}, Unit: "short"}
+	Waiting = Signal{ID: "waiting", Kind: Gauge, Names: withRay("vllm:num_requests_waiting"), Unit: "short"}
 	// WaitingByReason splits Waiting by its reason label (capacity, deferred); newest vLLM only.
-	WaitingByReason = Signal{ID: "waiting_by_reason", Kind: Gauge, Names: []string{"vllm:num_requests_waiting_by_reason"}, Unit: "short"}
+	WaitingByReason = Signal{ID: "waiting_by_reason", Kind: Gauge, Names: withRay("vllm:num_requests_waiting_by_reason"), Unit: "short"}
 	// Swapped is V0's number of requests swapped to CPU.
-	Swapped = Signal{ID: "swapped", Kind: Gauge, Names: []string{"vllm:num_requests_swapped"}, Unit: "short"}
+	Swapped = Signal{ID: "swapped", Kind: Gauge, Names: withRay("vllm:num_requests_swapped"), Unit: "short"}
 
 	// V0AcceptanceRate is V0's spec-decode draft acceptance rate gauge, the only spec signal V0 has per window.
-	V0AcceptanceRate = Signal{ID: "v0_acceptance_rate", Kind: Gauge, Names: []string{"vllm:spec_decode_draft_acceptance_rate"}, Unit: "percentunit"}
+	V0AcceptanceRate = Signal{ID: "v0_acceptance_rate", Kind: Gauge, Names: withRay("vllm:spec_decode_draft_acceptance_rate"), Unit: "percentunit"}
 	// V0Efficiency is V0's spec-decode system efficiency gauge.
-	V0Efficiency = Signal{ID: "v0_efficiency", Kind: Gauge, Names: []string{"vllm:spec_decode_efficiency"}, Unit: "percentunit"}
+	V0Efficiency = Signal{ID: "v0_efficiency", Kind: Gauge, Names: withRay("vllm:spec_decode_efficiency"), Unit: "percentunit"}
 	// V0PrefixHitRate is V0's GPU prefix-cache block hit rate gauge (0–1).
-	V0PrefixHitRate = Signal{ID: "v0_prefix_hit_rate", Kind: Gauge, Names: []string{"vllm:gpu_prefix_cache_hit_rate"}, Unit: "percentunit"}
+	V0PrefixHitRate = Signal{ID: "v0_prefix_hit_rate", Kind: Gauge, Names: withRay("vllm:gpu_prefix_cache_hit_rate"), Unit: "percentunit"}
 	// OffloadCPUUsage is the share of the offloading connector's CPU memory in use (0–1).
-	OffloadCPUUsage = Signal{ID: "offload_cpu_usage", Kind: Gauge, Names: []string{"vllm:kv_offload_cpu_cache_usage_perc"}, Unit: "percent"}
+	OffloadCPUUsage = Signal{ID: "offload_cpu_usage", Kind: Gauge, Names: withRay("vllm:kv_offload_cpu_cache_usage_perc"), Unit: "percent"}
 	// NixlPendingSends is the number of requests whose KV a prefill instance holds until a decode instance has read
 	// it (NIXL connector).
-	NixlPendingSends = Signal{ID: "nixl_pending_sends", Kind: Gauge, Names: []string{"vllm:nixl_num_pending_sends"}, Unit: "short"}
+	NixlPendingSends = Signal{ID: "nixl_pending_sends", Kind: Gauge, Names: withRay("vllm:nixl_num_pending_sends"), Unit: "short"}
 	// NixlInProcess is the number of requests a decode instance is receiving KV for.
-	NixlInProcess = Signal{ID: "nixl_in_process", Kind: Gauge, Names: []string{"vllm:nixl_num_in_process_reqs"}, Unit: "short"}
+	NixlInProcess = Signal{ID: "nixl_in_process", Kind: Gauge, Names: withRay("vllm:nixl_num_in_process_reqs"), Unit: "short"}
 	// LMCacheMPL1Memory is the bytes of multi-process LMCache's L1 in use.
 	LMCacheMPL1Memory = Signal{ID: "lmcache_mp_l1_memory", Kind: Gauge, Names: []string{"lmcache_mp_l1_memory_usage_bytes"}, Unit: "bytes"}
 	// EngineSleepState is vLLM's sleep mode per engine: the series of the engine's sleep_state (awake,
 	// weights_offloaded for level 1, discard_all for level 2) is 1, the others 0.
-	EngineSleepState = Signal{ID: "engine_sleep_state", Kind: Gauge, Names: []string{"vllm:engine_sleep_state"}}
+	EngineSleepState = Signal{ID: "engine_sleep_state", Kind: Gauge, Names: withRay("vllm:engine_sleep_state")}
 	// EngineHealthy is 1 while an engine is healthy under --enable-fault-tolerance, 0 when it is unhealthy or dead;
 	// the API server reports it labelled by engine only, without model_name.
-	EngineHealthy = Signal{ID: "engine_healthy", Kind: Gauge, Names: []string{"vllm:engine_healthy"}}
+	EngineHealthy = Signal{ID: "engine_healthy", Kind: Gauge, Names: withRay("vllm:engine_healthy")}
 	// LoRAInfo is vllm:lora_requests_info: one series per set of adapters, labels max_lora, running_lora_adapters
 	// and waiting_lora_adapters (comma-joined adapter names), its value the unix time the set became current; old
 	// sets stay exposed. No model_name or engine label.
-	LoRAInfo = Signal{ID: "lora_info", Kind: Gauge, Names: []string{"vllm:lora_requests_info"}}
+	LoRAInfo = Signal{ID: "lora_info", Kind: Gauge, Names: withRay("vllm:lora_requests_info")}
 	// CacheConfig is the info gauge whose labels carry block_size and num_gpu_blocks.
-	CacheConfig = Signal{ID: "cache_config", Kind: Gauge, Names: []string{"vllm:cache_config_info"}}
+	CacheConfig = Signal{ID: "cache_config", Kind: Gauge, Names: withRay("vllm:cache_config_info")}
 )
 
 // Counters.
 var (
 	// PromptTokens counts prefill tokens.
-	PromptTokens = Signal{ID: "prompt_tokens", Kind: Counter, Names: []string{"vllm:prompt_tokens_total"}, Unit: "short"}
+	PromptTokens = Signal{ID: "prompt_tokens", Kind: Counter, Names: withRay("vllm:prompt_tokens_total"), Unit: "short"}
 	// GenerationTokens counts generated tokens.
-	GenerationTokens = Signal{ID: "generation_tokens", Kind: Counter, Names: []string{"vllm:generation_tokens_total", "dynamo_frontend_output_tokens_total"}, Unit: "short"}
+	GenerationTokens = Signal{ID: "generation_tokens", Kind: Counter, Names: withRay("vllm:generation_tokens_total", "dynamo_frontend_output_tokens_total"), Unit: "short"}
 	// RequestSuccess counts finished requests by finished_reason.
-	RequestSuccess = Signal{ID: "requests", Kind: Counter, Names: []string{"vllm:request_success_total", "dynamo_frontend_requests_total"}, Unit: "short"}
+	RequestSuccess = Signal{ID: "requests", Kind: Counter, Names: withRay("vllm:request_success_total", "dynamo_frontend_requests_total"), Unit: "short"}
 	// Preemptions counts preemptions.
-	Preemptions = Signal{ID: "preemptions", Kind: Counter, Names: []string{"vllm:num_preemptions_total"}, Unit: "short"}
+	Preemptions = Signal{ID: "preemptions", Kind: Counter, Names: withRay("vllm:num_preemptions_total"), Unit: "short"}
 	// PrefixHits counts prefix-cache hits in tokens (blocks before 0.9); renamed from gpu_prefix_cache_hits in 0.9.
-	PrefixHits = Signal{ID: "prefix_hits", Kind: Counter, Names: []string{"vllm:prefix_cache_hits_total", "vllm:gpu_prefix_cache_hits_total"}}
+	PrefixHits = Signal{ID: "prefix_hits", Kind: Counter, Names: withRay("vllm:prefix_cache_hits_total", "vllm:gpu_prefix_cache_hits_total")}
 	// PrefixQueries counts prefix-cache lookups in tokens.
-	PrefixQueries = Signal{ID: "prefix_queries", Kind: Counter, Names: []string{"vllm:prefix_cache_queries_total", "vllm:gpu_prefix_cache_queries_total"}}
+	PrefixQueries = Signal{ID: "prefix_queries", Kind: Counter, Names: withRay("vllm:prefix_cache_queries_total", "vllm:gpu_prefix_cache_queries_total")}
 	// PromptTokensBySource counts prompt tokens by where their KV came from (source: local_compute,
 	// local_cache_hit, external_kv_transfer); vLLM 0.12 and later (vllm-project/vllm#27569).
-	PromptTokensBySource = Signal{ID: "prompt_tokens_by_source", Kind: Counter, Names: []string{"vllm:prompt_tokens_by_source_total"}, Unit: "short"}
+	PromptTokensBySource = Signal{ID: "prompt_tokens_by_source", Kind: Counter, Names: withRay("vllm:prompt_tokens_by_source_total"), Unit: "short"}
 	// PromptTokensCached counts prompt tokens whose KV came from a cache, local or external (vLLM 0.12+).
-	PromptTokensCached = Signal{ID: "prompt_tokens_cached", Kind: Counter, Names: []string{"vllm:prompt_tokens_cached_total"}, Unit: "short"}
+	PromptTokensCached = Signal{ID: "prompt_tokens_cached", Kind: Counter, Names: withRay("vllm:prompt_tokens_cached_total"), Unit: "short"}
 	// PromptTokensCachedBySource splits PromptTokensCached by the tier that held the KV (source: device, host, disk,
 	// p2p, external_unspecified); newest vLLM only.
-	PromptTokensCachedBySource = Signal{ID: "prompt_tokens_cached_by_source", Kind: Counter, Names: []string{"vllm:prompt_tokens_cached_by_source_total"}, Unit: "short"}
+	PromptTokensCachedBySource = Signal{ID: "prompt_tokens_cached_by_source", Kind: Counter, Names: withRay("vllm:prompt_tokens_cached_by_source_total"), Unit: "short"}
 	// PromptTokensRecomputed counts cached prompt tokens computed again for the forward pass (vLLM 0.12+).
-	PromptTokensRecomputed = Signal{ID: "prompt_tokens_recomputed", Kind: Counter, Names: []string{"vllm:prompt_tokens_recomputed_total"}, Unit: "short"}
+	PromptTokensRecomputed = Signal{ID: "prompt_tokens_recomputed", Kind: Counter, Names: withRay("vllm:prompt_tokens_recomputed_total"), Unit: "short"}
 	// NixlFailedTransfers counts NIXL KV transfers that failed; the decode instance then computes the prompt itself.
-	NixlFailedTransfers = Signal{ID: "nixl_failed_transfers", Kind: Counter, Names: []string{"vllm:nixl_num_failed_transfers_total"}, Unit: "short"}
+	NixlFailedTransfers = Signal{ID: "nixl_failed_transfers", Kind: Counter, Names: withRay("vllm:nixl_num_failed_transfers_total"), Unit: "short"}
 	// NixlFailedNotifications counts NIXL completion notifications that could not be sent to the KV's holder;
 	// NixlExpiredRequests counts requests whose held KV expired before a decode instance read it, freed unread.
-	NixlFailedNotifications = Signal{ID: "nixl_failed_notifications", Kind: Counter, Names: []string{"vllm:nixl_num_failed_notifications_total"}, Unit: "short"}
-	NixlExpiredRequests     = Signal{ID: "nixl_expired_requests", Kind: Counter, Names: []string{"vllm:nixl_num_kv_expired_reqs_total"}, Unit: "short"}
+	NixlFailedNotifications = Signal{ID: "nixl_failed_notifications", Kind: Counter, Names: withRay("vllm:nixl_num_failed_notifications_total"), Unit: "short"}
+	NixlExpiredRequests     = Signal{ID: "nixl_expired_requests", Kind: Counter, Names: withRay("vllm:nixl_num_kv_expired_reqs_total"), Unit: "short"}
 	// OffloadLoadBytes and OffloadStoreBytes count the bytes vLLM's offloading connector moved from offload storage
 	// (CPU memory, disk) to GPU and back; OffloadLoadTime and OffloadStoreTime the seconds those copies took.
-	OffloadLoadBytes  = Signal{ID: "offload_load_bytes", Kind: Counter, Names: []string{"vllm:kv_offload_load_bytes_total"}, Unit: "bytes"}
-	OffloadStoreBytes = Signal{ID: "offload_store_bytes", Kind: Counter, Names: []string{"vllm:kv_offload_store_bytes_total"}, Unit: "bytes"}
-	OffloadLoadTime   = Signal{ID: "offload_load_time", Kind: Counter, Names: []string{"vllm:kv_offload_load_time_total"}, Unit: "s"}
-	OffloadStoreTime  = Signal{ID: "offload_store_time", Kind: Counter, Names: []string{"vllm:kv_offload_store_time_total"}, Unit: "s"}
+	OffloadLoadBytes  = Signal{ID: "offload_load_bytes", Kind: Counter, Names: withRay("vllm:kv_offload_load_bytes_total"), Unit: "bytes"}
+	OffloadStoreBytes = Signal{ID: "offload_store_bytes", Kind: Counter, Names: withRay("vllm:kv_offload_store_bytes_total"), Unit: "bytes"}
+	OffloadLoadTime   = Signal{ID: "offload_load_time", Kind: Counter, Names: withRay("vllm:kv_offload_load_time_total"), Unit: "s"}
+	OffloadStoreTime  = Signal{ID: "offload_store_time", Kind: Counter, Names: withRay("vllm:kv_offload_store_time_total"), Unit: "s"}
 	// OffloadAllocationFailures counts offload stores that found no room in offload storage.
-	OffloadAllocationFailures = Signal{ID: "offload_allocation_failures", Kind: Counter, Names: []string{"vllm:kv_offload_allocation_failure_total"}, Unit: "short"}
+	OffloadAllocationFailures = Signal{ID: "offload_allocation_failures", Kind: Counter, Names: withRay("vllm:kv_offload_allocation_failure_total"), Unit: "short"}
 	// LMCacheRequestedTokens and LMCacheHitTokens count the tokens the LMCache connector was asked for and found;
 	// LMCacheRetrieves and LMCacheStores its retrieve and store requests.
 	// Multi-process LMCache counts the same tokens as lookups (lmcache_mp_lookup_*).
@@ -154,25 +174,25 @@ var (
 	LMCacheMPDeferredRetrieves = Signal{ID: "lmcache_mp_deferred_retrieves", Kind: Counter, Names: []string{"lmcache_mp_num_deferred_retrieves_total"}, Unit: "short"}
 	// EstimatedFlops, EstimatedReadBytes and EstimatedWriteBytes are vLLM's per-GPU estimates of the work done and
 	// the memory traffic (--enable-mfu-metrics; exposed at 0 when off).
-	EstimatedFlops      = Signal{ID: "estimated_flops", Kind: Counter, Names: []string{"vllm:estimated_flops_per_gpu_total"}, Unit: "flops"}
-	EstimatedReadBytes  = Signal{ID: "estimated_read_bytes", Kind: Counter, Names: []string{"vllm:estimated_read_bytes_per_gpu_total"}, Unit: "bytes"}
-	EstimatedWriteBytes = Signal{ID: "estimated_write_bytes", Kind: Counter, Names: []string{"vllm:estimated_write_bytes_per_gpu_total"}, Unit: "bytes"}
+	EstimatedFlops      = Signal{ID: "estimated_flops", Kind: Counter, Names: withRay("vllm:estimated_flops_per_gpu_total"), Unit: "flops"}
+	EstimatedReadBytes  = Signal{ID: "estimated_read_bytes", Kind: Counter, Names: withRay("vllm:estimated_read_bytes_per_gpu_total"), Unit: "bytes"}
+	EstimatedWriteBytes = Signal{ID: "estimated_write_bytes", Kind: Counter, Names: withRay("vllm:estimated_write_bytes_per_gpu_total"), Unit: "bytes"}
 	// ExternalPrefixHits counts KV-connector (cross-instance) cache hits.
-	ExternalPrefixHits = Signal{ID: "external_prefix_hits", Kind: Counter, Names: []string{"vllm:external_prefix_cache_hits_total"}}
+	ExternalPrefixHits = Signal{ID: "external_prefix_hits", Kind: Counter, Names: withRay("vllm:external_prefix_cache_hits_total")}
 	// ExternalPrefixQueries counts KV-connector cache lookups.
-	ExternalPrefixQueries = Signal{ID: "external_prefix_queries", Kind: Counter, Names: []string{"vllm:external_prefix_cache_queries_total"}}
+	ExternalPrefixQueries = Signal{ID: "external_prefix_queries", Kind: Counter, Names: withRay("vllm:external_prefix_cache_queries_total")}
 	// MMCacheHits counts multi-modal cache hits.
-	MMCacheHits = Signal{ID: "mm_hits", Kind: Counter, Names: []string{"vllm:mm_cache_hits_total"}}
+	MMCacheHits = Signal{ID: "mm_hits", Kind: Counter, Names: withRay("vllm:mm_cache_hits_total")}
 	// MMCacheQueries counts multi-modal cache lookups.
-	MMCacheQueries = Signal{ID: "mm_queries", Kind: Counter, Names: []string{"vllm:mm_cache_queries_total"}}
+	MMCacheQueries = Signal{ID: "mm_queries", Kind: Counter, Names: withRay("vllm:mm_cache_queries_total")}
 	// SpecDrafts counts speculative drafts (V1).
-	SpecDrafts = Signal{ID: "spec_drafts", Kind: Counter, Names: []string{"vllm:spec_decode_num_drafts_total"}}
+	SpecDrafts = Signal{ID: "spec_drafts", Kind: Counter, Names: withRay("vllm:spec_decode_num_drafts_total")}
 	// SpecDraftTokens counts draft tokens proposed.
-	SpecDraftTokens = Signal{ID: "spec_draft_tokens", Kind: Counter, Names: []string{"vllm:spec_decode_num_draft_tokens_total"}}
+	SpecDraftTokens = Signal{ID: "spec_draft_tokens", Kind: Counter, Names: withRay("vllm:spec_decode_num_draft_tokens_total")}
 	// SpecAcceptedTokens counts draft tokens accepted.
-	SpecAcceptedTokens = Signal{ID: "spec_accepted_tokens", Kind: Counter, Names: []string{"vllm:spec_decode_num_accepted_tokens_total"}}
+	SpecAcceptedTokens = Signal{ID: "spec_accepted_tokens", Kind: Counter, Names: withRay("vllm:spec_decode_num_accepted_tokens_total")}
 	// SpecAcceptedPerPos counts accepted tokens per draft position (label position).
-	SpecAcceptedPerPos = Signal{ID: "spec_accepted_per_pos", Kind: Counter, Names: []string{"vllm:spec_decode_num_accepted_tokens_per_pos_total"}}
+	SpecAcceptedPerPos = Signal{ID: "spec_accepted_per_pos", Kind: Counter, Names: withRay("vllm:spec_decode_num_accepted_tokens_per_pos_total")}
 	// AscendInputTokens counts prompt tokens as the Ascend profiler sees them.
 	AscendInputTokens = Signal{ID: "ascend_input", Kind: Counter, Names: []string{"vllm_profiling_input_total"}, Unit: "short"}
 	// AscendOutputTokens counts generated tokens as the Ascend profiler sees them.
@@ -182,25 +202,25 @@ var (
 // Histograms.
 var (
 	// TTFT is time to first token.
-	TTFT = Signal{ID: "ttft", Kind: Histogram, Names: []string{"vllm:time_to_first_token_seconds", "dynamo_frontend_time_to_first_token_seconds"}, Unit: "s"}
+	TTFT = Signal{ID: "ttft", Kind: Histogram, Names: withRay("vllm:time_to_first_token_seconds", "dynamo_frontend_time_to_first_token_seconds"), Unit: "s"}
 	// ITL is inter-token latency (TPOT); renamed from time_per_output_token_seconds in 0.11, removed in 0.13.
-	ITL = Signal{ID: "itl", Kind: Histogram, Names: []string{"vllm:inter_token_latency_seconds", "vllm:time_per_output_token_seconds", "dynamo_frontend_inter_token_latency_seconds"}, Unit: "s"}
+	ITL = Signal{ID: "itl", Kind: Histogram, Names: withRay("vllm:inter_token_latency_seconds", "vllm:time_per_output_token_seconds", "dynamo_frontend_inter_token_latency_seconds"), Unit: "s"}
 	// RequestTPOT is each request's mean time per output token.
-	RequestTPOT = Signal{ID: "request_tpot", Kind: Histogram, Names: []string{"vllm:request_time_per_output_token_seconds"}, Unit: "s"}
+	RequestTPOT = Signal{ID: "request_tpot", Kind: Histogram, Names: withRay("vllm:request_time_per_output_token_seconds"), Unit: "s"}
 	// E2E is end-to-end request latency.
-	E2E = Signal{ID: "e2e", Kind: Histogram, Names: []string{"vllm:e2e_request_latency_seconds", "dynamo_frontend_request_duration_seconds"}, Unit: "s"}
+	E2E = Signal{ID: "e2e", Kind: Histogram, Names: withRay("vllm:e2e_request_latency_seconds", "dynamo_frontend_request_duration_seconds"), Unit: "s"}
 	// QueueTime is time spent waiting; V0 also had time_in_queue_requests.
-	QueueTime = Signal{ID: "queue", Kind: Histogram, Names: []string{"vllm:request_queue_time_seconds", "vllm:time_in_queue_requests"}, Unit: "s"}
+	QueueTime = Signal{ID: "queue", Kind: Histogram, Names: withRay("vllm:request_queue_time_seconds", "vllm:time_in_queue_requests"), Unit: "s"}
 	// PrefillTime is time spent in prefill.
-	PrefillTime = Signal{ID: "prefill", Kind: Histogram, Names: []string{"vllm:request_prefill_time_seconds"}, Unit: "s"}
+	PrefillTime = Signal{ID: "prefill", Kind: Histogram, Names: withRay("vllm:request_prefill_time_seconds"), Unit: "s"}
 	// DecodeTime is time spent in decode.
-	DecodeTime = Signal{ID: "decode", Kind: Histogram, Names: []string{"vllm:request_decode_time_seconds"}, Unit: "s"}
+	DecodeTime = Signal{ID: "decode", Kind: Histogram, Names: withRay("vllm:request_decode_time_seconds"), Unit: "s"}
 	// InferenceTime is time spent running.
-	InferenceTime = Signal{ID: "inference", Kind: Histogram, Names: []string{"vllm:request_inference_time_seconds"}, Unit: "s"}
+	InferenceTime = Signal{ID: "inference", Kind: Histogram, Names: withRay("vllm:request_inference_time_seconds"), Unit: "s"}
 	// PromptTokensHist is prompt length per request.
-	PromptTokensHist = Signal{ID: "request_prompt_tokens", Kind: Histogram, Names: []string{"vllm:request_prompt_tokens", "dynamo_frontend_input_sequence_tokens"}, Unit: "short"}
+	PromptTokensHist = Signal{ID: "request_prompt_tokens", Kind: Histogram, Names: withRay("vllm:request_prompt_tokens", "dynamo_frontend_input_sequence_tokens"), Unit: "short"}
 	// GenerationTokensHist is generated length per request.
-	GenerationTokensHist = Signal{ID: "request_generation_tokens", Kind: Histogram, Names: []string{"vllm:request_generation_tokens", "dynamo_frontend_output_sequence_tokens"}, Unit: "short"}
+	GenerationTokensHist = Signal{ID: "request_generation_tokens", Kind: Histogram, Names: withRay("vllm:request_generation_tokens", "dynamo_frontend_output_sequence_tokens"), Unit: "short"}
 	// AscendFineTTFT is the Ascend profiler's fine-grained TTFT.
 	AscendFineTTFT = Signal{ID: "ascend_fine_ttft", Kind: Histogram, Names: []string{"vllm_profiling_fine_grained_ttft"}, Unit: "s"}
 	// AscendFineTPOT is the Ascend profiler's fine-grained TPOT.
@@ -213,22 +233,22 @@ var (
 	AscendWaitingBatchSize = Signal{ID: "ascend_waiting_batch_size", Kind: Histogram, Names: []string{"vllm_profiling_waiting_batch_size"}, Unit: "short"}
 	// NixlXferTime is the duration of one NIXL KV transfer, recorded by the instance that pulls the KV (the decode
 	// side of disaggregated prefill/decode).
-	NixlXferTime = Signal{ID: "nixl_xfer_time", Kind: Histogram, Names: []string{"vllm:nixl_xfer_time_seconds"}, Unit: "s"}
+	NixlXferTime = Signal{ID: "nixl_xfer_time", Kind: Histogram, Names: withRay("vllm:nixl_xfer_time_seconds"), Unit: "s"}
 	// NixlBytes is the size of one NIXL KV transfer.
-	NixlBytes = Signal{ID: "nixl_bytes", Kind: Histogram, Names: []string{"vllm:nixl_bytes_transferred"}, Unit: "bytes"}
+	NixlBytes = Signal{ID: "nixl_bytes", Kind: Histogram, Names: withRay("vllm:nixl_bytes_transferred"), Unit: "bytes"}
 	// NixlPostTime is the time to post one NIXL transfer request, before the transfer itself.
-	NixlPostTime = Signal{ID: "nixl_post_time", Kind: Histogram, Names: []string{"vllm:nixl_post_time_seconds"}, Unit: "s"}
+	NixlPostTime = Signal{ID: "nixl_post_time", Kind: Histogram, Names: withRay("vllm:nixl_post_time_seconds"), Unit: "s"}
 	// PrefillKVComputed is the number of prompt tokens each request's prefill computed, its cached tokens left out
 	// (vLLM 0.12 and later, vllm-project/vllm#30189).
-	PrefillKVComputed = Signal{ID: "prefill_kv_computed", Kind: Histogram, Names: []string{"vllm:request_prefill_kv_computed_tokens"}, Unit: "short"}
+	PrefillKVComputed = Signal{ID: "prefill_kv_computed", Kind: Histogram, Names: withRay("vllm:request_prefill_kv_computed_tokens"), Unit: "short"}
 	// KVBlockLifetime, KVBlockIdleBeforeEvict and KVBlockReuseGap are KV block residency under --kv-cache-metrics
 	// (sampled blocks; vllm-project/vllm#27793): allocation to eviction, idle time before eviction, and the time
 	// between two uses of a cached block.
-	KVBlockLifetime        = Signal{ID: "kv_block_lifetime", Kind: Histogram, Names: []string{"vllm:kv_block_lifetime_seconds"}, Unit: "s"}
-	KVBlockIdleBeforeEvict = Signal{ID: "kv_block_idle_before_evict", Kind: Histogram, Names: []string{"vllm:kv_block_idle_before_evict_seconds"}, Unit: "s"}
-	KVBlockReuseGap        = Signal{ID: "kv_block_reuse_gap", Kind: Histogram, Names: []string{"vllm:kv_block_reuse_gap_seconds"}, Unit: "s"}
+	KVBlockLifetime        = Signal{ID: "kv_block_lifetime", Kind: Histogram, Names: withRay("vllm:kv_block_lifetime_seconds"), Unit: "s"}
+	KVBlockIdleBeforeEvict = Signal{ID: "kv_block_idle_before_evict", Kind: Histogram, Names: withRay("vllm:kv_block_idle_before_evict_seconds"), Unit: "s"}
+	KVBlockReuseGap        = Signal{ID: "kv_block_reuse_gap", Kind: Histogram, Names: withRay("vllm:kv_block_reuse_gap_seconds"), Unit: "s"}
 	// OffloadLookupDelay is the time of one offload lookup call.
-	OffloadLookupDelay = Signal{ID: "offload_lookup_delay", Kind: Histogram, Names: []string{"vllm:kv_offload_lookup_sync_delay_seconds"}, Unit: "s"}
+	OffloadLookupDelay = Signal{ID: "offload_lookup_delay", Kind: Histogram, Names: withRay("vllm:kv_offload_lookup_sync_delay_seconds"), Unit: "s"}
 	// LMCacheRetrieveTime is the time of one LMCache retrieval.
 	LMCacheRetrieveTime = Signal{ID: "lmcache_retrieve_time", Kind: Histogram, Names: []string{"lmcache:time_to_retrieve"}, Unit: "s"}
 	// AscendTotalTokens is prompt plus generation tokens per iteration.

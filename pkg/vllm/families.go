@@ -6,9 +6,9 @@ import (
 )
 
 // FamilyPrefixes start the names of every family InferScope reads — vLLM's (vllm: and the Ascend profiler's
-// vllm_), Dynamo's, and LMCache's (lmcache: and the multi-process lmcache_mp_) — so direct mode keeps just these from
-// a scrape and Prometheus mode asks the server for just these.
-var FamilyPrefixes = []string{"vllm:", "vllm_", "dynamo_", "lmcache:", "lmcache_"}
+// vllm_), Dynamo's, LMCache's (lmcache: and the multi-process lmcache_mp_) and vLLM's under Ray Serve (ray_vllm) — so
+// direct mode keeps just these from a scrape and Prometheus mode asks the server for just these.
+var FamilyPrefixes = []string{"vllm:", "vllm_", "dynamo_", "lmcache:", "lmcache_", "ray_vllm"}
 
 // ReadsFamily reports whether a family or sample name starts with one of FamilyPrefixes.
 func ReadsFamily(name string) bool {

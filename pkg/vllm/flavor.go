@@ -52,7 +52,7 @@ func Detect(e Exposed) Detection {
 	prefixes := map[string]bool{}
 	for _, n := range names {
 		set[n] = true
-		for _, p := range []string{VLLMPrefix, AscendPrefix, DynamoComponentPrefix, DynamoFrontendPrefix} {
+		for _, p := range append([]string{VLLMPrefix, AscendPrefix, DynamoComponentPrefix, DynamoFrontendPrefix}, RayPrefixes...) {
 			if strings.HasPrefix(n, p) {
 				prefixes[p] = true
 			}
@@ -72,6 +72,9 @@ func Detect(e Exposed) Detection {
 		d.Flavor = FlavorV0
 	case prefixes[VLLMPrefix]:
 		d.Flavor = FlavorV1
+	case prefixes[RayPrefixes[0]] || prefixes[RayPrefixes[1]]:
+		// Ray Serve's vLLM: V1 under Ray's names, a replica per rank.
+		d.Flavor, d.RankLabel = FlavorV1, RayRankLabel
 	}
 	d.DeprecatedNames = d.Flavor != FlavorV0 && (has("vllm:gpu_cache_usage_perc") ||
 		has("vllm:gpu_prefix_cache_hits_total") || has("vllm:time_per_output_token_seconds_bucket"))
@@ -92,6 +95,10 @@ func Detect(e Exposed) Detection {
 			d.RankLabel, d.Ranks = "dp_rank", e.LabelValues(DynamoComponentPrefix, "dp_rank")
 		}
 	case FlavorV1:
+		if d.RankLabel == RayRankLabel {
+			d.Ranks = append(e.LabelValues(RayPrefixes[0], RayRankLabel), e.LabelValues(RayPrefixes[1], RayRankLabel)...)
+			break
+		}
 		d.RankLabel, d.Ranks = "engine", e.LabelValues(VLLMPrefix, "engine")
 	}
 	if len(d.Ranks) == 0 {

@@ -119,13 +119,14 @@ func TestReadsFamily(t *testing.T) {
 		"process_resident_memory_bytes":      false,
 		"http_requests_total":                false,
 		"vllmish_metric":                     false,
-		"ray_vllm_num_requests_running":      false,
+		"ray_vllm_num_requests_running":      true, // Ray Serve's vLLM
+		"ray_node_cpu_utilization":           false,
 	} {
 		if got := ReadsFamily(name); got != want {
 			t.Errorf("ReadsFamily(%q) = %v, want %v", name, got, want)
 		}
 	}
-	if FamilySelector != `{__name__=~"vllm:.+|vllm_.+|dynamo_.+|lmcache:.+|lmcache_.+"}` {
+	if FamilySelector != `{__name__=~"vllm:.+|vllm_.+|dynamo_.+|lmcache:.+|lmcache_.+|ray_vllm.+"}` {
 		t.Errorf("FamilySelector = %s", FamilySelector)
 	}
 }
