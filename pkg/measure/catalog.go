@@ -401,6 +401,13 @@ var Catalog = []*Entry{
 	{Type: TypeQueue, Name: "waiting_by_reason", Label: "Waiting by reason", Description: "Waiting requests split by reason (capacity, deferred); newest vLLM only.",
 		Outputs: []Output{{Name: "waiting", Unit: "short", Node: &Gauge{Signal: vllm.WaitingByReason, Agg: Sum, Keep: []string{"reason"}}}},
 		Flavors: []vllm.Flavor{vllm.FlavorV1, vllm.FlavorAscend}, Recent: true},
+	{Type: TypeQueue, Name: "frontend", Label: "Dynamo frontend",
+		Description: "Dynamo's frontend: requests in flight to the engines, requests queued before their first response, and clients that disconnected before their answer.",
+		Outputs: []Output{
+			{Name: "frontend_inflight_requests", Unit: "short", Node: &Gauge{Signal: vllm.DynamoInflight, Agg: Sum}},
+			{Name: "frontend_queued_requests", Unit: "short", Node: &Gauge{Signal: vllm.DynamoQueued, Agg: Sum}},
+			{Name: "frontend_disconnected_clients", Unit: "short", Node: &Gauge{Signal: vllm.DynamoDisconnected, Agg: Sum}},
+		}, Flavors: []vllm.Flavor{vllm.FlavorDynamoFrontend}},
 	{Type: TypeQueue, Name: "ascend_batch_size", Label: "Ascend batch size", Description: "Average batch size over the window (vLLM-Ascend profiler).",
 		Outputs: []Output{{Name: "ascend_batch_size_avg", Unit: "short", Node: &Mean{Signal: vllm.AscendBatchSize}}}, Flavors: ascendOnly},
 	{Type: TypeQueue, Name: "ascend_waiting_batch_size", Label: "Ascend waiting batch size", Description: "Average waiting batch size over the window (vLLM-Ascend profiler).",

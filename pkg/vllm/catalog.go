@@ -73,7 +73,9 @@ var (
 	DynamoKVUsage = Signal{ID: "dynamo_kv_usage", Kind: Gauge, Names: []string{"dynamo_component_gpu_cache_usage_percent", "dynamo_component_kvstats_gpu_cache_usage_percent"}, Unit: "percent"}
 	// DynamoTotalBlocks is Dynamo's KV pool size in blocks.
 	DynamoTotalBlocks = Signal{ID: "dynamo_total_blocks", Kind: Gauge, Names: []string{"dynamo_component_total_blocks", "dynamo_component_kvstats_total_blocks"}, Unit: "short"}
-	// DynamoActiveBlocks is the number of KV blocks Dynamo reports in use.
+	// DynamoActiveBlocks is the number of KV blocks older Dynamo reports in use. Current Dynamo's kvstats are
+	// total_blocks and gpu_cache_usage_percent only (prometheus_names.rs; ai-dynamo/dynamo#7235): its active blocks
+	// are the frontend's per-worker dynamo_frontend_worker_active_decode_blocks, not read yet.
 	DynamoActiveBlocks = Signal{ID: "dynamo_active_blocks", Kind: Gauge, Names: []string{"dynamo_component_kvstats_active_blocks"}, Unit: "short"}
 	// AscendTotalBlocks is the KV pool size of one Ascend DP domain.
 	AscendTotalBlocks = Signal{ID: "ascend_total_blocks", Kind: Gauge, Names: []string{"vllm_profiling_total_kvcache_blocks"}, Unit: "short"}
@@ -114,6 +116,12 @@ var (
 	// EngineHealthy is 1 while an engine is healthy under --enable-fault-tolerance, 0 when it is unhealthy or dead;
 	// the API server reports it labelled by engine only, without model_name.
 	EngineHealthy = Signal{ID: "engine_healthy", Kind: Gauge, Names: withRay("vllm:engine_healthy")}
+	// DynamoInflight is the number of requests Dynamo's frontend has sent to engines and not finished;
+	// DynamoQueued the requests in its HTTP queue before their first response; DynamoDisconnected the clients
+	// that went away before their answer (lib/runtime/src/metrics/prometheus_names.rs, frontend_service).
+	DynamoInflight     = Signal{ID: "dynamo_inflight", Kind: Gauge, Names: []string{"dynamo_frontend_inflight_requests"}, Unit: "short"}
+	DynamoQueued       = Signal{ID: "dynamo_queued", Kind: Gauge, Names: []string{"dynamo_frontend_queued_requests"}, Unit: "short"}
+	DynamoDisconnected = Signal{ID: "dynamo_disconnected", Kind: Gauge, Names: []string{"dynamo_frontend_disconnected_clients"}, Unit: "short"}
 	// LoRAInfo is vllm:lora_requests_info: one series per set of adapters, labels max_lora, running_lora_adapters
 	// and waiting_lora_adapters (comma-joined adapter names), its value the unix time the set became current; old
 	// sets stay exposed. No model_name or engine label.
