@@ -40,6 +40,17 @@ func BoundsAround(bounds []float64, threshold float64) SLOBounds {
 //
 // with c(0) = 0 and, for hi = +Inf, c(lo) / c(+Inf).
 func SLOAttainment(buckets []Bucket, b SLOBounds, threshold float64) (float64, bool) {
+	within, total, ok := CountWithin(buckets, b, threshold)
+	if !ok || !(total > 0) {
+		return 0, false
+	}
+	return within / total, true
+}
+
+// CountWithin is the interpolated count at or below threshold that SLOAttainment divides by the +Inf count, and
+// that count; from bucket rates, within is the goodput of one SLO (requests per second meeting it). ok is false
+// when a bound it needs, or the +Inf bucket, is missing.
+func CountWithin(buckets []Bucket, b SLOBounds, threshold float64) (within, total float64, ok bool) {
 	count := func(le float64) (float64, bool) {
 		sum, found := 0.0, false
 		for _, x := range buckets {
@@ -50,22 +61,21 @@ func SLOAttainment(buckets []Bucket, b SLOBounds, threshold float64) (float64, b
 		}
 		return sum, found
 	}
-	total, ok := count(math.Inf(1))
-	if !ok || !(total > 0) {
-		return 0, false
+	if total, ok = count(math.Inf(1)); !ok || b.Lo == 0 && math.IsInf(b.Hi, 1) {
+		return 0, 0, false // no finite bound at all: nothing to read the threshold against
 	}
 	lo := 0.0
 	if b.Lo > 0 {
 		if lo, ok = count(b.Lo); !ok {
-			return 0, false
+			return 0, 0, false
 		}
 	}
 	if math.IsInf(b.Hi, 1) {
-		return lo / total, true
+		return lo, total, true
 	}
 	hi, ok := count(b.Hi)
 	if !ok {
-		return 0, false
+		return 0, 0, false
 	}
-	return (lo + (hi-lo)*(threshold-b.Lo)/(b.Hi-b.Lo)) / total, true
+	return lo + (hi-lo)*(threshold-b.Lo)/(b.Hi-b.Lo), total, true
 }

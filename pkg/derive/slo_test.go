@@ -34,6 +34,10 @@ func TestSLOAttainment(t *testing.T) {
 			}
 		}
 	}
+	// Goodput is the attainment's numerator: 66 of the 100 observations within 0.3.
+	if within, total, ok := CountWithin(b, BoundsAround(bounds, 0.3), 0.3); !ok || math.Abs(within-66) > 1e-9 || total != 100 {
+		t.Errorf("within 0.3: %v of %v (%v)", within, total, ok)
+	}
 	// Equal bounds of several histograms are summed, as sum by (le) does.
 	two := append(append([]Bucket(nil), b...), b...)
 	if got, _ := SLOAttainment(two, BoundsAround(bounds, 0.3), 0.3); math.Abs(got-0.66) > 1e-12 {

@@ -345,6 +345,10 @@ var (
 	LatencySLOAttainment = &Entry{Type: TypeLatency, Name: "slo_attainment", Label: "SLO attainment",
 		Description: "Share of requests at or below the query's threshold (seconds) over the window, from the bucket rates; a threshold between bucket bounds is interpolated linearly inside its bucket, as histogram_quantile does.",
 		Outputs:     []Output{{Name: MetricName + "_slo_attainment", Unit: "percentunit", Node: &Attainment{}}}, Flavors: withFrontend}
+	// LatencyGoodput is per SLO: a histogram cannot tell whether one request met several SLOs at once.
+	LatencyGoodput = &Entry{Type: TypeLatency, Name: "goodput", Label: "Goodput",
+		Description: "Requests per second at or below the query's threshold (seconds) over the window: the SLO attainment's numerator, interpolated the same way; one SLO at a time, since a histogram cannot tell whether a request met several.",
+		Outputs:     []Output{{Name: MetricName + "_goodput", Unit: "reqps", Node: &Attainment{Goodput: true}}}, Flavors: withFrontend}
 	LatencyQuantiles = &Entry{Type: TypeLatency, Name: "quantiles", Label: "Quantiles", Default: true,
 		Description: "histogram_quantile over the window for each quantile, from bucket rates summed by le.",
 		Outputs:     []Output{{Name: MetricName, Unit: MetricUnit, Node: &Quantiles{}}}, Flavors: withFrontend}
@@ -384,7 +388,7 @@ var Catalog = []*Entry{
 	balance("generation_tps", "Generation tokens/s", "Rank load = generation tokens per second.", "short", generationTokens, false),
 
 	LatencyQuantiles,
-	LatencySLOAttainment,
+	LatencySLOAttainment, LatencyGoodput,
 	{Type: TypeLatency, Name: "mean", Label: "Mean", Description: "Mean observation over the window: rate of the sum ÷ rate of the count.",
 		Outputs: []Output{{Name: MetricName + "_mean", Unit: MetricUnit, Node: &Mean{}}}, Flavors: withFrontend},
 

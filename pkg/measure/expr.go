@@ -88,8 +88,12 @@ type Quantiles struct{ Signal vllm.Signal }
 
 // Attainment is the share of a histogram's observations at or below the query's threshold over the window:
 // derive.SLOAttainment of sum by (le, group) of the bucket rates, between the bounds around the threshold among all
-// the selected series' bounds (derive.BoundsAround). A zero Signal means the query's latency metric.
-type Attainment struct{ Signal vllm.Signal }
+// the selected series' bounds (derive.BoundsAround). With Goodput it is the rate of those observations instead
+// (derive.CountWithin): requests per second meeting the SLO. A zero Signal means the query's latency metric.
+type Attainment struct {
+	Signal  vllm.Signal
+	Goodput bool
+}
 
 // EngineState is each engine's state as one number: 3 online, 2 asleep (vLLM sleep mode, either level), 1
 // unhealthy (engine_healthy 0 under fault tolerance, whatever its sleep state) — the worst (lowest) of a group's

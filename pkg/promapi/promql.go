@@ -143,7 +143,7 @@ func (g *gen) print(n measure.Node) string {
 		sig := g.signal(n.Signal)
 		return ratio(g.rate(sig, "_sum", nil), g.rate(sig, "_count", nil))
 	case *measure.Attainment:
-		return g.attainment(g.held(g.signal(n.Signal)))
+		return g.attainment(g.held(g.signal(n.Signal)), n.Goodput)
 	case *measure.EngineState:
 		return g.engineState()
 	case *measure.PerGPU:
@@ -449,7 +449,7 @@ func (g *gen) quantiles(names []string, name, unit string) []Expr {
 // attainment is derive.SLOAttainment in PromQL: the bucket counts at the bounds around the threshold (those every
 // histogram of a group has, as many series at the bound as at +Inf, as in quantiles) interpolated linearly, over
 // the +Inf count.
-func (g *gen) attainment(names []string) string {
+func (g *gen) attainment(names []string, goodput bool) string {
 	if len(names) == 0 || len(g.bounds) == 0 {
 		return ""
 	}
@@ -475,6 +475,9 @@ func (g *gen) attainment(names []string) string {
 	default:
 		f := strconv.FormatFloat((t-b.Lo)/(b.Hi-b.Lo), 'g', -1, 64)
 		count = "(" + at(b.Lo) + " + (" + at(b.Hi) + " - " + at(b.Lo) + ") * " + f + ")"
+	}
+	if goodput {
+		return count
 	}
 	return count + " / (" + inf + " > 0)"
 }

@@ -688,7 +688,7 @@ func (c *evalCtx) quantiles(buckets []input, qs []float64) []Output {
 
 // attainment evaluates derive.SLOAttainment of sum by (le, ...) (rate(x_bucket[w])) at the query's threshold,
 // between bounds, over the buckets every histogram of a group has (commonBuckets).
-func (c *evalCtx) attainment(buckets []input, bounds derive.SLOBounds) []Output {
+func (c *evalCtx) attainment(buckets []input, bounds derive.SLOBounds, goodput bool) []Output {
 	var outs []Output
 	for _, g := range c.groupInputs(buckets) {
 		series := make([]derive.BucketSeries, len(g.members))
@@ -697,7 +697,12 @@ func (c *evalCtx) attainment(buckets []input, bounds derive.SLOBounds) []Output 
 		}
 		o := Output{Labels: copyLabels(g.labels)}
 		for _, t := range c.steps {
-			if v, ok := derive.SLOAttainment(commonBuckets(derive.BucketRates(series, t-c.window, t)), bounds, *c.q.Threshold); ok {
+			b := commonBuckets(derive.BucketRates(series, t-c.window, t))
+			v, ok := derive.SLOAttainment(b, bounds, *c.q.Threshold)
+			if goodput {
+				v, _, ok = derive.CountWithin(b, bounds, *c.q.Threshold)
+			}
+			if ok {
 				o.Points = append(o.Points, derive.Point{T: t, V: v})
 			}
 		}

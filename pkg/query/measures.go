@@ -35,7 +35,7 @@ func (c *evalCtx) eval(n measure.Node) []Output {
 		outs = c.quantiles(c.fetch(c.signal(n.Signal), "_bucket", nil, c.window), c.q.Quantiles)
 	case *measure.Attainment:
 		sig := c.signal(n.Signal)
-		outs = c.attainment(c.fetch(sig, "_bucket", nil, c.window), derive.BoundsAround(c.bucketBounds(sig), *c.q.Threshold))
+		outs = c.attainment(c.fetch(sig, "_bucket", nil, c.window), derive.BoundsAround(c.bucketBounds(sig), *c.q.Threshold), n.Goodput)
 	case *measure.Mean:
 		sig := c.signal(n.Signal)
 		outs = join(c.rate(c.fetch(sig, "_sum", nil, c.window)), c.rate(c.fetch(sig, "_count", nil, c.window)), "", derive.HistogramMean)
