@@ -249,6 +249,20 @@ var (
 		Description: "Finished requests per second by finished_reason.",
 		Outputs:     []Output{{Name: "requests_per_second", Unit: "reqps", Node: &Rate{Signal: vllm.RequestSuccess, Keep: []string{"finished_reason"}}}},
 		Flavors:     withFrontend}
+	// ThroughputFinishShare shows why requests end: a large length share with few tokens each is clients asking for
+	// a small max_tokens.
+	ThroughputFinishShare = &Entry{Type: TypeThroughput, Name: "finish_share", Label: "Finish reasons",
+		Description: "Each finished_reason's share of finished requests over the window (stop, length, abort, error).",
+		Outputs: []Output{{Name: "finished_request_share", Unit: "percentunit", Node: &Div{
+			Num: &Rate{Signal: vllm.RequestSuccess, Keep: []string{"finished_reason"}, Match: []Matcher{Match("finished_reason", ".+")}},
+			Den: finished, Ignoring: "finished_reason"}}},
+		Flavors: vllmFlavors}
+	ThroughputTokensPerRequest = &Entry{Type: TypeThroughput, Name: "tokens_per_request", Label: "Tokens per request",
+		Description: "Mean prompt and generated tokens per finished request over the window, from the request length histograms.",
+		Outputs: []Output{
+			{Name: "prompt_tokens_per_request", Unit: "short", Node: &Mean{Signal: vllm.PromptTokensHist}},
+			{Name: "generation_tokens_per_request", Unit: "short", Node: &Mean{Signal: vllm.GenerationTokensHist}},
+		}, Flavors: withFrontend}
 	ThroughputErrors = &Entry{Type: TypeThroughput, Name: "errors", Label: "Failed requests",
 		Description: "Requests finished with finished_reason error or abort per second, and their share of all finished requests.",
 		Outputs: []Output{
@@ -395,7 +409,7 @@ var Catalog = []*Entry{
 	ThroughputPrompt,
 	{Type: TypeThroughput, Name: "generation_tokens", Label: "Generation tokens/s", Default: true, Description: "Generated (output) tokens per second.",
 		Outputs: []Output{{Name: "generation_tokens_per_second", Unit: "short", Node: generationTokens}}, Flavors: withFrontend},
-	ThroughputRequests, ThroughputErrors,
+	ThroughputRequests, ThroughputErrors, ThroughputFinishShare, ThroughputTokensPerRequest,
 	{Type: TypeThroughput, Name: "ascend_input", Label: "Ascend input tokens/s", Description: "vLLM-Ascend profiler input tokens per second.",
 		Outputs: []Output{{Name: "input_tokens_per_second", Unit: "short", Node: &Rate{Signal: vllm.AscendInputTokens}}}, Flavors: ascendOnly},
 	{Type: TypeThroughput, Name: "ascend_output", Label: "Ascend output tokens/s", Description: "vLLM-Ascend profiler output tokens per second.",

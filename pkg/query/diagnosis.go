@@ -89,6 +89,9 @@ func diagnosisRules() []rule {
 	wedged := &rule{entry: measure.QueueRunning, reduce: maxOf, trips: func(v float64) bool { return v == 0 },
 		also: &rule{entry: measure.KVUsage, reduce: maxOf, trips: func(v float64) bool { return v == 0 }}}
 	fastTTFTTarget := 0.5
+	// Few tokens per request: with most requests stopping at max_tokens, the clients ask for too little.
+	shortOutputs := &rule{entry: measure.ThroughputTokensPerRequest, query: Query{Window: "5m"}, output: 1, reduce: meanOf,
+		trips: func(v float64) bool { return v < 32 }}
 	storing := &rule{entry: measure.KVOffloadBandwidth, query: Query{Window: "5m"}, output: 1,
 		reduce: meanOf, trips: func(v float64) bool { return v > 0 }}
 	return []rule{
@@ -174,6 +177,11 @@ func diagnosisRules() []rule {
 			symptom: "KV offload thrashing: the CPU cache stayed over 95 % full while storing",
 			cause:   "every store evicts older offloaded KV, likely before it is reused, so offloading costs copies and saves little",
 			knob:    "give offloading more memory (--kv-offloading-size); check the prompt-token sources for how much the offload tier serves"},
+		{entry: measure.ThroughputFinishShare, query: Query{Window: "5m"}, where: map[string]string{"finished_reason": "length"},
+			reduce: meanOf, trips: func(v float64) bool { return v > 0.5 }, severity: "warning", also: shortOutputs,
+			symptom: "batch full of short requests: most stop at max_tokens after fewer than 32 tokens",
+			cause:   "clients send a small max_tokens, so each request ends after a few tokens and prefill dominates the work: generation throughput stays low while the batch looks full",
+			knob:    "check the clients' max_tokens; batch work that needs long outputs differently from short classification calls"},
 		{entry: measure.SpecAcceptanceRate, query: Query{Window: "5m"}, reduce: meanOf,
 			trips: func(v float64) bool { return v < 0.5 }, severity: "info",
 			symptom: "speculative-decoding acceptance below 50 %",

@@ -222,3 +222,21 @@ func TestDiagnosisTellsAsleepFromUnhealthy(t *testing.T) {
 		t.Errorf("engine findings %v, want %v", got, want)
 	}
 }
+
+// TestDiagnosisShortRequests: clients that ask for 16 tokens fill the batch with requests that stop at max_tokens
+// after a few tokens, which the diagnosis names; clients asking for long answers are not named.
+func TestDiagnosisShortRequests(t *testing.T) {
+	f := newLiveFleetOf(t, time.Hour, map[string][]string{
+		"short":  {"-flavor=vllm-v1", "-max-tokens=16", "-qps=6", "-seed=83"},
+		"normal": {"-flavor=vllm-v1", "-qps=6", "-seed=84"},
+	})
+	var got []string
+	for _, x := range diagnoseLive(t, f, 6*12) {
+		if strings.HasPrefix(x.Symptom, "batch full of short requests") {
+			got = append(got, x.Endpoint)
+		}
+	}
+	if !reflect.DeepEqual(got, []string{"short"}) {
+		t.Errorf("short-request findings on %v, want short", got)
+	}
+}
