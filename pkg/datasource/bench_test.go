@@ -199,3 +199,48 @@ func BenchmarkDashboardRefresh(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkRoleOverhead measures what a role filter adds to a panel query over 64 endpoints and an hour of history:
+// the five evidence queries of pkg/role besides the query itself, with the results cache as in production (warm,
+// the way a dashboard refresh finds it) and without it (cold).
+func BenchmarkRoleOverhead(b *testing.B) {
+	start := time.Now().Add(-time.Hour).Truncate(time.Second)
+	scrapes := simHour(b, start)
+	store := history.New(history.Options{Retention: 2 * time.Hour, MaxBytes: 8 << 30})
+	for e := 0; e < 64; e++ {
+		for i, sc := range scrapes {
+			store.Append(fmt.Sprintf("vllm-%03d", e), start.Add(time.Duration(i)*5*time.Second).UnixMilli(), sc)
+		}
+	}
+	end := start.Add(time.Hour)
+	for _, c := range []struct {
+		name  string
+		model map[string]any
+		cache bool
+	}{
+		{"plain/cold", map[string]any{"queryType": "queue", "measure": "running", "groupBy": "endpoint"}, false},
+		{"role/cold", map[string]any{"queryType": "queue", "measure": "running", "groupBy": "endpoint", "role": ".*"}, false},
+		{"plain/warm", map[string]any{"queryType": "queue", "measure": "running", "groupBy": "endpoint"}, true},
+		{"role/warm", map[string]any{"queryType": "queue", "measure": "running", "groupBy": "endpoint", "role": ".*"}, true},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			eng := &query.Engine{Source: query.HistorySource{Store: store}, ScrapeInterval: 5 * time.Second}
+			if c.cache {
+				eng.Cache = query.NewCache(64 << 20)
+			}
+			d := &Datasource{uid: "bench", streams: newStreamRegistry(), settings: Settings{ScrapeInterval: Duration(5 * time.Second)},
+				mode: &direct{store: store, scraper: scraper.New(nil, store, scraper.Options{Interval: time.Second}), engine: eng}}
+			js, _ := json.Marshal(c.model)
+			req := &backend.QueryDataRequest{Queries: []backend.DataQuery{
+				{RefID: "A", JSON: js, TimeRange: backend.TimeRange{From: start, To: end}, Interval: 15 * time.Second, MaxDataPoints: 1000},
+			}}
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				resp, err := d.QueryData(context.Background(), req)
+				if err != nil || resp.Responses["A"].Error != nil || len(resp.Responses["A"].Frames) != 64 {
+					b.Fatalf("bad answer: %v %v", err, resp.Responses["A"].Error)
+				}
+			}
+		})
+	}
+}
