@@ -98,8 +98,8 @@ func tripFleet(t *testing.T) []map[string]string {
 		// A model burning both SLO budgets fast: 39 % of its first tokens take over 500 ms (long prompts), 31 % of
 		// its requests fail or abort.
 		{"name": "slo-fast", "url": startSim(t, "-flavor=vllm-v1", "-model=slo-fast", "-qps=4", "-prompt-tokens-mean=3000", "-error-rate=0.3", "-speed=30", "-seed=61")},
-		// Four LoRA adapters, two at a time, and MFU metrics on.
-		{"name": "lora", "url": startSim(t, "-flavor=vllm-v1", "-lora-adapters=4", "-max-lora=2", "-mfu", "-qps=6", "-speed=30", "-seed=39")},
+		// Four LoRA adapters, two at a time, MFU metrics on, and a few requests with NaN logits.
+		{"name": "lora", "url": startSim(t, "-flavor=vllm-v1", "-lora-adapters=4", "-max-lora=2", "-mfu", "-nan-logits-rate=0.02", "-qps=6", "-speed=30", "-seed=39")},
 		{"name": "gone", "url": ln},
 	}
 }
@@ -213,8 +213,8 @@ func TestDashboardPanelsAndAlertRules(t *testing.T) {
 			t.Fatal(err)
 		}
 		rules := doc.Groups[0].Rules
-		if len(rules) != 15 {
-			t.Fatalf("want 15 rules, have %d", len(rules))
+		if len(rules) != 16 {
+			t.Fatalf("want 16 rules, have %d", len(rules))
 		}
 		for _, r := range rules {
 			t.Run(r.UID, func(t *testing.T) {

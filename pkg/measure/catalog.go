@@ -110,6 +110,9 @@ const (
 	NeedsLMCacheMP = "multi-process LMCache"
 	// NeedsMFU marks entries read from vLLM's per-GPU work estimates, which count only with --enable-mfu-metrics.
 	NeedsMFU = "--enable-mfu-metrics"
+	// NeedsNaNCheck marks entries read from vllm:corrupted_requests_total, which vLLM counts only with
+	// VLLM_COMPUTE_NANS_IN_LOGITS=1.
+	NeedsNaNCheck = "VLLM_COMPUTE_NANS_IN_LOGITS=1"
 	// NeedsLoRA marks entries read from vllm:lora_requests_info, which only a server with --enable-lora exposes.
 	NeedsLoRA = "LoRA adapters (--enable-lora)"
 	// NeedsKVCacheMetrics marks entries read from the block residency histograms of --kv-cache-metrics.
@@ -263,6 +266,11 @@ var (
 			{Name: "prompt_tokens_per_request", Unit: "short", Node: &Mean{Signal: vllm.PromptTokensHist}},
 			{Name: "generation_tokens_per_request", Unit: "short", Node: &Mean{Signal: vllm.GenerationTokensHist}},
 		}, Flavors: withFrontend}
+	// ThroughputCorrupted is worth a page on any increase: NaN logits mean wrong answers, not slow ones.
+	ThroughputCorrupted = &Entry{Type: TypeThroughput, Name: "corrupted", Label: "Corrupted requests",
+		Description: "Requests per second whose logits held NaNs (vllm:corrupted_requests_total, counted with VLLM_COMPUTE_NANS_IN_LOGITS=1).",
+		Outputs:     []Output{{Name: "corrupted_requests_per_second", Unit: "reqps", Node: &Rate{Signal: vllm.CorruptedRequests}}},
+		Flavors:     v1Flavors, Needs: []string{NeedsNaNCheck}}
 	ThroughputErrors = &Entry{Type: TypeThroughput, Name: "errors", Label: "Failed requests",
 		Description: "Requests finished with finished_reason error or abort per second, and their share of all finished requests.",
 		Outputs: []Output{
@@ -409,7 +417,7 @@ var Catalog = []*Entry{
 	ThroughputPrompt,
 	{Type: TypeThroughput, Name: "generation_tokens", Label: "Generation tokens/s", Default: true, Description: "Generated (output) tokens per second.",
 		Outputs: []Output{{Name: "generation_tokens_per_second", Unit: "short", Node: generationTokens}}, Flavors: withFrontend},
-	ThroughputRequests, ThroughputErrors, ThroughputFinishShare, ThroughputTokensPerRequest,
+	ThroughputRequests, ThroughputErrors, ThroughputFinishShare, ThroughputTokensPerRequest, ThroughputCorrupted,
 	{Type: TypeThroughput, Name: "ascend_input", Label: "Ascend input tokens/s", Description: "vLLM-Ascend profiler input tokens per second.",
 		Outputs: []Output{{Name: "input_tokens_per_second", Unit: "short", Node: &Rate{Signal: vllm.AscendInputTokens}}}, Flavors: ascendOnly},
 	{Type: TypeThroughput, Name: "ascend_output", Label: "Ascend output tokens/s", Description: "vLLM-Ascend profiler output tokens per second.",

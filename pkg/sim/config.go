@@ -102,6 +102,9 @@ type Config struct {
 	UnhealthyEngines int  `json:"unhealthy_engines"`
 	// Ray renders a vllm-v1 instance as Ray Serve re-exports it: ray_vllm_ names, a replica (ReplicaId) per engine.
 	Ray bool `json:"ray"`
+	// NaNLogitsRate is the share of requests whose logits hold NaNs, counted in vllm:corrupted_requests_total as
+	// vLLM does with VLLM_COMPUTE_NANS_IN_LOGITS=1; 0 leaves the counter out, as vLLM without the variable does.
+	NaNLogitsRate float64 `json:"nan_logits_rate"`
 	// MFU is vLLM's --enable-mfu-metrics: the per-GPU FLOP and byte estimates count; without it vLLM exposes them
 	// at 0.
 	MFU bool `json:"mfu"`
@@ -316,7 +319,7 @@ func (c *Config) Validate() error {
 		v    float64
 	}{{"abort-rate", c.AbortRate}, {"error-rate", c.ErrorRate}, {"stream-rate", c.StreamRate},
 		{"prefix-hit-rate", c.PrefixHitRate}, {"skew", c.Skew}, {"external-prefix-hit-rate", c.ExternalPrefixHitRate},
-		{"mm-hit-rate", c.MMHitRate}, {"kv-transfer-fail-rate", c.KVTransferFailRate}, {"kv-offload-fail-rate", c.KVOffloadFailRate}} {
+		{"mm-hit-rate", c.MMHitRate}, {"nan-logits-rate", c.NaNLogitsRate}, {"kv-transfer-fail-rate", c.KVTransferFailRate}, {"kv-offload-fail-rate", c.KVOffloadFailRate}} {
 		if p.v < 0 || p.v > 1 || math.IsNaN(p.v) {
 			bad("%s must be between 0 and 1, got %v", p.name, p.v)
 		}
@@ -346,6 +349,8 @@ func (c *Config) Validate() error {
 		bad("lora-adapters needs a V1 engine flavor")
 	case c.Ray && c.Flavor != FlavorV1:
 		bad("ray needs flavor %s", FlavorV1)
+	case c.NaNLogitsRate > 0 && (c.Flavor.isV0() || c.Flavor == FlavorDynamoFrontend):
+		bad("nan-logits-rate needs a V1 engine flavor")
 	case c.MFU && !c.Flavor.v1().mfu:
 		bad("mfu needs a flavor with the MFU estimates, not %s", c.Flavor)
 	case c.KVCacheMetrics && c.Flavor != FlavorV1:

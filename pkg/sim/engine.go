@@ -562,6 +562,7 @@ func (e *engine) finish(r *request, t float64) {
 		tpot = decode / float64(r.generated-1)
 	}
 	st.success[reason]++
+	owe(&st.corrupted, &st.corruptedDue, e.cfg.NaNLogitsRate)
 	if e.cfg.KVCacheMetrics {
 		e.observeResidency(r, t)
 	}

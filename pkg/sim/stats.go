@@ -20,6 +20,8 @@ type engineStats struct {
 	// were held, how long they then sit idle before eviction, and the time since cached blocks were last used.
 	blockLifetime, blockIdle, blockReuseGap *histogram
 	lastHitAt                               float64
+	// Requests with NaNs in their logits (VLLM_COMPUTE_NANS_IN_LOGITS) and the share owed.
+	corrupted, corruptedDue float64
 	// vLLM's per-GPU work estimates (--enable-mfu-metrics).
 	flops, readBytes, writeBytes float64
 	// sendsDue are when the decode instance will have read the KV a prefill instance holds for finished requests.

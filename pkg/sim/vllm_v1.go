@@ -118,6 +118,10 @@ func (f *Fleet) v1Families(x *exposition, st style) {
 	if f.cfg.LoRAAdapters > 0 {
 		f.loraFamily(b)
 	}
+	if f.cfg.NaNLogitsRate > 0 {
+		b.counter("vllm:corrupted_requests", "Corrupted requests, in terms of total number of requests with NaNs in logits.",
+			func(e *engine) float64 { return e.st.corrupted })
+	}
 	if ft.mfu {
 		b.counter("vllm:estimated_flops_per_gpu", "Estimated number of floating point operations per GPU.",
 			func(e *engine) float64 { return e.st.flops })

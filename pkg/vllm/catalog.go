@@ -180,6 +180,9 @@ var (
 	LMCacheMPL1HitTokens       = Signal{ID: "lmcache_mp_l1_hit_tokens", Kind: Counter, Names: []string{"lmcache_mp_lookup_hit_l1_tokens_total"}, Unit: "short"}
 	LMCacheMPRetrieves         = Signal{ID: "lmcache_mp_retrieves", Kind: Counter, Names: []string{"lmcache_mp_num_submitted_retrieves_total"}, Unit: "short"}
 	LMCacheMPDeferredRetrieves = Signal{ID: "lmcache_mp_deferred_retrieves", Kind: Counter, Names: []string{"lmcache_mp_num_deferred_retrieves_total"}, Unit: "short"}
+	// CorruptedRequests counts requests with NaNs in their logits; vLLM counts them only with
+	// VLLM_COMPUTE_NANS_IN_LOGITS=1.
+	CorruptedRequests = Signal{ID: "corrupted_requests", Kind: Counter, Names: withRay("vllm:corrupted_requests_total"), Unit: "short"}
 	// EstimatedFlops, EstimatedReadBytes and EstimatedWriteBytes are vLLM's per-GPU estimates of the work done and
 	// the memory traffic (--enable-mfu-metrics; exposed at 0 when off).
 	EstimatedFlops      = Signal{ID: "estimated_flops", Kind: Counter, Names: withRay("vllm:estimated_flops_per_gpu_total"), Unit: "flops"}
