@@ -110,7 +110,7 @@ func (d *Datasource) query(ctx context.Context, dq backend.DataQuery) backend.Da
 // (endpoints' prefill/decode roles, the P/D TTFT) and pkg/lora (LoRA adapters from their label lists). detail is
 // what the query inspector shows as executed: every query that ran.
 func (d *Datasource) evaluate(ctx context.Context, q query.Query, r query.Request) (*query.Result, string, error) {
-	if !q.NeedsRoles() && !q.ReadsLoRA() {
+	if !q.Composed() {
 		return d.mode.eval(ctx, q, r)
 	}
 	var mu sync.Mutex

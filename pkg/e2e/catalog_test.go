@@ -65,7 +65,7 @@ func walkCatalogWith(t *testing.T, run *simRun, prom *promtest.Server, rateCheck
 	modes := newBothModes(run, prom)
 
 	for _, e := range measure.Catalog {
-		if e.Type == query.TypeDiagnosis || e.Type == query.TypePromQL || composed(query.Query{QueryType: e.Type, Measure: e.Name}) {
+		if e.Type == query.TypeDiagnosis || e.Type == query.TypePromQL || (query.Query{QueryType: e.Type, Measure: e.Name}).Composed() {
 			continue // not formulas: diagnosis reads the other entries, promql is the user's; the data source composes P/D TTFT and LoRA (TestRolesInBothModes, TestLoRAInBothModes)
 		}
 		for _, f := range catalogFleet {
@@ -125,10 +125,6 @@ func walkCatalogWith(t *testing.T, run *simRun, prom *promtest.Server, rateCheck
 func runsWhatItNeeds(runs, needs []string) bool {
 	return len(needs) == 0 || slices.ContainsFunc(needs, func(n string) bool { return slices.Contains(runs, n) })
 }
-
-// composed reports whether the data source composes the query from others (pkg/role, pkg/lora), which an engine
-// refuses.
-func composed(q query.Query) bool { return q.NeedsRoles() || q.ReadsLoRA() }
 
 // TestCatalogWalkVictoriaMetrics walks the catalog on VictoriaMetrics. Its rate() neither extrapolates nor leaves
 // out the sample before the window, so rate-based values are compared as means over the range (victoriaRates);

@@ -121,6 +121,11 @@ func ReadsRates(outs []Output) bool {
 	})
 }
 
+// ReadsNode reports whether any of the outputs has a node of type T, e.g. ReadsNode[*PD].
+func ReadsNode[T Node](outs []Output) bool {
+	return Reads(outs, func(n Node) bool { _, ok := n.(T); return ok })
+}
+
 // Reads reports whether any of the outputs has a node for which f is true.
 func Reads(outs []Output, f func(Node) bool) bool {
 	found := false

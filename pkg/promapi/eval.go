@@ -85,7 +85,7 @@ func (ev *Evaluator) Eval(ctx context.Context, q query.Query, r query.Request) (
 				return nil, err
 			}
 		}
-		if q.Threshold != nil && measure.Reads(q.Outputs(), func(n measure.Node) bool { _, ok := n.(*measure.Attainment); return ok }) {
+		if q.Threshold != nil && q.ReadsAttainment() {
 			if facts.Bounds, err = ev.bucketBounds(ctx, q, names, from.Add(-window), to); err != nil {
 				return nil, err
 			}

@@ -136,7 +136,7 @@ func (k *Cache) eval(c *evalCtx, outputs []measure.Output) ([][]Output, error) {
 	defer release()
 
 	reach := int64(0)
-	if measure.ReadsRates(outputs) || measure.Reads(outputs, func(n measure.Node) bool { _, ok := n.(*measure.Raw); return ok }) {
+	if measure.ReadsRates(outputs) || measure.ReadsNode[*measure.Raw](outputs) {
 		reach = c.window
 	}
 	k.mu.Lock()

@@ -110,7 +110,7 @@ func cacheQueries(rng *rand.Rand) []Query {
 	groups := []Group{GroupEngine, GroupEndpoint, GroupModel, GroupFleet}
 	var qs []Query
 	for _, e := range measure.Catalog {
-		if probe := (Query{QueryType: e.Type, Measure: e.Name}); e.Type == TypeDiagnosis || e.Type == TypePromQL || probe.NeedsRoles() || probe.ReadsLoRA() {
+		if probe := (Query{QueryType: e.Type, Measure: e.Name}); e.Type == TypeDiagnosis || e.Type == TypePromQL || probe.Composed() {
 			continue // not formulas, or composed by the data source (pkg/role, pkg/lora)
 		}
 		q := Query{QueryType: e.Type, Measure: e.Name, GroupBy: groups[rng.IntN(len(groups))]}

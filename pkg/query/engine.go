@@ -162,7 +162,7 @@ func (c *evalCtx) result(groups [][]Output) *Result {
 		res.Notices = append(res.Notices, c.stepNotice)
 	}
 	res.Notices = append(res.Notices, c.retentionNotice()...)
-	if c.q.Threshold != nil && measure.Reads(c.q.Outputs(), func(n measure.Node) bool { _, ok := n.(*measure.Attainment); return ok }) {
+	if c.q.Threshold != nil && c.q.ReadsAttainment() {
 		sig := c.q.LatencySignal()
 		if n := AttainmentNotice(c.q, sig, c.bucketBounds(sig)); n != "" {
 			res.Notices = append(res.Notices, n)
@@ -194,6 +194,8 @@ type evalCtx struct {
 	// memo holds each catalog node's result; rankCtx is this evaluation grouped per rank, for balance loads.
 	memo    map[measure.Node][]Output
 	rankCtx *evalCtx
+	// bounds are bucketBounds' answers by signal: the attainment and its notice read them once.
+	bounds map[string][]float64
 }
 
 // readBudget counts the stored series and points a query has read, against MaxFetchedSeries and
@@ -406,6 +408,9 @@ func (c *evalCtx) selects(name string, ls exposition.Labels, catalogMatch []meas
 // bucketBounds are the upper bounds of every selected series of a histogram signal over the range and window,
 // read from the series' labels without decoding a point.
 func (c *evalCtx) bucketBounds(sig vllm.Signal) []float64 {
+	if b, ok := c.bounds[sig.ID]; ok {
+		return b
+	}
 	var out []float64
 	for _, ep := range c.endpoints {
 		base, ok := sig.Name(func(n string) bool { return ep.names[n] })
@@ -421,6 +426,10 @@ func (c *evalCtx) bucketBounds(sig vllm.Signal) []float64 {
 		}, 0)
 	}
 	sort.Float64s(out)
+	if c.bounds == nil {
+		c.bounds = map[string][]float64{}
+	}
+	c.bounds[sig.ID] = out
 	return out
 }
 

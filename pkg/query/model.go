@@ -278,7 +278,7 @@ func (q *Query) validate() error {
 			return fmt.Errorf("promql queries need an expression (expr)")
 		}
 	}
-	if measure.Reads(q.Outputs(), func(n measure.Node) bool { _, ok := n.(*measure.Attainment); return ok }) {
+	if q.ReadsAttainment() {
 		if q.Threshold == nil {
 			return fmt.Errorf("%s/%s needs a threshold: the SLO target, e.g. 0.5 for 500 ms", q.QueryType, q.Measure)
 		}
@@ -386,7 +386,7 @@ func (q Query) Outputs() []measure.Output {
 // resolves (pkg/role) and neither engine knows: a role filter, groupBy role, or the P/D TTFT.
 func (q Query) NeedsRoles() bool {
 	return q.Role != "" || q.GroupBy == GroupRole ||
-		measure.Reads(q.Outputs(), func(n measure.Node) bool { _, ok := n.(*measure.PD); return ok })
+		q.ReadsPD()
 }
 
 // RoleMatcher is the role filter anchored as PromQL's =~; nil matches every role. An invalid one, which Validate
@@ -402,15 +402,25 @@ func (q Query) RoleMatcher() *regexp.Regexp {
 // matchNothing is what an invalid matcher compiles to: no character is outside Unicode.
 var matchNothing = regexp.MustCompile(`[^\x00-\x{10FFFF}]`)
 
+// ReadsPD reports whether the query reads the P/D TTFT (pkg/role).
+func (q Query) ReadsPD() bool { return measure.ReadsNode[*measure.PD](q.Outputs()) }
+
+// ReadsAttainment reports whether the query reads an SLO attainment or goodput, which needs a Threshold.
+func (q Query) ReadsAttainment() bool { return measure.ReadsNode[*measure.Attainment](q.Outputs()) }
+
+// Composed reports whether the data source composes the answer from other queries' (pkg/role, pkg/lora), which
+// no single engine gives.
+func (q Query) Composed() bool { return q.NeedsRoles() || q.ReadsLoRA() }
+
 // ReadsLoRA reports whether the query reads vllm:lora_requests_info's label lists (pkg/lora), which the data source
 // answers from a raw query in either mode.
 func (q Query) ReadsLoRA() bool {
-	return measure.Reads(q.Outputs(), func(n measure.Node) bool { _, ok := n.(*measure.LoRA); return ok })
+	return measure.ReadsNode[*measure.LoRA](q.Outputs())
 }
 
 // ReadsPeaks reports whether the query divides by the accelerator's peaks (PeakTFLOPS, PeakMemoryTBps).
 func (q Query) ReadsPeaks() bool {
-	return measure.Reads(q.Outputs(), func(n measure.Node) bool { _, ok := n.(*measure.PerGPU); return ok })
+	return measure.ReadsNode[*measure.PerGPU](q.Outputs())
 }
 
 // errNeedsRoles refuses, in an engine, a query only the data source answers.
@@ -421,7 +431,7 @@ func CheckEngineQuery(q *Query) error {
 	if err := q.EnsureValid(); err != nil {
 		return err
 	}
-	if q.NeedsRoles() || q.ReadsLoRA() {
+	if q.Composed() {
 		return errNeedsRoles
 	}
 	return nil

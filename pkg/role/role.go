@@ -160,7 +160,7 @@ func Answer(ctx context.Context, eval Eval, q query.Query, r query.Request) (*qu
 			byRole[role] = append(byRole[role], ep)
 		}
 	}
-	if measure.Reads(q.Outputs(), func(n measure.Node) bool { _, ok := n.(*measure.PD); return ok }) {
+	if q.ReadsPD() {
 		return pdTTFT(ctx, eval, q, r, byRole)
 	}
 	names := slices.Sorted(maps.Keys(byRole))
