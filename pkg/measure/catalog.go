@@ -203,17 +203,23 @@ var (
 	ascendOnly   = []vllm.Flavor{vllm.FlavorAscend}
 	v0Only       = []vllm.Flavor{vllm.FlavorV0}
 	withFrontend = []vllm.Flavor{vllm.FlavorV1, vllm.FlavorV0, vllm.FlavorAscend, vllm.FlavorDynamoWorker, vllm.FlavorDynamoFrontend}
+	frontendOnly = []vllm.Flavor{vllm.FlavorDynamoFrontend}
 )
 
-// balance is a dp_balance entry: the per-rank load and the three scores over it.
+// balance is a dp_balance entry over engine ranks: the per-rank load and the three scores over it.
 func balance(name, label, description, loadUnit string, load Node, def bool) *Entry {
-	outs := []Output{{Name: "load", Unit: loadUnit, Node: &Balance{Load: load, Waiting: waiting}}}
-	for _, s := range Scores {
-		outs = append(outs, Output{Name: s, Unit: "short", Node: &Balance{Load: load, Waiting: waiting, Score: s}})
-	}
 	fl := vllmFlavors
 	if name == "generation_tps" {
 		fl = withFrontend
+	}
+	return balanceOf(name, label, description, loadUnit, load, waiting, def, fl)
+}
+
+// balanceOf is a dp_balance entry whose ranks queue work in queued (idle_while_waiting reads it).
+func balanceOf(name, label, description, loadUnit string, load, queued Node, def bool, fl []vllm.Flavor) *Entry {
+	outs := []Output{{Name: "load", Unit: loadUnit, Node: &Balance{Load: load, Waiting: queued}}}
+	for _, s := range Scores {
+		outs = append(outs, Output{Name: s, Unit: "short", Node: &Balance{Load: load, Waiting: queued, Score: s}})
 	}
 	return &Entry{Type: TypeDPBalance, Name: name, Label: label, Description: description, Default: def, Outputs: outs, Flavors: fl}
 }
@@ -267,6 +273,10 @@ var (
 			{Name: "generation_tokens_per_request", Unit: "short", Node: &Mean{Signal: vllm.GenerationTokensHist}},
 		}, Flavors: withFrontend}
 	// ThroughputCorrupted is worth a page on any increase: NaN logits mean wrong answers, not slow ones.
+	ThroughputMigrations = &Entry{Type: TypeThroughput, Name: "migrations", Label: "Migrations",
+		Description: "Requests per second Dynamo's frontend moved to another worker after theirs went away, by migration_type (new_request before the stream started, ongoing_request during it).",
+		Outputs:     []Output{{Name: "migrations_per_second", Unit: "reqps", Node: &Rate{Signal: vllm.DynamoMigrations, Keep: []string{"migration_type"}}}},
+		Flavors:     frontendOnly}
 	ThroughputCorrupted = &Entry{Type: TypeThroughput, Name: "corrupted", Label: "Corrupted requests",
 		Description: "Requests per second whose logits held NaNs (vllm:corrupted_requests_total, counted with VLLM_COMPUTE_NANS_IN_LOGITS=1).",
 		Outputs:     []Output{{Name: "corrupted_requests_per_second", Unit: "reqps", Node: &Rate{Signal: vllm.CorruptedRequests}}},
@@ -408,6 +418,11 @@ var Catalog = []*Entry{
 	DPBalanceRunningWaiting,
 	balance("kv_usage", "KV usage", "Rank load = KV-cache usage %.", "percent", kvUsage, false),
 	balance("generation_tps", "Generation tokens/s", "Rank load = generation tokens per second.", "short", generationTokens, false),
+	// The KV router's books are the only per-rank load a Dynamo frontend has: how evenly it spreads work over every
+	// worker's DP ranks, before any worker is scraped.
+	balanceOf("router_decode_blocks", "Router: decode blocks",
+		"Rank load = KV blocks Dynamo's KV router counts on each worker and DP rank (rank worker_id/dp_rank); a rank counts as queueing while the router has prompt tokens on it not yet prefilled.",
+		"short", &Gauge{Signal: vllm.DynamoWorkerDecodeBlocks, Agg: Sum}, &Gauge{Signal: vllm.DynamoWorkerPrefillTokens, Agg: Sum}, false, frontendOnly),
 
 	LatencyQuantiles,
 	LatencySLOAttainment, LatencyGoodput,
@@ -417,7 +432,7 @@ var Catalog = []*Entry{
 	ThroughputPrompt,
 	{Type: TypeThroughput, Name: "generation_tokens", Label: "Generation tokens/s", Default: true, Description: "Generated (output) tokens per second.",
 		Outputs: []Output{{Name: "generation_tokens_per_second", Unit: "short", Node: generationTokens}}, Flavors: withFrontend},
-	ThroughputRequests, ThroughputErrors, ThroughputFinishShare, ThroughputTokensPerRequest, ThroughputCorrupted,
+	ThroughputRequests, ThroughputErrors, ThroughputFinishShare, ThroughputTokensPerRequest, ThroughputCorrupted, ThroughputMigrations,
 	{Type: TypeThroughput, Name: "ascend_input", Label: "Ascend input tokens/s", Description: "vLLM-Ascend profiler input tokens per second.",
 		Outputs: []Output{{Name: "input_tokens_per_second", Unit: "short", Node: &Rate{Signal: vllm.AscendInputTokens}}}, Flavors: ascendOnly},
 	{Type: TypeThroughput, Name: "ascend_output", Label: "Ascend output tokens/s", Description: "vLLM-Ascend profiler output tokens per second.",
@@ -428,12 +443,13 @@ var Catalog = []*Entry{
 		Outputs: []Output{{Name: "waiting", Unit: "short", Node: &Gauge{Signal: vllm.WaitingByReason, Agg: Sum, Keep: []string{"reason"}}}},
 		Flavors: []vllm.Flavor{vllm.FlavorV1, vllm.FlavorAscend}, Recent: true},
 	{Type: TypeQueue, Name: "frontend", Label: "Dynamo frontend",
-		Description: "Dynamo's frontend: requests in flight to the engines, requests queued before their first response, and clients that disconnected before their answer.",
+		Description: "Dynamo's frontend: requests in flight to the engines, requests queued before their first response, clients that disconnected before their answer, and requests the KV router holds before any worker takes them (with --router-queue-threshold).",
 		Outputs: []Output{
 			{Name: "frontend_inflight_requests", Unit: "short", Node: &Gauge{Signal: vllm.DynamoInflight, Agg: Sum}},
 			{Name: "frontend_queued_requests", Unit: "short", Node: &Gauge{Signal: vllm.DynamoQueued, Agg: Sum}},
 			{Name: "frontend_disconnected_clients", Unit: "short", Node: &Gauge{Signal: vllm.DynamoDisconnected, Agg: Sum}},
-		}, Flavors: []vllm.Flavor{vllm.FlavorDynamoFrontend}},
+			{Name: "router_pending_requests", Unit: "short", Node: &Gauge{Signal: vllm.DynamoRouterQueue, Agg: Sum}},
+		}, Flavors: frontendOnly},
 	{Type: TypeQueue, Name: "ascend_batch_size", Label: "Ascend batch size", Description: "Average batch size over the window (vLLM-Ascend profiler).",
 		Outputs: []Output{{Name: "ascend_batch_size_avg", Unit: "short", Node: &Mean{Signal: vllm.AscendBatchSize}}}, Flavors: ascendOnly},
 	{Type: TypeQueue, Name: "ascend_waiting_batch_size", Label: "Ascend waiting batch size", Description: "Average waiting batch size over the window (vLLM-Ascend profiler).",
@@ -446,6 +462,16 @@ var Catalog = []*Entry{
 	{Type: TypeCache, Name: "mm_hit_rate", Label: "Multi-modal cache hit rate", Description: "Multi-modal cache hits ÷ queries over the window.",
 		Outputs: []Output{{Name: "mm_hit_rate", Unit: "percentunit", Node: &Div{
 			Num: &Rate{Signal: vllm.MMCacheHits}, Den: &Rate{Signal: vllm.MMCacheQueries}}}}, Flavors: v1Flavors, Recent: true},
+
+	// Predicted beside found: a router that predicts far more hits than the engines find routes on a stale index.
+	{Type: TypeCache, Name: "kv_routing", Label: "Dynamo KV routing",
+		Description: "The KV hit rate Dynamo's KV router predicted when it chose each request's worker (mean over the window), beside the share of prompt tokens the engines then found cached (cached ÷ input tokens, from the frontend's histograms).",
+		Outputs: []Output{
+			{Name: "router_predicted_hit_rate", Unit: "percentunit", Node: &Div{
+				Num: &Rate{Signal: vllm.DynamoRouterHitRate, Suffix: "_sum"}, Den: &Rate{Signal: vllm.DynamoRouterHitRate, Suffix: "_count"}}},
+			{Name: "cached_prompt_share", Unit: "percentunit", Node: &Div{
+				Num: &Rate{Signal: vllm.DynamoCachedTokens, Suffix: "_sum"}, Den: &Rate{Signal: vllm.PromptTokensHist, Suffix: "_sum"}}},
+		}, Flavors: frontendOnly},
 
 	// Residency says whether the prefix cache keeps blocks long enough to be reused: a reuse gap longer than the idle
 	// time before eviction means cached blocks are evicted before the next request could hit them.

@@ -250,11 +250,15 @@ func (g *gen) presence(names []string) string {
 	return "{" + strings.Join(m, ", ") + "}"
 }
 
-// norm reports Dynamo's and Ray Serve's labels as direct mode does: dp_rank or ReplicaId as engine, model as
-// model_name.
+// norm reports Dynamo's and Ray Serve's labels as direct mode does: dp_rank (worker_id/dp_rank on the frontend's
+// per-worker gauges) or ReplicaId as engine, model as model_name.
 func norm(name, expr string) string {
 	if strings.HasPrefix(name, vllm.DynamoComponentPrefix) {
 		expr = `label_replace(` + expr + `, "engine", "$1", "dp_rank", "(.+)")`
+	}
+	if w := vllm.RankWorker(name); w != "" {
+		src, out := vllm.RankLabel(name)
+		expr = `label_join(` + expr + `, "` + out + `", "` + vllm.RankSeparator + `", "` + w + `", "` + src + `")`
 	}
 	if strings.HasPrefix(name, "dynamo_") {
 		expr = `label_replace(` + expr + `, "model_name", "$1", "model", "(.+)")`

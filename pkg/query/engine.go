@@ -323,9 +323,13 @@ func (c *evalCtx) fetchName(endpoint, name string, catalogMatch []measure.Matche
 	}
 	var out []input
 	rankSrc, rankOut := vllm.RankLabel(name)
+	worker := vllm.RankWorker(name)
 	rankOf := func(ls exposition.Labels) string {
 		if rankSrc == "" {
 			return ""
+		}
+		if worker != "" {
+			return ls.Get(worker) + vllm.RankSeparator + ls.Get(rankSrc)
 		}
 		return ls.Get(rankSrc)
 	}

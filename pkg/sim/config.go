@@ -105,6 +105,9 @@ type Config struct {
 	// NaNLogitsRate is the share of requests whose logits hold NaNs, counted in vllm:corrupted_requests_total as
 	// vLLM does with VLLM_COMPUTE_NANS_IN_LOGITS=1; 0 leaves the counter out, as vLLM without the variable does.
 	NaNLogitsRate float64 `json:"nan_logits_rate"`
+	// MigrationRate is the share of requests Dynamo's frontend moves to another worker mid-stream, counted in
+	// dynamo_frontend_model_migration_total{migration_type="ongoing_request"}.
+	MigrationRate float64 `json:"migration_rate"`
 	// MFU is vLLM's --enable-mfu-metrics: the per-GPU FLOP and byte estimates count; without it vLLM exposes them
 	// at 0.
 	MFU bool `json:"mfu"`
@@ -130,9 +133,11 @@ type Config struct {
 	// Perf is the step-time model; fields a scenario leaves out keep the Llama-3.1-8B defaults.
 	Perf Perf `json:"perf"`
 
-	// DynamoKVStats picks Dynamo's KV gauge names: "current" (dynamo_component_total_blocks and
-	// gpu_cache_usage_percent per dp_rank) or "legacy" (dynamo_component_kvstats_*).
-	DynamoKVStats string `json:"dynamo_kvstats"`
+	// DynamoNames picks the Dynamo release whose names are rendered: "current" (the worker's
+	// dynamo_component_total_blocks and gpu_cache_usage_percent per dp_rank; the frontend's per-worker
+	// gauges, router queue, cached tokens, migrations and the KV router's hit rate) or "legacy" (the worker's
+	// dynamo_component_kvstats_*, a frontend without any of those).
+	DynamoNames string `json:"dynamo_names"`
 
 	// Addr is the listen address; empty means :8000, or :8081 for dynamo-worker.
 	Addr string `json:"addr"`
@@ -239,7 +244,7 @@ func Default() Config {
 		Routing:             "balanced",
 		Skew:                0.7,
 		Perf:                DefaultPerf(),
-		DynamoKVStats:       "current",
+		DynamoNames:         "current",
 		Speed:               1,
 		ProfilerPoll:        Duration(500 * time.Millisecond),
 	}
@@ -319,7 +324,7 @@ func (c *Config) Validate() error {
 		v    float64
 	}{{"abort-rate", c.AbortRate}, {"error-rate", c.ErrorRate}, {"stream-rate", c.StreamRate},
 		{"prefix-hit-rate", c.PrefixHitRate}, {"skew", c.Skew}, {"external-prefix-hit-rate", c.ExternalPrefixHitRate},
-		{"mm-hit-rate", c.MMHitRate}, {"nan-logits-rate", c.NaNLogitsRate}, {"kv-transfer-fail-rate", c.KVTransferFailRate}, {"kv-offload-fail-rate", c.KVOffloadFailRate}} {
+		{"mm-hit-rate", c.MMHitRate}, {"nan-logits-rate", c.NaNLogitsRate}, {"migration-rate", c.MigrationRate}, {"kv-transfer-fail-rate", c.KVTransferFailRate}, {"kv-offload-fail-rate", c.KVOffloadFailRate}} {
 		if p.v < 0 || p.v > 1 || math.IsNaN(p.v) {
 			bad("%s must be between 0 and 1, got %v", p.name, p.v)
 		}
@@ -351,6 +356,8 @@ func (c *Config) Validate() error {
 		bad("ray needs flavor %s", FlavorV1)
 	case c.NaNLogitsRate > 0 && (c.Flavor.isV0() || c.Flavor == FlavorDynamoFrontend):
 		bad("nan-logits-rate needs a V1 engine flavor")
+	case c.MigrationRate > 0 && (c.Flavor != FlavorDynamoFrontend || c.DynamoNames == "legacy"):
+		bad("migration-rate needs flavor %s with current names", FlavorDynamoFrontend)
 	case c.MFU && !c.Flavor.v1().mfu:
 		bad("mfu needs a flavor with the MFU estimates, not %s", c.Flavor)
 	case c.KVCacheMetrics && c.Flavor != FlavorV1:
@@ -415,10 +422,10 @@ func (c *Config) Validate() error {
 	default:
 		bad("routing must be balanced or skewed, got %q", c.Routing)
 	}
-	switch c.DynamoKVStats {
+	switch c.DynamoNames {
 	case "current", "legacy":
 	default:
-		bad("dynamo-kvstats must be current or legacy, got %q", c.DynamoKVStats)
+		bad("dynamo-names must be current or legacy, got %q", c.DynamoNames)
 	}
 	if c.Speed <= 0 || c.Speed > 100000 || math.IsNaN(c.Speed) {
 		bad("speed must be > 0 and <= 100000, got %v", c.Speed)

@@ -61,7 +61,7 @@ func (f *Fleet) dynamoWorkerFamilies(x *exposition) {
 		dur.setHist(h, perEndpoint(ep)...)
 	}
 
-	if f.cfg.DynamoKVStats == "legacy" {
+	if f.cfg.DynamoNames == "legacy" {
 		// The older names carry no dp_rank: with several ranks the last one written wins.
 		e := engines[len(engines)-1]
 		add("dynamo_component_kvstats_active_blocks", "Number of active KV cache blocks currently in use", typeGauge).
@@ -154,6 +154,73 @@ func (f *Fleet) dynamoFrontendFamilies(x *exposition) {
 				label{"request_type", k[0]}, label{"status", k[1]})
 		}
 	}
+	if c.DynamoNames != "legacy" {
+		f.dynamoRouterFamilies(add, lm)
+	}
 	sort.Slice(fams, func(i, j int) bool { return fams[i].name < fams[j].name })
 	x.fams = append(x.fams, fams...)
+}
+
+// dynamoWorkerID is the lease id the simulated frontend's single worker registered under; its DP ranks are the
+// fleet's engines.
+const dynamoWorkerID = "7587884888253033398"
+
+// dynamoRouterFamilies renders what current Dynamo's frontend adds in KV-router mode: the router's books per
+// worker and DP rank (no model label; aggregated workers report as decode), its queue, the cached tokens the
+// engines reported, migrations, and the router's component metrics bridged in from the runtime's registry.
+func (f *Fleet) dynamoRouterFamilies(add func(name, help string, t metricType) *family, lm []label) {
+	fe := f.fe
+	rank := func(e *engine) []label {
+		return []label{{"dp_rank", strconv.Itoa(e.idx)}, {"worker_id", dynamoWorkerID}, {"worker_type", "decode"}}
+	}
+	blocks := add("dynamo_frontend_worker_active_decode_blocks", "Active KV cache decode blocks per worker", typeGauge)
+	prefill := add("dynamo_frontend_worker_active_prefill_tokens", "Active prefill tokens queued per worker", typeGauge)
+	pending := 0.0
+	for _, e := range f.engines {
+		blocks.set(float64(e.kv.used), rank(e)...)
+		tokens := 0
+		for i := 0; i < e.waiting.len(); i++ {
+			r := e.waiting.at(i)
+			tokens += r.promptLen - r.computed
+		}
+		for _, r := range e.running {
+			if r.computed < r.promptLen {
+				tokens += r.promptLen - r.computed
+			}
+		}
+		prefill.set(float64(tokens), rank(e)...)
+		pending += float64(e.waiting.len())
+	}
+	lastGauge := func(name, help string, v func(l workerLast) (float64, bool)) {
+		var fam *family
+		for _, e := range f.engines {
+			if x, ok := v(fe.last[e.idx]); ok {
+				if fam == nil {
+					fam = add(name, help, typeGauge)
+				}
+				fam.set(x, rank(e)...)
+			}
+		}
+	}
+	lastGauge("dynamo_frontend_worker_last_time_to_first_token_seconds", "Last observed time to first token per worker",
+		func(l workerLast) (float64, bool) { return l.ttft, l.seenTTFT })
+	lastGauge("dynamo_frontend_worker_last_input_sequence_tokens", "Last observed input sequence tokens per worker",
+		func(l workerLast) (float64, bool) { return l.inputTokens, l.seenTTFT })
+	lastGauge("dynamo_frontend_worker_last_inter_token_latency_seconds", "Last observed inter-token latency per worker",
+		func(l workerLast) (float64, bool) { return l.itl, l.seenITL })
+	add("dynamo_frontend_router_queue_pending_requests", "Number of requests pending in the router scheduler queue", typeGauge).
+		set(pending, append(lm[:1:1], label{"worker_type", "decode"})...)
+	if fe.cached.count > 0 {
+		add("dynamo_frontend_cached_tokens", "Number of cached tokens (prefix cache hits) per request", typeHistogram).
+			setHist(fe.cached, lm...)
+	}
+	if fe.migrations > 0 {
+		add("dynamo_frontend_model_migration_total", "Total number of request migrations due to worker unavailability", typeCounter).
+			set(fe.migrations, label{"migration_type", "ongoing_request"}, lm[0])
+	}
+	hier := []label{{"dynamo_component", "backend"}, {"dynamo_endpoint", "generate"}, {"dynamo_namespace", "dynamo"}}
+	add("dynamo_component_router_requests_total", "Total number of requests processed by the router", typeCounter).
+		set(fe.routed, hier...)
+	add("dynamo_component_router_kv_hit_rate", "Predicted KV cache hit rate at routing time (0.0-1.0)", typeHistogram).
+		setHist(fe.routerHit, hier...)
 }

@@ -520,14 +520,21 @@ func (e *engine) emit(r *request, n int, t float64) float64 {
 		if e.asc != nil && f.profiling {
 			e.asc.fineTTFT.observe(ttft, 1)
 		}
-		if f.fe != nil {
-			f.fe.ttft.observe(ttft+0.002, 1)
+		if fe := f.fe; fe != nil {
+			fe.ttft.observe(ttft+0.002, 1)
+			fe.cached.observe(float64(r.cachedFirst), 1)
+			// The router predicts from its own index what the engine then finds: the same blocks, seen earlier.
+			fe.routerHit.observe(ratio(float64(r.cachedFirst), float64(r.promptLen)), 1)
+			fe.routed++
+			l := &fe.last[e.idx]
+			l.ttft, l.inputTokens, l.seenTTFT = ttft+0.002, float64(r.promptLen), true
 		}
 	} else {
 		itl = t - r.lastToken
 		st.itl.observe(itl, 1)
-		if f.fe != nil {
-			f.fe.itl.observe(itl, 1)
+		if fe := f.fe; fe != nil {
+			fe.itl.observe(itl, 1)
+			fe.last[e.idx].itl, fe.last[e.idx].seenITL = itl, true
 		}
 	}
 	r.lastToken = t
@@ -605,6 +612,7 @@ func (e *engine) finish(r *request, t float64) {
 			kind = "stream"
 		}
 		fe.requests[[2]string{kind, status}]++
+		owe(&fe.migrations, &fe.migrationDue, e.cfg.MigrationRate)
 		fe.duration.observe(e2e+0.003, 1)
 		fe.isl.observe(float64(r.promptLen), 1)
 		fe.osl.observe(float64(r.generated), 1)

@@ -22,6 +22,8 @@ var (
 	counter = dto.MetricType_COUNTER
 	hist    = dto.MetricType_HISTOGRAM
 	engML   = []string{"engine", "model_name"}
+	// workerLabels are the labels of Dynamo's per-worker frontend gauges.
+	workerLabels = []string{"dp_rank", "worker_id", "worker_type"}
 )
 
 // v1Core is what every current V1 flavor must carry, per vllm/v1/metrics/loggers.py.
@@ -175,22 +177,53 @@ func TestFlavorFamilies(t *testing.T) {
 		},
 		{
 			name: "dynamo-frontend",
-			cfg:  func(c *Config) { c.Flavor = FlavorDynamoFrontend; c.Engines = 2 },
+			cfg:  func(c *Config) { c.Flavor = FlavorDynamoFrontend; c.Engines = 2; c.MigrationRate = 0.05 },
 			need: map[string]want{
-				"dynamo_frontend_requests_total":              {counter, []string{"endpoint", "model", "request_type", "status"}},
-				"dynamo_frontend_inflight_requests":           {gauge, []string{"model"}},
-				"dynamo_frontend_queued_requests":             {gauge, []string{"model"}},
-				"dynamo_frontend_disconnected_clients":        {gauge, nil},
-				"dynamo_frontend_time_to_first_token_seconds": {hist, []string{"model"}},
-				"dynamo_frontend_inter_token_latency_seconds": {hist, []string{"model"}},
-				"dynamo_frontend_request_duration_seconds":    {hist, []string{"model"}},
-				"dynamo_frontend_input_sequence_tokens":       {hist, []string{"model"}},
-				"dynamo_frontend_output_sequence_tokens":      {hist, []string{"model"}},
-				"dynamo_frontend_output_tokens_total":         {counter, []string{"model"}},
-				"dynamo_frontend_model_total_kv_blocks":       {gauge, []string{"model"}},
-				"dynamo_frontend_model_max_num_seqs":          {gauge, []string{"model"}},
+				"dynamo_frontend_worker_active_decode_blocks":             {gauge, workerLabels},
+				"dynamo_frontend_worker_active_prefill_tokens":            {gauge, workerLabels},
+				"dynamo_frontend_worker_last_time_to_first_token_seconds": {gauge, workerLabels},
+				"dynamo_frontend_worker_last_input_sequence_tokens":       {gauge, workerLabels},
+				"dynamo_frontend_worker_last_inter_token_latency_seconds": {gauge, workerLabels},
+				"dynamo_frontend_router_queue_pending_requests":           {gauge, []string{"model", "worker_type"}},
+				"dynamo_frontend_cached_tokens":                           {hist, []string{"model"}},
+				"dynamo_frontend_model_migration_total":                   {counter, []string{"migration_type", "model"}},
+				"dynamo_component_router_requests_total":                  {counter, []string{"dynamo_component", "dynamo_endpoint", "dynamo_namespace"}},
+				"dynamo_component_router_kv_hit_rate":                     {hist, []string{"dynamo_component", "dynamo_endpoint", "dynamo_namespace"}},
+				"dynamo_frontend_requests_total":                          {counter, []string{"endpoint", "model", "request_type", "status"}},
+				"dynamo_frontend_inflight_requests":                       {gauge, []string{"model"}},
+				"dynamo_frontend_queued_requests":                         {gauge, []string{"model"}},
+				"dynamo_frontend_disconnected_clients":                    {gauge, nil},
+				"dynamo_frontend_time_to_first_token_seconds":             {hist, []string{"model"}},
+				"dynamo_frontend_inter_token_latency_seconds":             {hist, []string{"model"}},
+				"dynamo_frontend_request_duration_seconds":                {hist, []string{"model"}},
+				"dynamo_frontend_input_sequence_tokens":                   {hist, []string{"model"}},
+				"dynamo_frontend_output_sequence_tokens":                  {hist, []string{"model"}},
+				"dynamo_frontend_output_tokens_total":                     {counter, []string{"model"}},
+				"dynamo_frontend_model_total_kv_blocks":                   {gauge, []string{"model"}},
+				"dynamo_frontend_model_max_num_seqs":                      {gauge, []string{"model"}},
 			},
 			absent: []string{"vllm:num_requests_running", "process_start_time_seconds"},
+		},
+		{
+			// Dynamo before the KV router's metrics: the older frontend, kept apart from current names.
+			name: "dynamo-frontend-legacy",
+			cfg:  func(c *Config) { c.Flavor = FlavorDynamoFrontend; c.Engines = 2; c.DynamoNames = "legacy" },
+			need: map[string]want{
+				"dynamo_frontend_inflight_requests":     {gauge, []string{"model"}},
+				"dynamo_frontend_input_sequence_tokens": {hist, []string{"model"}},
+			},
+			absent: []string{"dynamo_frontend_worker_active_decode_blocks", "dynamo_frontend_router_queue_pending_requests",
+				"dynamo_frontend_cached_tokens", "dynamo_component_router_kv_hit_rate", "dynamo_component_router_requests_total"},
+		},
+		{
+			name: "dynamo-worker-legacy",
+			cfg:  func(c *Config) { c.Flavor = FlavorDynamoWorker; c.DynamoNames = "legacy" },
+			need: map[string]want{
+				"dynamo_component_kvstats_active_blocks": {gauge, []string{"dynamo_component", "dynamo_namespace"}},
+				"dynamo_component_kvstats_total_blocks":  {gauge, []string{"dynamo_component", "dynamo_namespace"}},
+			},
+			absent:  []string{"dynamo_component_total_blocks", "dynamo_component_gpu_cache_usage_percent"},
+			created: true,
 		},
 	}
 	for _, tc := range cases {
@@ -253,7 +286,7 @@ func TestMatchesRealCaptures(t *testing.T) {
 		{
 			fixture: "dynamo_vllm_worker_8081_v1_single_engine.txt",
 			cfg: func(c *Config) {
-				c.Flavor, c.Model, c.MaxModelLen, c.DynamoKVStats = FlavorDynamoWorker, "Qwen/Qwen3-0.6B", 40960, "legacy"
+				c.Flavor, c.Model, c.MaxModelLen, c.DynamoNames = FlavorDynamoWorker, "Qwen/Qwen3-0.6B", 40960, "legacy"
 			},
 		},
 		{

@@ -44,7 +44,7 @@ func NewFleet(cfg Config, start time.Time) (*Fleet, error) {
 	f.load = newWorkload(&f.cfg)
 	f.route = newRNG(cfg.Seed, 2)
 	if cfg.Flavor == FlavorDynamoFrontend {
-		f.fe = newFrontendStats()
+		f.fe = newFrontendStats(cfg.Engines)
 	}
 	for i := 0; i < cfg.Engines; i++ {
 		f.engines = append(f.engines, newEngine(f, i))

@@ -69,8 +69,10 @@ var (
 	bucketsDynamoTTFT     = []float64{0, 0.0022, 0.0047, 0.01, 0.022, 0.047, 0.1, 0.22, 0.47, 1, 2.2, 4.7, 10, 22, 48, 100, 220, 480}
 	bucketsDynamoITL      = []float64{0, 0.0019, 0.0035, 0.0067, 0.013, 0.024, 0.045, 0.084, 0.16, 0.3, 0.56, 1.1, 2}
 	bucketsDynamoDuration = []float64{0, 1.9, 3.4, 6.3, 12, 22, 40, 75, 140, 260}
-	bucketsDynamoISL      = []float64{0, 100, 210, 430, 870, 1800, 3600, 7400, 15000, 31000, 63000, 130000}
-	bucketsDynamoOSL      = []float64{0, 100, 210, 430, 880, 1800, 3700, 7600, 16000, 32000}
+	// bucketsHitRate are tenths of a 0–1 ratio.
+	bucketsHitRate   = []float64{0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1}
+	bucketsDynamoISL = []float64{0, 100, 210, 430, 870, 1800, 3600, 7400, 15000, 31000, 63000, 130000}
+	bucketsDynamoOSL = []float64{0, 100, 210, 430, 880, 1800, 3700, 7600, 16000, 32000}
 	// The NIXL connector's (vllm/distributed/kv_transfer/kv_connector/v1/nixl_connector.py): transfer time without
 	// the 1 ms bucket post time has, bytes from 2 KiB to 8 GiB in steps of 4×, descriptors per transfer.
 	bucketsNixlPost        = []float64{0.001, 0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 5.0}

@@ -123,22 +123,38 @@ func newAscendStats() *ascendStats {
 	}
 }
 
-// frontendStats is Dynamo's frontend view of the whole fleet.
+// frontendStats is Dynamo's frontend view of the whole fleet, its KV router's included.
 type frontendStats struct {
 	requests     map[[2]string]float64 // {request_type, status}
 	outputTokens float64
 	ttft, itl    *histogram
 	duration     *histogram
 	isl, osl     *histogram
+	cached       *histogram // prompt tokens found in the prefix cache, per request
+	routerHit    *histogram // the KV hit rate the router predicted, per request
+	routed       float64    // requests the router placed
+	migrations   float64
+	migrationDue float64
+	last         []workerLast // per engine (the worker's DP rank)
 }
 
-func newFrontendStats() *frontendStats {
+// workerLast is what the frontend last saw of one worker rank: the per-worker gauges it exports.
+type workerLast struct {
+	ttft, inputTokens float64
+	itl               float64
+	seenTTFT, seenITL bool
+}
+
+func newFrontendStats(engines int) *frontendStats {
 	return &frontendStats{
-		requests: map[[2]string]float64{},
-		ttft:     newHistogram(bucketsDynamoTTFT),
-		itl:      newHistogram(bucketsDynamoITL),
-		duration: newHistogram(bucketsDynamoDuration),
-		isl:      newHistogram(bucketsDynamoISL),
-		osl:      newHistogram(bucketsDynamoOSL),
+		requests:  map[[2]string]float64{},
+		ttft:      newHistogram(bucketsDynamoTTFT),
+		itl:       newHistogram(bucketsDynamoITL),
+		duration:  newHistogram(bucketsDynamoDuration),
+		isl:       newHistogram(bucketsDynamoISL),
+		osl:       newHistogram(bucketsDynamoOSL),
+		cached:    newHistogram(bucketsDynamoISL),
+		routerHit: newHistogram(bucketsHitRate),
+		last:      make([]workerLast, engines),
 	}
 }

@@ -75,7 +75,7 @@ var (
 	DynamoTotalBlocks = Signal{ID: "dynamo_total_blocks", Kind: Gauge, Names: []string{"dynamo_component_total_blocks", "dynamo_component_kvstats_total_blocks"}, Unit: "short"}
 	// DynamoActiveBlocks is the number of KV blocks older Dynamo reports in use. Current Dynamo's kvstats are
 	// total_blocks and gpu_cache_usage_percent only (prometheus_names.rs; ai-dynamo/dynamo#7235): its active blocks
-	// are the frontend's per-worker dynamo_frontend_worker_active_decode_blocks, not read yet.
+	// are the frontend's per-worker DynamoWorkerDecodeBlocks.
 	DynamoActiveBlocks = Signal{ID: "dynamo_active_blocks", Kind: Gauge, Names: []string{"dynamo_component_kvstats_active_blocks"}, Unit: "short"}
 	// AscendTotalBlocks is the KV pool size of one Ascend DP domain.
 	AscendTotalBlocks = Signal{ID: "ascend_total_blocks", Kind: Gauge, Names: []string{"vllm_profiling_total_kvcache_blocks"}, Unit: "short"}
@@ -122,6 +122,18 @@ var (
 	DynamoInflight     = Signal{ID: "dynamo_inflight", Kind: Gauge, Names: []string{"dynamo_frontend_inflight_requests"}, Unit: "short"}
 	DynamoQueued       = Signal{ID: "dynamo_queued", Kind: Gauge, Names: []string{"dynamo_frontend_queued_requests"}, Unit: "short"}
 	DynamoDisconnected = Signal{ID: "dynamo_disconnected", Kind: Gauge, Names: []string{"dynamo_frontend_disconnected_clients"}, Unit: "short"}
+	// DynamoRouterQueue is the requests Dynamo's KV router holds in its scheduler queue before any worker takes
+	// them (only with --router-queue-threshold), per worker_type.
+	DynamoRouterQueue = Signal{ID: "dynamo_router_queue", Kind: Gauge, Names: []string{"dynamo_frontend_router_queue_pending_requests"}, Unit: "short"}
+	// DynamoWorkerDecodeBlocks and DynamoWorkerPrefillTokens are the KV router's own books on each worker and DP
+	// rank it routes to (labels worker_id, dp_rank, worker_type; no model): KV blocks its requests hold, and
+	// prompt tokens it has sent and not yet seen prefilled. They replace dynamo_component_kvstats_active_blocks,
+	// which current Dynamo no longer emits.
+	DynamoWorkerDecodeBlocks  = Signal{ID: "dynamo_worker_decode_blocks", Kind: Gauge, Names: []string{"dynamo_frontend_worker_active_decode_blocks"}, Unit: "short"}
+	DynamoWorkerPrefillTokens = Signal{ID: "dynamo_worker_prefill_tokens", Kind: Gauge, Names: []string{"dynamo_frontend_worker_active_prefill_tokens"}, Unit: "short"}
+	// DynamoMigrations counts requests Dynamo moved to another worker after theirs went away, by migration_type
+	// (new_request before the stream started, ongoing_request during it).
+	DynamoMigrations = Signal{ID: "dynamo_migrations", Kind: Counter, Names: []string{"dynamo_frontend_model_migration_total"}, Unit: "short"}
 	// LoRAInfo is vllm:lora_requests_info: one series per set of adapters, labels max_lora, running_lora_adapters
 	// and waiting_lora_adapters (comma-joined adapter names), its value the unix time the set became current; old
 	// sets stay exposed. No model_name or engine label.
@@ -262,6 +274,12 @@ var (
 	OffloadLookupDelay = Signal{ID: "offload_lookup_delay", Kind: Histogram, Names: withRay("vllm:kv_offload_lookup_sync_delay_seconds"), Unit: "s"}
 	// LMCacheRetrieveTime is the time of one LMCache retrieval.
 	LMCacheRetrieveTime = Signal{ID: "lmcache_retrieve_time", Kind: Histogram, Names: []string{"lmcache:time_to_retrieve"}, Unit: "s"}
+	// DynamoCachedTokens is the prompt tokens of each request the engine found in its prefix cache, as Dynamo's
+	// frontend reads them from the response's usage.
+	DynamoCachedTokens = Signal{ID: "dynamo_cached_tokens", Kind: Histogram, Names: []string{"dynamo_frontend_cached_tokens"}, Unit: "short"}
+	// DynamoRouterHitRate is the KV hit rate Dynamo's KV router predicted for each request when it chose a worker
+	// (0–1, overlap blocks ÷ prompt blocks); the router registers it in every mode and fills it only in KV mode.
+	DynamoRouterHitRate = Signal{ID: "dynamo_router_hit_rate", Kind: Histogram, Names: []string{"dynamo_component_router_kv_hit_rate"}, Unit: "percentunit"}
 	// AscendTotalTokens is prompt plus generation tokens per iteration.
 	AscendTotalTokens = Signal{ID: "ascend_total_tokens", Kind: Histogram, Names: []string{"vllm_profiling_total_tokens"}, Unit: "short"}
 )
