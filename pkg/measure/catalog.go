@@ -117,6 +117,9 @@ const (
 	NeedsLoRA = "LoRA adapters (--enable-lora)"
 	// NeedsKVCacheMetrics marks entries read from the block residency histograms of --kv-cache-metrics.
 	NeedsKVCacheMetrics = "--kv-cache-metrics"
+	// NeedsSleepMode marks entries read from the API server's sleep-mode operations, recorded only with
+	// --enable-sleep-mode once an operation has run.
+	NeedsSleepMode = "--enable-sleep-mode"
 )
 
 // Imbalance scores of a dp_balance query (README "DP balance definitions").
@@ -562,6 +565,17 @@ var Catalog = []*Entry{
 		}, Flavors: withFrontend},
 
 	EngineStatus,
+	// How long a sleeping engine takes to serve again is what decides whether sleep mode can stand in for spare
+	// replicas: wake time is the cold-start an autoscaler waits.
+	{Type: TypeEngineState, Name: "sleep_operations", Label: "Sleep and wake",
+		Description: "Mean duration of each sleep-mode operation (sleep, wake, release_kv_cache_memory) over the window, operations per second, and those the API server is awaiting now; needs --enable-sleep-mode and an operation in the window.",
+		Outputs: []Output{
+			{Name: "sleep_operation_seconds", Unit: "s", Node: &Div{
+				Num: &Rate{Signal: vllm.SleepOperationDuration, Suffix: "_sum", Keep: []string{"operation"}},
+				Den: &Rate{Signal: vllm.SleepOperationDuration, Suffix: "_count", Keep: []string{"operation"}}}},
+			{Name: "sleep_operations_per_second", Unit: "short", Node: &Rate{Signal: vllm.SleepOperationDuration, Suffix: "_count", Keep: []string{"operation"}}},
+			{Name: "sleep_operations_in_flight", Unit: "short", Node: &Gauge{Signal: vllm.SleepOperationsInFlight, Agg: Sum, Keep: []string{"operation"}}},
+		}, Flavors: v1Flavors, Needs: []string{NeedsSleepMode}, Recent: true},
 
 	{Type: TypeMFU, Name: "utilization", Label: "Utilisation", Default: true,
 		Description: "Achieved FLOP/s per GPU ÷ the peak (MFU), and bytes read and written per second per GPU ÷ the peak memory bandwidth, over the window; no value (off) while vLLM's estimates are still 0, as they are without --enable-mfu-metrics.",

@@ -96,6 +96,9 @@ type Config struct {
 	// SleepLevel puts every engine to sleep for the whole run (vLLM's sleep mode: 1 offloads the weights, 2 discards
 	// them): engine_sleep_state says so and the instance serves no request, as a router sends none to it.
 	SleepLevel int `json:"sleep_level"`
+	// SleepCycle, when set, makes the instance sleep and wake in turn instead: awake for one cycle, asleep at
+	// SleepLevel for the next, each switch a sleep or wake operation in vllm:sleep_mode_operation_duration_seconds.
+	SleepCycle Duration `json:"sleep_cycle"`
 	// FaultTolerance is vLLM's --enable-fault-tolerance: engine_healthy per engine. The last UnhealthyEngines
 	// engines report 0 and get no requests.
 	FaultTolerance   bool `json:"fault_tolerance"`
@@ -342,6 +345,8 @@ func (c *Config) Validate() error {
 		bad("kv-offload-gb needs flavor %s", FlavorV1)
 	case c.SleepLevel < 0 || c.SleepLevel > 2:
 		bad("sleep-level must be 0 (awake), 1 or 2, got %d", c.SleepLevel)
+	case c.SleepCycle < 0 || c.SleepCycle > 0 && c.SleepLevel == 0:
+		bad("sleep-cycle must be 0, or above 0 with sleep-level 1 or 2, got %s", time.Duration(c.SleepCycle))
 	case c.SleepLevel > 0 && !c.Flavor.v1().sleepState:
 		bad("sleep-level needs a flavor with engine_sleep_state, not %s", c.Flavor)
 	case c.UnhealthyEngines < 0 || c.UnhealthyEngines > c.Engines || c.UnhealthyEngines > 0 && !c.FaultTolerance:

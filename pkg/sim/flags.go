@@ -98,6 +98,7 @@ func newFlagSet(c *Config, scenario *string, out io.Writer) *flag.FlagSet {
 	fs.Float64Var(&c.KVOffloadGB, "kv-offload-gb", c.KVOffloadGB, "CPU memory of the KV offloading connector in GB; 0 = no offloading (vllm-v1 only)")
 	fs.Float64Var(&c.KVOffloadFailRate, "kv-offload-fail-rate", c.KVOffloadFailRate, "share of KV offload stores whose allocation fails")
 	fs.IntVar(&c.SleepLevel, "sleep-level", c.SleepLevel, "vLLM sleep mode for the whole run: 0 awake, 1 weights offloaded, 2 weights discarded; asleep, the instance serves nothing")
+	fs.Func("sleep-cycle", "with -sleep-level, sleep and wake in turn, each phase this long (default 0: asleep the whole run)", durationSetter(&c.SleepCycle))
 	fs.BoolVar(&c.FaultTolerance, "fault-tolerance", c.FaultTolerance, "vLLM's --enable-fault-tolerance: expose engine_healthy per engine")
 	fs.IntVar(&c.UnhealthyEngines, "unhealthy-engines", c.UnhealthyEngines, "with -fault-tolerance: the last N engines report unhealthy and get no requests")
 	fs.BoolVar(&c.Ray, "ray", c.Ray, "render vllm-v1 as Ray Serve re-exports it: ray_vllm_ names, a replica (ReplicaId) per engine, engine=\"0\" on every replica")

@@ -24,6 +24,9 @@ type Fleet struct {
 	// loraInfo are the label sets vllm:lora_requests_info has had, the newest last, each with when it was set;
 	// prometheus_client keeps every set it was given, the simulator the last maxLoRAInfo.
 	loraInfo []loraInfo
+	// sleepDur are the sleep-mode operation durations by operation; sleepPhases the operations recorded so far.
+	sleepDur    map[string]*histogram
+	sleepPhases int
 }
 
 // loraInfo is one series of vllm:lora_requests_info.
@@ -87,23 +90,25 @@ func (f *Fleet) AdvanceTo(elapsed time.Duration) {
 		for _, e := range f.engines {
 			e.advanceTo(ta)
 		}
+		f.recordSleepOps(ta)
 		r := f.load.pop()
-		if e := f.pick(); e != nil {
+		if e := f.pick(ta); e != nil {
 			e.enqueue(r)
 		}
 	}
 	for _, e := range f.engines {
 		e.advanceTo(target)
 	}
+	f.recordSleepOps(target)
 	f.now = target
 }
 
 // pick chooses an engine the way vLLM's DP coordinator does (least loaded, lowest index on a
 // tie), or sends most traffic to engine 0 under "skewed" routing; nil when none may serve (asleep, or every engine
 // unhealthy), as a router then sends the request elsewhere.
-func (f *Fleet) pick() *engine {
+func (f *Fleet) pick(t float64) *engine {
 	serving := f.engines[:len(f.engines)-f.cfg.UnhealthyEngines]
-	if f.cfg.SleepLevel > 0 || len(serving) == 0 {
+	if f.sleepLevelAt(t) > 0 || len(serving) == 0 {
 		return nil
 	}
 	if f.cfg.Routing == "skewed" && f.route.chance(f.cfg.Skew) {

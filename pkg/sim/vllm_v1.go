@@ -109,11 +109,14 @@ func (f *Fleet) v1Families(x *exposition, st style) {
 			"Engine sleep state; awake = 0 means engine is sleeping; awake = 1 means engine is awake; "+
 				"weights_offloaded = 1 means sleep level 1; discard_all = 1 means sleep level 2.",
 			"sleep_state", []string{"awake", "weights_offloaded", "discard_all"}, func(e *engine, i int) float64 {
-				if i == f.cfg.SleepLevel {
+				if i == f.sleepLevelAt(f.now) {
 					return 1
 				}
 				return 0
 			})
+	}
+	if f.cfg.SleepLevel > 0 && ft.sleepState {
+		f.sleepFamilies(b)
 	}
 	if f.cfg.LoRAAdapters > 0 {
 		f.loraFamily(b)

@@ -116,6 +116,10 @@ var (
 	// EngineHealthy is 1 while an engine is healthy under --enable-fault-tolerance, 0 when it is unhealthy or dead;
 	// the API server reports it labelled by engine only, without model_name.
 	EngineHealthy = Signal{ID: "engine_healthy", Kind: Gauge, Names: withRay("vllm:engine_healthy")}
+	// SleepOperationsInFlight is the sleep-mode operations (sleep, wake, release_kv_cache_memory; label operation)
+	// the API server is awaiting; neither it nor SleepOperationDuration names a model or an engine. The rl_ names
+	// come from the reinforcement-learning weight-sync endpoints' variant of the same metrics.
+	SleepOperationsInFlight = Signal{ID: "sleep_operations_in_flight", Kind: Gauge, Names: withRay("vllm:sleep_mode_operations_in_flight", "vllm:rl_sleep_mode_operations_in_flight"), Unit: "short"}
 	// DynamoInflight is the number of requests Dynamo's frontend has sent to engines and not finished;
 	// DynamoQueued the requests in its HTTP queue before their first response; DynamoDisconnected the clients
 	// that went away before their answer (lib/runtime/src/metrics/prometheus_names.rs, frontend_service).
@@ -280,6 +284,9 @@ var (
 	// DynamoRouterHitRate is the KV hit rate Dynamo's KV router predicted for each request when it chose a worker
 	// (0–1, overlap blocks ÷ prompt blocks); the router registers it in every mode and fills it only in KV mode.
 	DynamoRouterHitRate = Signal{ID: "dynamo_router_hit_rate", Kind: Histogram, Names: []string{"dynamo_component_router_kv_hit_rate"}, Unit: "percentunit"}
+	// SleepOperationDuration is the duration of one sleep-mode operation, by operation (sleep, wake,
+	// release_kv_cache_memory).
+	SleepOperationDuration = Signal{ID: "sleep_operation_duration", Kind: Histogram, Names: withRay("vllm:sleep_mode_operation_duration_seconds", "vllm:rl_sleep_mode_operation_duration_seconds"), Unit: "s"}
 	// AscendTotalTokens is prompt plus generation tokens per iteration.
 	AscendTotalTokens = Signal{ID: "ascend_total_tokens", Kind: Histogram, Names: []string{"vllm_profiling_total_tokens"}, Unit: "short"}
 )
