@@ -148,9 +148,10 @@ func TestCacheMatchesUncached(t *testing.T) {
 	cached := &Engine{Source: HistorySource{Store: f.store}, ScrapeInterval: 5 * time.Second, Cache: cache}
 	plain := &Engine{Source: HistorySource{Store: f.store}, ScrapeInterval: 5 * time.Second}
 	ctx := context.Background()
-	rng := rand.New(rand.NewPCG(5, 6))
 	compared := 0
-	queries := cacheQueries(rng) // a dashboard: the same queries refreshed
+	queries := cacheQueries(rand.New(rand.NewPCG(3, 4))) // a dashboard: the same queries refreshed
+	// The refresh schedule draws from its own source, so a catalog entry added does not reshuffle it.
+	rng := rand.New(rand.NewPCG(5, 6))
 	for refresh := range 16 {
 		for i := range 1 + rng.IntN(4) { // at least one scrape, so every other refresh fails one or writes into the past
 			switch {
