@@ -34,21 +34,25 @@ type App struct {
 	// health check say what is wrong, instead of Grafana showing a failed plugin.
 	settingsErr error
 	files       *profilerconfig.AllowList
-	logger      log.Logger
-	client      *http.Client
+	// agents are the clients of the allow-listed agents by name, or why one cannot be called.
+	agents map[string]agentClient
+	logger log.Logger
+	client *http.Client
 }
 
 // NewInstance builds an App from the app's instance settings. Invalid settings do not fail it (see App).
 func NewInstance(_ context.Context, s backend.AppInstanceSettings) (instancemgmt.Instance, error) {
-	return newApp(s.JSONData, backend.Logger), nil
+	return newApp(s.JSONData, s.DecryptedSecureJSONData, backend.Logger), nil
 }
 
 // newApp takes the logger as a parameter so tests can check what is logged.
-func newApp(jsonData []byte, logger log.Logger) *App {
+func newApp(jsonData []byte, secure map[string]string, logger log.Logger) *App {
 	a := &App{logger: logger, client: exposureClient()}
 	a.settings, a.files, a.settingsErr = parseSettings(jsonData)
 	if a.settingsErr != nil {
 		logger.Error("Invalid app settings", "error", a.settingsErr)
+	} else {
+		a.agents = agentClients(a.settings, secure)
 	}
 	mux := http.NewServeMux()
 	a.registerRoutes(mux)

@@ -86,7 +86,7 @@ func newTestApp(t *testing.T, settings any) (*App, *memLogger) {
 		t.Fatal(err)
 	}
 	l := &memLogger{}
-	return newApp(b, l), l
+	return newApp(b, nil, l), l
 }
 
 func readFile(t *testing.T, p string) string {

@@ -265,7 +265,7 @@ func TestInvalidSettings(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			a := newApp([]byte(tt.jsonData), &memLogger{})
+			a := newApp([]byte(tt.jsonData), nil, &memLogger{})
 			for _, req := range [][2]string{{"GET", "profiler-configs"}, {"GET", "profiler-configs/a"}, {"PUT", "profiler-configs/a/metric-enable"}} {
 				res := call(t, a, user("Admin"), req[0], req[1], `{"value":1}`)
 				if msg, _ := res.body["error"].(string); res.status != 500 || !strings.Contains(msg, tt.want) {

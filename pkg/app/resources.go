@@ -13,6 +13,13 @@ func (a *App) registerRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("/profiler-configs", only(http.MethodGet, a.handleList))
 	mux.HandleFunc("/profiler-configs/{name}", only(http.MethodGet, a.handleOne))
 	mux.HandleFunc("/profiler-configs/{name}/metric-enable", only(http.MethodPut, a.handleSetMetricEnable))
+	mux.HandleFunc("/agents", only(http.MethodGet, a.handleAgents))
+	mux.HandleFunc("/agents/{name}/metric-enable", only(http.MethodPut, a.handleAgentMetricEnable))
+	mux.HandleFunc("/agents/{name}/symbols", only(http.MethodGet, a.handleAgentSymbols))
+	mux.HandleFunc("/agents/{name}/profile", only(http.MethodPost, a.handleAgentProfileStart))
+	mux.HandleFunc("/agents/{name}/profile/stop", only(http.MethodPost, a.handleAgentProfileStop))
+	mux.HandleFunc("/agents/{name}/traces", only(http.MethodGet, a.handleAgentTraces))
+	mux.HandleFunc("/agents/{name}/traces/{file}", only(http.MethodGet, a.handleAgentTrace))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		httpjson.Error(w, http.StatusNotFound, "no such resource: "+r.URL.Path)
 	})

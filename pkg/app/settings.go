@@ -16,7 +16,32 @@ type Settings struct {
 	ProfilerConfigs []ProfilerConfig `json:"profilerConfigs"`
 	// AllowEditorsToWrite lets Editors switch metric_enable too; only Admins may otherwise.
 	AllowEditorsToWrite bool `json:"allowEditorsToWrite"`
+	// Agents are the inferscope-agents beside deployments whose disk Grafana does not share.
+	Agents []AgentConfig `json:"agents,omitempty"`
+	// AgentCACert is the PEM CA that signed the agents' certificates; empty trusts the system's roots.
+	AgentCACert string `json:"agentCaCert,omitempty"`
+	// AgentClientCert is the app's PEM client certificate for agents that require one (mTLS); its key is the
+	// secure field AgentClientKeyField.
+	AgentClientCert string `json:"agentClientCert,omitempty"`
 }
+
+// AgentConfig is one allow-listed agent, one per deployment. Its token is the secure field AgentTokenField(Name).
+type AgentConfig struct {
+	Name string `json:"name"`
+	// URL is the agent's base URL, https://host:9443.
+	URL string `json:"url"`
+	// MetricsURL optionally is the deployment's /metrics URL, to show whether vllm_profiling_* is exposed.
+	MetricsURL string `json:"metricsUrl,omitempty"`
+}
+
+// Secure fields (secureJsonData) of the app's agents.
+const (
+	agentTokenPrefix    = "agentToken."
+	AgentClientKeyField = "agentClientKey"
+)
+
+// AgentTokenField is the secureJsonData key of an agent's token.
+func AgentTokenField(name string) string { return agentTokenPrefix + name }
 
 // ProfilerConfig is one allow-listed ms_service_profiler_config.json, one per vLLM-Ascend deployment.
 type ProfilerConfig struct {
@@ -58,6 +83,24 @@ func parseSettings(raw []byte) (Settings, *profilerconfig.AllowList, error) {
 			errs = append(errs, fmt.Errorf("%s: %w", where, err))
 		}
 		entries = append(entries, entry)
+		if c.MetricsURL != "" {
+			if u, err := url.Parse(c.MetricsURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				errs = append(errs, fmt.Errorf("%s: metricsUrl must be an http(s) URL", where))
+			}
+		}
+	}
+	for i, c := range s.Agents {
+		where := fmt.Sprintf("agents[%d] (%q)", i, c.Name)
+		switch {
+		case !namePattern.MatchString(c.Name):
+			errs = append(errs, fmt.Errorf("%s: name must be 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit", where))
+		case seen[c.Name]:
+			errs = append(errs, fmt.Errorf("%s: name is used twice (profiler configs and agents share names)", where))
+		}
+		seen[c.Name] = true
+		if u, err := url.Parse(c.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" {
+			errs = append(errs, fmt.Errorf("%s: url must be https://host:port (no credentials, no query)", where))
+		}
 		if c.MetricsURL != "" {
 			if u, err := url.Parse(c.MetricsURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 				errs = append(errs, fmt.Errorf("%s: metricsUrl must be an http(s) URL", where))

@@ -100,6 +100,10 @@ func tripFleet(t *testing.T) []map[string]string {
 		{"name": "slo-fast", "url": startSim(t, "-flavor=vllm-v1", "-model=slo-fast", "-qps=4", "-prompt-tokens-mean=3000", "-error-rate=0.3", "-speed=30", "-seed=61")},
 		// Four LoRA adapters, two at a time, MFU metrics on, and a few requests with NaN logits.
 		{"name": "lora", "url": startSim(t, "-flavor=vllm-v1", "-lora-adapters=4", "-max-lora=2", "-mfu", "-nan-logits-rate=0.02", "-qps=6", "-speed=30", "-seed=39")},
+		// Dynamo's frontend with its KV router's metrics (current names), migrating a few requests.
+		{"name": "dynamo-fe", "url": startSim(t, "-flavor=dynamo-frontend", "-engines=2", "-qps=6", "-prefix-hit-rate=0.4", "-migration-rate=0.05", "-speed=30", "-seed=62")},
+		// An instance put to sleep and woken every two minutes.
+		{"name": "sleepy", "url": startSim(t, "-flavor=vllm-v1", "-sleep-level=1", "-sleep-cycle=2m", "-qps=2", "-speed=30", "-seed=63")},
 		{"name": "gone", "url": ln},
 	}
 }

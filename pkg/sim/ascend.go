@@ -1,9 +1,43 @@
 package sim
 
-import "strconv"
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/inferscope/inferscope-vllm/pkg/symbols"
+)
 
 // ascendPrefix is msServiceProfiler's VLLM_METRICS_PREFIX; colons in names are kept.
-const ascendPrefix = "vllm_profiling_"
+const ascendPrefix = symbols.MetricPrefix
+
+// defaultTimer is the custom timer the service_metrics_symbols.yaml msServiceProfiler ships declares.
+const defaultTimer = ascendPrefix + "server:create_chat_completion:duration"
+
+// customTimers are the timers the profiler records on this fleet: those of the symbols file active on the flavor's
+// vLLM version, read once as the profiler reads it at vLLM's start, or the shipped file's one timer.
+func customTimers(cfg Config) ([]string, error) {
+	if cfg.SymbolsFile == "" {
+		return []string{defaultTimer}, nil
+	}
+	fi, err := os.Stat(cfg.SymbolsFile)
+	if err != nil {
+		return nil, fmt.Errorf("symbols-file: %w", err)
+	}
+	if fi.Size() > symbols.MaxFileBytes {
+		return nil, fmt.Errorf("symbols-file: over %d bytes", symbols.MaxFileBytes)
+	}
+	doc, err := os.ReadFile(cfg.SymbolsFile)
+	if err != nil {
+		return nil, fmt.Errorf("symbols-file: %w", err)
+	}
+	entries, err := symbols.Parse(doc)
+	if err != nil {
+		return nil, fmt.Errorf("symbols-file %s: %w", cfg.SymbolsFile, err)
+	}
+	return symbols.Timers(entries, cfg.Flavor.Version()), nil
+}
 
 // ascendDP is the dp label msServiceProfiler attaches: the DP rank of the engine process, or "-1"
 // when there is no data parallelism (the DPEngineCoreProc hook that learns the rank never runs).
@@ -90,7 +124,9 @@ func (f *Fleet) ascendFamilies(x *exposition) {
 		timer.count += h.count
 	}
 	if timer.count > 0 {
-		name := "server:create_chat_completion:duration"
-		x.add(ascendPrefix+name, "Execution duration of "+name, typeHistogram, st).setHist(timer, label{"dp", "-1"})
+		for _, full := range f.timers {
+			name := strings.TrimPrefix(full, ascendPrefix)
+			x.add(full, "Execution duration of "+name, typeHistogram, st).setHist(timer, label{"dp", "-1"})
+		}
 	}
 }

@@ -151,6 +151,13 @@ type Config struct {
 	ProfilerConfig string `json:"profiler_config"`
 	// ProfilerPoll is how often that file is re-read.
 	ProfilerPoll Duration `json:"profiler_poll"`
+	// SymbolsFile is msServiceProfiler's service_metrics_symbols.yaml (Ascend), read once at start as the
+	// profiler does: its timers active on the flavor's vLLM version replace the default chat-completion timer.
+	// Defaults to $METRIC_SYMBOLS_PATH.
+	SymbolsFile string `json:"symbols_file"`
+	// TorchProfilerDir is vLLM's VLLM_TORCH_PROFILER_DIR: with it, POST /start_profile and /stop_profile exist and
+	// a stop writes a trace file there. Defaults to $VLLM_TORCH_PROFILER_DIR.
+	TorchProfilerDir string `json:"torch_profiler_dir"`
 }
 
 // Perf is a step-time model of one engine: a step costs a fixed part (weights read), a part per

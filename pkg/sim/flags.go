@@ -32,6 +32,8 @@ func ParseArgs(args []string, getenv func(string) string, out io.Writer) (Config
 
 	cfg := Default()
 	cfg.ProfilerConfig = getenv("SERVICE_PROF_CONFIG_PATH")
+	cfg.SymbolsFile = getenv("METRIC_SYMBOLS_PATH")
+	cfg.TorchProfilerDir = getenv("VLLM_TORCH_PROFILER_DIR")
 	if scenario != "" {
 		var err error
 		if cfg, err = LoadScenario(scenario, cfg); err != nil {
@@ -127,6 +129,8 @@ func newFlagSet(c *Config, scenario *string, out io.Writer) *flag.FlagSet {
 	fs.StringVar(&c.Addr, "addr", c.Addr, "listen address (default :8000; :8081 for dynamo-worker)")
 	fs.Float64Var(&c.Speed, "speed", c.Speed, "simulated seconds per real second (60 = a minute per second)")
 	fs.StringVar(&c.ProfilerConfig, "profiler-config", c.ProfilerConfig, "ms_service_profiler_config.json path (default $SERVICE_PROF_CONFIG_PATH)")
+	fs.StringVar(&c.SymbolsFile, "symbols-file", c.SymbolsFile, "service_metrics_symbols.yaml whose timers the vllm-ascend flavor records, read at start (default $METRIC_SYMBOLS_PATH)")
+	fs.StringVar(&c.TorchProfilerDir, "torch-profiler-dir", c.TorchProfilerDir, "vLLM's VLLM_TORCH_PROFILER_DIR: enables POST /start_profile and /stop_profile, which writes a trace there (default $VLLM_TORCH_PROFILER_DIR)")
 	fs.Func("profiler-poll", fmt.Sprintf("how often the profiler config is re-read (default %s)", time.Duration(c.ProfilerPoll)), durationSetter(&c.ProfilerPoll))
 	return fs
 }

@@ -75,6 +75,21 @@ func (f Flavor) v1() v1Features {
 
 func (f Flavor) isV0() bool { return f == FlavorV0 }
 
+// Version is the vLLM release a flavor impersonates, as its /version answers.
+func (f Flavor) Version() string {
+	switch f {
+	case FlavorV1010:
+		return "0.11.0"
+	case FlavorV0:
+		return "0.7.3"
+	case FlavorAscend:
+		return "0.11.0"
+	case FlavorDynamoWorker:
+		return "0.12.0"
+	}
+	return "0.13.0"
+}
+
 func (f Flavor) hasErrorReason() bool { return !f.isV0() && f.v1().errorReason }
 
 // finishReasons are the finished_reason values a flavor pre-creates (V1) or may produce (V0).

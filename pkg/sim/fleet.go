@@ -27,6 +27,8 @@ type Fleet struct {
 	// sleepDur are the sleep-mode operation durations by operation; sleepPhases the operations recorded so far.
 	sleepDur    map[string]*histogram
 	sleepPhases int
+	// timers are the Ascend profiler's custom timers (full names).
+	timers []string
 }
 
 // loraInfo is one series of vllm:lora_requests_info.
@@ -44,6 +46,13 @@ func NewFleet(cfg Config, start time.Time) (*Fleet, error) {
 		return nil, err
 	}
 	f := &Fleet{cfg: cfg, start: start}
+	if cfg.Flavor == FlavorAscend {
+		t, err := customTimers(cfg)
+		if err != nil {
+			return nil, err
+		}
+		f.timers = t
+	}
 	f.load = newWorkload(&f.cfg)
 	f.route = newRNG(cfg.Seed, 2)
 	if cfg.Flavor == FlavorDynamoFrontend {

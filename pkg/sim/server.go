@@ -4,10 +4,14 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"log"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -46,6 +50,9 @@ type Server struct {
 
 	mu    sync.Mutex
 	fleet *Fleet
+	// profileStart is when the torch profile running now started (simulated time); zero when none runs.
+	profileStart time.Duration
+	profiling    bool
 }
 
 // NewServer builds the fleet for cfg on a real-time clock scaled by cfg.Speed.
@@ -78,6 +85,15 @@ func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /metrics", s.serveMetrics)
 	mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
+	mux.HandleFunc("GET /version", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]string{"version": s.cfg.Flavor.Version()})
+	})
+	// vLLM registers its profiler routes only when VLLM_TORCH_PROFILER_DIR is set.
+	if s.cfg.TorchProfilerDir != "" {
+		mux.HandleFunc("POST /start_profile", s.startProfile)
+		mux.HandleFunc("POST /stop_profile", s.stopProfile)
+	}
 	return mux
 }
 
@@ -163,4 +179,67 @@ func (s *Server) Run(ctx context.Context, ln net.Listener) error {
 		return err
 	}
 	return nil
+}
+
+// startProfile is vLLM's POST /start_profile: it starts the torch profiler.
+func (s *Server) startProfile(w http.ResponseWriter, _ *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.profiling, s.profileStart = true, s.clock.Elapsed()
+	w.WriteHeader(http.StatusOK)
+}
+
+// stopProfile is vLLM's POST /stop_profile: it stops the profiler and writes its trace, a Chrome trace-event file
+// as torch.profiler exports, into the profiler directory.
+func (s *Server) stopProfile(w http.ResponseWriter, _ *http.Request) {
+	s.mu.Lock()
+	running, from, to := s.profiling, s.profileStart, s.clock.Elapsed()
+	s.profiling = false
+	s.mu.Unlock()
+	if !running {
+		w.WriteHeader(http.StatusOK) // vLLM only logs that no profiler was running
+		return
+	}
+	if err := writeTrace(s.cfg.TorchProfilerDir, from, to); err != nil {
+		s.log.Printf("writing the torch trace: %v", err)
+		http.Error(w, "writing the trace failed", http.StatusInternalServerError)
+		return
+	}
+	w.WriteHeader(http.StatusOK)
+}
+
+// writeTrace writes one trace file (temp file, then rename, so a reader never sees half of it): a step event every
+// simulated 10 ms of the profiled span, at most 1000.
+func writeTrace(dir string, from, to time.Duration) error {
+	type event struct {
+		Name string  `json:"name"`
+		Ph   string  `json:"ph"`
+		Ts   float64 `json:"ts"`
+		Dur  float64 `json:"dur"`
+		Pid  int     `json:"pid"`
+		Tid  int     `json:"tid"`
+	}
+	var events []event
+	for t := from; t < to && len(events) < 1000; t += 10 * time.Millisecond {
+		events = append(events, event{Name: "execute_model", Ph: "X", Ts: float64(t.Microseconds()), Dur: 8000, Pid: os.Getpid(), Tid: 1})
+	}
+	doc, err := json.Marshal(map[string]any{"traceEvents": events, "displayTimeUnit": "ms"})
+	if err != nil {
+		return err
+	}
+	name := fmt.Sprintf("sim_%d.%d.pt.trace.json", os.Getpid(), time.Now().UnixMilli())
+	tmp, err := os.CreateTemp(dir, ".trace-*")
+	if err != nil {
+		return err
+	}
+	if _, err := tmp.Write(doc); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return os.Rename(tmp.Name(), filepath.Join(dir, name))
 }

@@ -4,6 +4,9 @@ import { AppPluginMeta, PluginConfigPageProps, PluginMeta } from '@grafana/data'
 import { Alert, Stack } from '@grafana/ui';
 import { BackendStatusAlert } from '../BackendStatusAlert';
 import { testIds } from '../testIds';
+import { AgentEditor } from './AgentEditor';
+import { Agents } from './Agents';
+import { AgentSetting } from './agentApi';
 import { AllowListEditor } from './AllowListEditor';
 import { orgRole, ProfilerConfigSetting } from './profilerApi';
 import { ProfilerConfigs } from './ProfilerConfigs';
@@ -14,6 +17,12 @@ export interface AppSettings {
   profilerConfigs?: ProfilerConfigSetting[];
   /** allowEditorsToWrite lets Editors switch metric_enable, not only Admins. */
   allowEditorsToWrite?: boolean;
+  /** agents are the inferscope-agents beside deployments whose disk Grafana does not share. */
+  agents?: AgentSetting[];
+  /** agentCaCert is the PEM CA the app trusts the agents' certificates by. */
+  agentCaCert?: string;
+  /** agentClientCert is the app's PEM client certificate for agents requiring mTLS. */
+  agentClientCert?: string;
 }
 
 export interface AppConfigProps extends PluginConfigPageProps<AppPluginMeta<AppSettings>> {}
@@ -36,6 +45,19 @@ const AppConfig = ({ plugin }: AppConfigProps) => {
         )}
         <BackendStatusAlert />
         <ProfilerConfigs canWrite={canWrite} reloadKey={reloadKey} />
+        <Agents reloadKey={reloadKey} />
+        {isAdmin && (
+          <AgentEditor
+            enabled={!!meta.enabled}
+            pinned={!!meta.pinned}
+            settings={settings}
+            secureFields={meta.secureJsonFields ?? {}}
+            onSaved={(s) => {
+              setSettings(s);
+              setReloadKey((k) => k + 1);
+            }}
+          />
+        )}
         {isAdmin && (
           <AllowListEditor
             enabled={!!meta.enabled}

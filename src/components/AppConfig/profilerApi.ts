@@ -57,11 +57,19 @@ export async function setMetricEnable(name: string, value: 0 | 1): Promise<Profi
   return res.data;
 }
 
-/** saveAppSettings stores the app's jsonData; the backend rebuilds its instance from it. */
-export async function saveAppSettings(enabled: boolean, pinned: boolean, jsonData: object): Promise<void> {
+/**
+ * saveAppSettings stores the app's jsonData and, when given, secure fields (written, never read back); the backend
+ * rebuilds its instance from them.
+ */
+export async function saveAppSettings(
+  enabled: boolean,
+  pinned: boolean,
+  jsonData: object,
+  secureJsonData?: Record<string, string>
+): Promise<void> {
   await getBackendSrv().post(
     `/api/plugins/${PLUGIN_ID}/settings`,
-    { enabled, pinned, jsonData },
+    secureJsonData ? { enabled, pinned, jsonData, secureJsonData } : { enabled, pinned, jsonData },
     { showErrorAlert: false }
   );
 }

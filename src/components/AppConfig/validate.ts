@@ -2,7 +2,7 @@ import { t } from '@grafana/i18n';
 import { ProfilerConfigSetting } from './profilerApi';
 
 /** NAME_PATTERN mirrors the backend's rule: names are one URL path segment. */
-const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+export const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
 /** FieldErrors holds a message per field of one allow-list row. */
 export interface FieldErrors {

@@ -1,0 +1,201 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/inferscope/inferscope-vllm/pkg/egress"
+	"github.com/inferscope/inferscope-vllm/pkg/redact"
+)
+
+// ClientTimeout bounds one call to an agent, trace downloads excepted (they are bounded by MaxTraceBytes).
+const ClientTimeout = 10 * time.Second
+
+// TLS is how the app reaches an agent over HTTPS.
+type TLS struct {
+	// CACert is the PEM certificate of the CA that signed the agent's certificate; empty trusts the system's roots.
+	CACert string
+	// ClientCert and ClientKey (PEM) are the app's certificate when the agent requires one (mTLS).
+	ClientCert, ClientKey string
+}
+
+// Client calls one agent for the app. It never follows a redirect, so the token goes to the agent's origin only.
+type Client struct {
+	base  *url.URL
+	token string
+	hc    *http.Client
+	where string // the agent as messages name it, credentials and query removed
+}
+
+// Error is an agent's answer other than 2xx: its status and message.
+type Error struct {
+	Status  int
+	Message string
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("the agent answered %d: %s", e.Status, e.Message) }
+
+// ErrUnreachable wraps every failure to reach an agent.
+var ErrUnreachable = errors.New("the agent is unreachable")
+
+// NewClient checks the agent's URL and TLS material and builds its client.
+func NewClient(rawURL, token string, t TLS) (*Client, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.User != nil || u.RawQuery != "" {
+		return nil, errors.New("the agent URL must be http(s)://host:port, without credentials or query")
+	}
+	if token == "" {
+		return nil, errors.New("the agent has no token (set it in the app's settings)")
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tc := &tls.Config{MinVersion: tls.VersionTLS12}
+	if t.CACert != "" {
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM([]byte(t.CACert)) {
+			return nil, errors.New("the agents' CA certificate is not PEM")
+		}
+		tc.RootCAs = pool
+	}
+	if t.ClientCert != "" || t.ClientKey != "" {
+		pair, err := tls.X509KeyPair([]byte(t.ClientCert), []byte(t.ClientKey))
+		if err != nil {
+			return nil, errors.New("the app's client certificate and key for agents do not make a pair")
+		}
+		tc.Certificates = []tls.Certificate{pair}
+	}
+	tr.TLSClientConfig = tc
+	policy := egress.Policy{}
+	policy.ConfigureTransport(tr)
+	hc := &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	return &Client{base: u, token: token, hc: hc, where: redact.URL(rawURL)}, nil
+}
+
+// ProfilerConfig reads metric_enable and enable.
+func (c *Client) ProfilerConfig(ctx context.Context) (ProfilerConfig, error) {
+	var v ProfilerConfig
+	return v, c.do(ctx, http.MethodGet, PathProfilerConfig, "", nil, &v)
+}
+
+// SetMetricEnable switches metric_enable for user (a Grafana login, for the agent's audit log).
+func (c *Client) SetMetricEnable(ctx context.Context, user string, on bool) (ProfilerConfig, error) {
+	var v ProfilerConfig
+	return v, c.do(ctx, http.MethodPut, PathMetricEnable, user, map[string]int{"value": bit(on)}, &v)
+}
+
+// Symbols reads the checked symbols file.
+func (c *Client) Symbols(ctx context.Context) (Symbols, error) {
+	var v Symbols
+	return v, c.do(ctx, http.MethodGet, PathSymbols, "", nil, &v)
+}
+
+// Profile reads the torch profiler's state.
+func (c *Client) Profile(ctx context.Context) (ProfileStatus, error) {
+	var v ProfileStatus
+	return v, c.do(ctx, http.MethodGet, PathProfile, "", nil, &v)
+}
+
+// StartProfile starts a torch profile of seconds for user.
+func (c *Client) StartProfile(ctx context.Context, user string, seconds int) (ProfileStatus, error) {
+	var v ProfileStatus
+	return v, c.do(ctx, http.MethodPost, PathProfile, user, ProfileStart{Seconds: seconds}, &v)
+}
+
+// StopProfile stops the running torch profile for user.
+func (c *Client) StopProfile(ctx context.Context, user string) (ProfileStatus, error) {
+	var v ProfileStatus
+	return v, c.do(ctx, http.MethodPost, PathProfileStop, user, map[string]any{}, &v)
+}
+
+// Traces lists the finished trace files.
+func (c *Client) Traces(ctx context.Context) (TraceList, error) {
+	var v TraceList
+	return v, c.do(ctx, http.MethodGet, PathTraces, "", nil, &v)
+}
+
+// Trace opens one trace for user; the caller closes it. The body is at most MaxTraceBytes.
+func (c *Client) Trace(ctx context.Context, user, name string) (io.ReadCloser, int64, error) {
+	res, err := c.send(ctx, http.MethodGet, PathTraces+"/"+url.PathEscape(name), user, nil)
+	if err != nil {
+		return nil, 0, err
+	}
+	if res.StatusCode != http.StatusOK {
+		defer res.Body.Close()
+		return nil, 0, c.answerError(res)
+	}
+	if res.ContentLength > MaxTraceBytes {
+		res.Body.Close()
+		return nil, 0, &Error{Status: http.StatusRequestEntityTooLarge, Message: "the trace is over the download limit"}
+	}
+	return struct {
+		io.Reader
+		io.Closer
+	}{io.LimitReader(res.Body, MaxTraceBytes), res.Body}, res.ContentLength, nil
+}
+
+// do sends one JSON call and decodes the answer into out.
+func (c *Client) do(ctx context.Context, method, path, user string, in, out any) error {
+	ctx, cancel := context.WithTimeout(ctx, ClientTimeout)
+	defer cancel()
+	res, err := c.send(ctx, method, path, user, in)
+	if err != nil {
+		return err
+	}
+	defer res.Body.Close()
+	if res.StatusCode/100 != 2 {
+		return c.answerError(res)
+	}
+	if err := json.NewDecoder(io.LimitReader(res.Body, 4<<20)).Decode(out); err != nil {
+		return fmt.Errorf("the agent at %s answered something other than its API: %v", c.where, err)
+	}
+	return nil
+}
+
+func (c *Client) send(ctx context.Context, method, path, user string, in any) (*http.Response, error) {
+	var body io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return nil, err
+		}
+		body = bytes.NewReader(b)
+	}
+	u := c.base.JoinPath(path)
+	req, err := http.NewRequestWithContext(ctx, method, u.String(), body)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+c.token)
+	if in != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if user != "" {
+		req.Header.Set(HeaderUser, user)
+	}
+	res, err := c.hc.Do(req)
+	if err != nil {
+		// url.Error quotes the URL, which holds no secret (NewClient refuses credentials and queries); the cause
+		// (refused, timed out, certificate) is what the operator needs.
+		return nil, fmt.Errorf("%w: %s: %v", ErrUnreachable, c.where, unwrapURL(err))
+	}
+	return res, nil
+}
+
+// answerError reads an agent's {"error": "..."}; the message is the agent's own and holds no token.
+func (c *Client) answerError(res *http.Response) error {
+	var b ErrorBody
+	raw, _ := io.ReadAll(io.LimitReader(res.Body, 8<<10))
+	if json.Unmarshal(raw, &b) != nil || b.Error == "" {
+		b.Error = strings.TrimSpace(http.StatusText(res.StatusCode))
+	}
+	return &Error{Status: res.StatusCode, Message: b.Error}
+}
