@@ -93,7 +93,7 @@ func TestSymbolsFileTimers(t *testing.T) {
 	if fams["vllm_profiling_engine:step:duration"] != nil || fams[defaultTimer] != nil {
 		t.Error("a timer inactive on this vLLM, or the default one, is recorded")
 	}
-	if _, err := NewFleet(testConfig(func(c *Config) { c.Flavor, c.SymbolsFile = FlavorAscend, path + ".missing" }), testStart); err == nil {
+	if _, err := NewFleet(testConfig(func(c *Config) { c.Flavor, c.SymbolsFile = FlavorAscend, path+".missing" }), testStart); err == nil {
 		t.Error("a missing symbols file was accepted")
 	}
 }
