@@ -11,6 +11,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/inferscope/inferscope-vllm/pkg/app"
 	"github.com/inferscope/inferscope-vllm/pkg/harness"
 )
 
@@ -160,11 +161,29 @@ func TestProvisioningReferences(t *testing.T) {
 		Apps []struct {
 			Type     string `yaml:"type"`
 			Disabled bool   `yaml:"disabled"`
+			JSONData struct {
+				Agents []app.AgentConfig `yaml:"agents"`
+			} `yaml:"jsonData"`
+			SecureJSONData map[string]string `yaml:"secureJsonData"`
 		} `yaml:"apps"`
 	}
 	readYAML(t, filepath.Join(root, "provisioning/plugins/apps.yaml"), &apps)
 	if len(apps.Apps) != 1 || apps.Apps[0].Type != "inferscope-vllm-app" || apps.Apps[0].Disabled {
 		t.Errorf("apps.yaml must enable inferscope-vllm-app, got %+v", apps.Apps)
+	}
+	// Each provisioned agent is a compose service, and the app gets its token.
+	for _, a := range apps.Apps[0].JSONData.Agents {
+		host := regexp.MustCompile(`^https?://([^:/]+)`).FindStringSubmatch(a.URL)
+		var c composeFile
+		readYAML(t, filepath.Join(root, "docker-compose.yaml"), &c)
+		if host == nil {
+			t.Errorf("apps.yaml: agent %s: %q is not a URL", a.Name, a.URL)
+		} else if _, ok := c.Services[host[1]]; !ok {
+			t.Errorf("apps.yaml: agent %s: host %s is not a compose service", a.Name, host[1])
+		}
+		if apps.Apps[0].SecureJSONData[app.AgentTokenField(a.Name)] == "" {
+			t.Errorf("apps.yaml: agent %s has no token in secureJsonData", a.Name)
+		}
 	}
 
 	var ds struct {

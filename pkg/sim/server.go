@@ -241,5 +241,10 @@ func writeTrace(dir string, from, to time.Duration) error {
 		os.Remove(tmp.Name())
 		return err
 	}
+	// torch writes traces with the process umask (0644 usually); a sidecar agent under another uid reads them.
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil { // #nosec G302 -- a trace is meant to be read by the agent
+		os.Remove(tmp.Name())
+		return err
+	}
 	return os.Rename(tmp.Name(), filepath.Join(dir, name))
 }
