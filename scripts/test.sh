@@ -21,6 +21,13 @@ step "frontend: component tests (Chromium)";   npm run test:ct
 step "frontend: production build into dist/";  npm run build
 step "backends: app + data source, 5 platforms"; go tool mage -v
 step "go vet";                                 go vet ./pkg/... && go vet -tags mage ./Magefile.go
+# gosec over what handles files, tokens and the agent's API; built once into a versioned cache directory.
+GOSEC_VERSION=v2.30.0
+gosec_bin="${XDG_CACHE_HOME:-$HOME/.cache}/inferscope-bin/gosec-$GOSEC_VERSION/gosec"
+if [ ! -x "$gosec_bin" ]; then
+  GOBIN="$(dirname "$gosec_bin")" go install "github.com/securego/gosec/v2/cmd/gosec@$GOSEC_VERSION"
+fi
+step "gosec (agent, app backend, profiler files)"; "$gosec_bin" -quiet ./pkg/agent/... ./pkg/cmd/inferscope-agent/... ./pkg/symbols/... ./pkg/app/... ./pkg/profilerconfig/...
 # Includes the protocol-harness tests against dist/, the packaging check and the provisioning check.
 step "go tests (race detector)";               go test -race -count=1 -timeout 30m ./pkg/...
 # A module of its own (it imports Prometheus's textparse): its test checks the three parsers it benchmarks agree.

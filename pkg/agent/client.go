@@ -124,7 +124,10 @@ func (c *Client) Traces(ctx context.Context) (TraceList, error) {
 
 // Trace opens one trace for user; the caller closes it. The body is at most MaxTraceBytes.
 func (c *Client) Trace(ctx context.Context, user, name string) (io.ReadCloser, int64, error) {
-	res, err := c.send(ctx, http.MethodGet, PathTraces+"/"+url.PathEscape(name), user, nil)
+	if !ValidTraceName(name) {
+		return nil, 0, &Error{Status: http.StatusBadRequest, Message: "not a trace name"}
+	}
+	res, err := c.send(ctx, http.MethodGet, PathTraces+"/"+name, user, nil)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -133,7 +136,7 @@ func (c *Client) Trace(ctx context.Context, user, name string) (io.ReadCloser, i
 		return nil, 0, c.answerError(res)
 	}
 	if res.ContentLength > MaxTraceBytes {
-		res.Body.Close()
+		_ = res.Body.Close()
 		return nil, 0, &Error{Status: http.StatusRequestEntityTooLarge, Message: "the trace is over the download limit"}
 	}
 	return struct {
@@ -169,8 +172,8 @@ func (c *Client) send(ctx context.Context, method, path, user string, in any) (*
 		}
 		body = bytes.NewReader(b)
 	}
-	u := c.base.JoinPath(path)
-	req, err := http.NewRequestWithContext(ctx, method, u.String(), body)
+	// path is one of the API's constant routes, or the trace route with a name ValidTraceName accepted.
+	req, err := http.NewRequestWithContext(ctx, method, strings.TrimRight(c.base.String(), "/")+path, body)
 	if err != nil {
 		return nil, err
 	}

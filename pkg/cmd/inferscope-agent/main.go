@@ -116,7 +116,7 @@ func run(args []string, logTo *os.File) error {
 	if !o.plaintext {
 		tc, err := serverTLS(o.cert, o.key, o.clientCA)
 		if err != nil {
-			ln.Close()
+			_ = ln.Close()
 			return err
 		}
 		ln = tls.NewListener(ln, tc)
