@@ -387,3 +387,36 @@ func FuzzRequestBodies(f *testing.F) {
 		}
 	})
 }
+
+// TestClientNeverFollowsARedirect points the app's client at an agent that redirects elsewhere: the token must not
+// reach the other server, and the caller gets the agent's answer as an error.
+func TestClientNeverFollowsARedirect(t *testing.T) {
+	var leaked atomic.Int32
+	other := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "" {
+			leaked.Add(1)
+		}
+	}))
+	defer other.Close()
+	redirecting := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, other.URL+r.URL.Path, http.StatusFound)
+	}))
+	defer redirecting.Close()
+	c, err := NewClient(redirecting.URL, testToken, TLS{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.ProfilerConfig(context.Background()); err == nil {
+		t.Error("a redirect was taken as an answer")
+	} else if strings.Contains(err.Error(), testToken) {
+		t.Errorf("the error names the token: %v", err)
+	}
+	if leaked.Load() != 0 {
+		t.Error("the token followed the redirect to another server")
+	}
+	for _, bad := range []string{"ftp://x", "https://user:pw@host:9443", "https://host:9443/?token=x", "host:9443"} {
+		if _, err := NewClient(bad, testToken, TLS{}); err == nil || strings.Contains(err.Error(), "pw") {
+			t.Errorf("%s: %v", bad, err)
+		}
+	}
+}

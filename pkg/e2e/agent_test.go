@@ -32,9 +32,10 @@ import (
 
 const agentToken = "e2e-agent-token-9f8e7d6c5b4a"
 
-// testCA is a CA and a certificate it signed for 127.0.0.1, as PEM files in a directory.
+// testCA is a CA, a server certificate it signed for 127.0.0.1 (PEM files) and a client certificate (PEM text).
 type testCA struct {
-	caPEM, certFile, keyFile string
+	caPEM, caFile, certFile, keyFile string
+	clientCert, clientKey            string
 }
 
 func newTestCA(t *testing.T) testCA {
@@ -61,9 +62,24 @@ func newTestCA(t *testing.T) testCA {
 		t.Fatal(err)
 	}
 	keyDER, _ := x509.MarshalECPrivateKey(key)
+	clientKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	clientTmpl := &x509.Certificate{SerialNumber: big.NewInt(3), Subject: pkix.Name{CommonName: "grafana"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}, KeyUsage: x509.KeyUsageDigitalSignature}
+	clientDER, err := x509.CreateCertificate(rand.Reader, clientTmpl, ca, &clientKey.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clientKeyDER, _ := x509.MarshalECPrivateKey(clientKey)
 	c := testCA{
 		caPEM:    string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER})),
+		caFile:   filepath.Join(dir, "ca.crt"),
 		certFile: filepath.Join(dir, "agent.crt"), keyFile: filepath.Join(dir, "agent.key"),
+		clientCert: string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: clientDER})),
+		clientKey:  string(pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: clientKeyDER})),
+	}
+	if err := os.WriteFile(c.caFile, []byte(c.caPEM), 0o600); err != nil {
+		t.Fatal(err)
 	}
 	if err := os.WriteFile(c.certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
 		t.Fatal(err)
@@ -375,6 +391,43 @@ func TestProfilerAgent(t *testing.T) {
 	for _, b := range append(bodies, p.Logs(), ag.Logs()) {
 		if strings.Contains(b, agentToken) {
 			t.Fatalf("the agent token leaked: %.300s", b)
+		}
+	}
+}
+
+// TestProfilerAgentMTLS runs an agent that requires client certificates: the app without its certificate is
+// refused during the TLS handshake and says so; with it, the agent answers.
+func TestProfilerAgentMTLS(t *testing.T) {
+	ca := newTestCA(t)
+	config := profilerConfig(t, 1)
+	metricsURL := startSim(t, "-flavor=vllm-v1", "-qps=1", "-speed=30")
+	ag := startAgent(t, ca, "-client-ca="+ca.caFile, "-profiler-config="+config, "-vllm-url="+strings.TrimSuffix(metricsURL, "/metrics"))
+	p := harness.Start(t, harness.Executable(t, harness.AppExecutable))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	settings := map[string]any{"agents": []map[string]string{{"name": "mtls", "url": ag.url}}, "agentCaCert": ca.caPEM}
+	secure := map[string]string{app.AgentTokenField("mtls"): agentToken}
+	list := func(pc *pluginv2.PluginContext) string {
+		res, err := p.CallResource(ctx, pc, "GET", "agents", nil)
+		if err != nil || res.Status != http.StatusOK {
+			t.Fatalf("agents: %v %+v", err, res)
+		}
+		return string(res.Body)
+	}
+	without := harness.AppContext(t, settings, secure, harness.User("Viewer"))
+	if body := list(without); !strings.Contains(body, "unreachable") || !strings.Contains(body, "certificate") || strings.Contains(body, `"metricEnable"`) {
+		t.Errorf("without a client certificate: %s", body)
+	}
+	withCert := map[string]any{"agents": settings["agents"], "agentCaCert": ca.caPEM, "agentClientCert": ca.clientCert}
+	secureWith := map[string]string{app.AgentTokenField("mtls"): agentToken, app.AgentClientKeyField: ca.clientKey}
+	with := harness.AppContext(t, withCert, secureWith, harness.User("Viewer"))
+	with.AppInstanceSettings.LastUpdatedMS++ // another settings version, another instance
+	if body := list(with); !strings.Contains(body, `"metricEnable":1`) {
+		t.Errorf("with the client certificate: %s", body)
+	}
+	for _, b := range []string{p.Logs(), ag.Logs()} {
+		if strings.Contains(b, agentToken) || strings.Contains(b, "PRIVATE KEY") {
+			t.Fatal("a secret reached a log")
 		}
 	}
 }
