@@ -45,13 +45,15 @@ type Datasource struct {
 	streams *streamRegistry
 	// scrub removes this instance's secrets from every message that may quote a server.
 	scrub *redact.Scrubber
+	// roles keeps prefill/decode resolutions for role.CacheTTL; nil resolves every time.
+	roleCache *role.Cache
 }
 
 // NewInstance builds a Datasource from the instance settings Grafana sends; in direct mode it starts scraping.
 func NewInstance(ctx context.Context, s backend.DataSourceInstanceSettings) (instancemgmt.Instance, error) {
 	st, err := LoadSettings(s)
 	scrub := secretsOf(s, st)
-	d := &Datasource{uid: s.UID, settings: st, streams: newStreamRegistry(), scrub: scrub}
+	d := &Datasource{uid: s.UID, settings: st, streams: newStreamRegistry(), scrub: scrub, roleCache: role.NewCache()}
 	switch {
 	case err != nil:
 	case st.Mode == ModePrometheus:
@@ -130,7 +132,7 @@ func (d *Datasource) evaluate(ctx context.Context, q query.Query, r query.Reques
 		}
 		return modeEval(ctx, sub, r)
 	}
-	res, err := role.Answer(ctx, eval, q, r)
+	res, err := role.Answer(ctx, eval, q, r, d.roleCache)
 	sort.Strings(details) // the evidence queries run concurrently
 	return res, query.Truncate(strings.Join(details, "\n\n"), query.MaxExecutedQueryBytes), err
 }

@@ -41,7 +41,7 @@ func (d *Datasource) routes() *http.ServeMux {
 // roles lists the prefill/decode roles the endpoints show now (pkg/role), for a template variable.
 func (d *Datasource) roles(r *http.Request) ([]string, error) {
 	now := time.Now()
-	return role.Roles(r.Context(), d.evalResult, "", query.Request{From: now.Add(-role.Span), To: now})
+	return role.Roles(r.Context(), d.evalResult, "", query.Request{From: now.Add(-role.Span), To: now}, d.roleCache)
 }
 
 // labelName is a Prometheus label name; label-values refuses anything else before it reaches history or a server URL.

@@ -43,11 +43,11 @@ func TestRolesInBothModes(t *testing.T) {
 
 		answer := func(t *testing.T, q query.Query) []query.Output {
 			t.Helper()
-			d, err := role.Answer(ctx, direct, q, modes.req)
+			d, err := role.Answer(ctx, direct, q, modes.req, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			p, err := role.Answer(ctx, prometheus, q, modes.req)
+			p, err := role.Answer(ctx, prometheus, q, modes.req, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -141,15 +141,15 @@ func Resolve(ctx context.Context, eval Eval, endpoint string, r query.Request) (
 // Answer answers a query through eval, resolving roles first when the query needs them (query.NeedsRoles): the
 // role filter narrows the endpoint filter to the endpoints of matching roles, groupBy role evaluates each role's
 // endpoints as one fleet, and every series of a single endpoint, or of endpoints sharing one role, carries the
-// role label.
-func Answer(ctx context.Context, eval Eval, q query.Query, r query.Request) (*query.Result, error) {
+// role label. cache (nil for none) keeps resolutions for CacheTTL.
+func Answer(ctx context.Context, eval Eval, q query.Query, r query.Request, cache *Cache) (*query.Result, error) {
 	if err := q.EnsureValid(); err != nil {
 		return nil, err
 	}
 	if !q.NeedsRoles() {
 		return eval(ctx, q, r)
 	}
-	roles, err := Resolve(ctx, eval, q.Endpoint, r)
+	roles, err := cache.Resolve(ctx, eval, q.Endpoint, r)
 	if err != nil {
 		return nil, err
 	}
@@ -263,8 +263,8 @@ func distinct(roles map[string]string) []string {
 }
 
 // Roles lists the roles of the endpoints the endpoint regular expression selects, for a template variable.
-func Roles(ctx context.Context, eval Eval, endpoint string, r query.Request) ([]string, error) {
-	roles, err := Resolve(ctx, eval, endpoint, r)
+func Roles(ctx context.Context, eval Eval, endpoint string, r query.Request, cache *Cache) ([]string, error) {
+	roles, err := cache.Resolve(ctx, eval, endpoint, r)
 	if err != nil {
 		return nil, err
 	}
