@@ -89,7 +89,8 @@ func (c *Client) ProfilerConfig(ctx context.Context) (ProfilerConfig, error) {
 // SetMetricEnable switches metric_enable for user (a Grafana login, for the agent's audit log).
 func (c *Client) SetMetricEnable(ctx context.Context, user string, on bool) (ProfilerConfig, error) {
 	var v ProfilerConfig
-	return v, c.do(ctx, http.MethodPut, PathMetricEnable, user, map[string]int{"value": bit(on)}, &v)
+	value := bit(on)
+	return v, c.do(ctx, http.MethodPut, PathMetricEnable, user, SetValue{Value: &value}, &v)
 }
 
 // Symbols reads the checked symbols file.
