@@ -1,16 +1,28 @@
 import React from 'react';
-import { MemoryRouter } from 'react-router-dom';
 import { of, throwError } from 'rxjs';
 import { AppRootProps, PluginType } from '@grafana/data';
-import { render, screen } from '@testing-library/react';
+import { locationService, setBackendSrv } from '@grafana/runtime';
+import { act, fireEvent, render, screen, within } from '@testing-library/react';
 import App from './App';
+import { endpointsResource, queryAnswer, simFleet } from '../../ct/fleet';
+import { LocationRouter, installScenes } from '../../ct/scenes';
+import type { VllmQuery } from '../../datasource/types';
 import { testIds } from '../testIds';
 
-const fetchMock = jest.fn();
+// jsdom has no canvas to draw sparklines on; the browser tests (npm run test:ct) draw them.
+jest.mock('@grafana/ui', () => ({
+  ...jest.requireActual('@grafana/ui'),
+  Sparkline: () => <span data-testid="sparkline" />,
+}));
+
 jest.mock('@grafana/runtime', () => ({
   ...jest.requireActual('@grafana/runtime'),
-  getBackendSrv: () => ({ fetch: fetchMock }),
-  PluginPage: ({ children }: { children: React.ReactNode }) => <div>{children}</div>,
+  PluginPage: ({ children, pageNav }: { children: React.ReactNode; pageNav?: { text: string } }) => (
+    <div>
+      <h1>{pageNav?.text}</h1>
+      {children}
+    </div>
+  ),
 }));
 
 const props = {
@@ -21,37 +33,85 @@ const props = {
   onNavChanged: jest.fn(),
 } as unknown as AppRootProps;
 
-function renderApp() {
+interface Call {
+  url: string;
+  data?: { queries: VllmQuery[] };
+}
+let calls: Call[] = [];
+let status: () => unknown = () => of({ data: { pluginId: 'inferscope-vllm-app', version: '0.1.0' } });
+
+beforeEach(() => {
+  calls = [];
+  const fleet = simFleet(3);
+  installScenes();
+  setBackendSrv({
+    fetch: (req: Call) => {
+      calls.push(req);
+      if (req.url.startsWith('/api/ds/query')) {
+        return of({ data: queryAnswer(req.data!, fleet), status: 200 });
+      }
+      if (req.url.endsWith('/resources/endpoints')) {
+        return of({ data: endpointsResource(fleet), status: 200 });
+      }
+      return status();
+    },
+  } as never);
+});
+
+function renderApp(path: string) {
+  act(() => locationService.push(path));
   return render(
-    <MemoryRouter future={{ v7_startTransition: true, v7_relativeSplatPath: true }}>
+    <LocationRouter>
       <App {...props} />
-    </MemoryRouter>
+    </LocationRouter>
   );
 }
 
-describe('App overview', () => {
-  beforeEach(() => fetchMock.mockReset());
+const queryCalls = () => calls.filter((c) => c.url.startsWith('/api/ds/query'));
 
-  it('asks the backend for its status and shows the version', async () => {
-    fetchMock.mockReturnValue(of({ data: { pluginId: 'inferscope-vllm-app', version: '0.1.0' } }));
-    renderApp();
-    expect(await screen.findByText(/version 0\.1\.0 is answering/)).toBeInTheDocument();
-    expect(fetchMock).toHaveBeenCalledWith(
-      expect.objectContaining({ url: '/api/plugins/inferscope-vllm-app/resources/status' })
-    );
+describe('App', () => {
+  it('lands on the fleet: one row per endpoint from one query round trip, the data source in the URL', async () => {
+    const { unmount } = renderApp('/a/inferscope-vllm-app');
+    const table = await screen.findByTestId(testIds.fleet.table('endpoint'));
+    expect(await within(table).findByTestId(testIds.fleet.link('vllm-01'))).toBeInTheDocument();
+    expect(within(table).getAllByRole('row')).toHaveLength(4); // header + 3 endpoints
+    expect(within(table).getByText('unhealthy')).toBeInTheDocument();
+    expect(within(table).getAllByTestId('sparkline').length).toBeGreaterThan(0);
+    expect(queryCalls()).toHaveLength(1);
+    expect(locationService.getSearchObject()['var-ds']).toBe('vllm');
+    unmount();
   });
 
-  it('links every shipped dashboard by uid', async () => {
-    fetchMock.mockReturnValue(of({ data: { pluginId: 'inferscope-vllm-app', version: '0.1.0' } }));
-    renderApp();
-    const link = await screen.findByRole('link', { name: 'vLLM minimal' });
-    expect(link).toHaveAttribute('href', '/d/inferscope-vllm-minimal');
-    expect(screen.getByTestId(testIds.overview.container)).toBeInTheDocument();
+  it('drills down to an endpoint, keeping the data source and time range', async () => {
+    const { unmount } = renderApp('/a/inferscope-vllm-app?var-ds=vllm&from=now-6h&to=now');
+    fireEvent.click(await screen.findByTestId(testIds.fleet.link('vllm-01')));
+    expect(locationService.getLocation().pathname).toBe('/a/inferscope-vllm-app/endpoint/vllm-01');
+    expect(locationService.getSearchObject()).toMatchObject({ 'var-ds': 'vllm', from: 'now-6h', to: 'now' });
+    expect(await screen.findByRole('heading', { name: 'vllm-01' })).toBeInTheDocument();
+    expect(await screen.findByText('Latency: p95 TTFT and p95 TPOT')).toBeInTheDocument();
+    unmount();
+  });
+
+  it('filters the table from the URL', async () => {
+    const { unmount } = renderApp('/a/inferscope-vllm-app?var-ds=vllm&filter=vllm-0%5B02%5D');
+    const table = await screen.findByTestId(testIds.fleet.table('endpoint'));
+    await within(table).findByTestId(testIds.fleet.link('vllm-00'));
+    expect(within(table).queryByTestId(testIds.fleet.link('vllm-01'))).toBeNull();
+    expect(screen.getByTestId(testIds.fleet.count)).toHaveTextContent('2 / 3');
+    unmount();
+  });
+
+  it('keeps the overview on the About tab: the backend status and the shipped dashboards', async () => {
+    const { unmount } = renderApp('/a/inferscope-vllm-app/about');
+    expect(await screen.findByText(/version 0\.1\.0 is answering/)).toBeInTheDocument();
+    expect(screen.getByRole('link', { name: 'vLLM minimal' })).toHaveAttribute('href', '/d/inferscope-vllm-minimal');
+    unmount();
   });
 
   it('says plainly when the backend does not answer', async () => {
-    fetchMock.mockReturnValue(throwError(() => ({ status: 503, data: { message: 'plugin unavailable' } })));
-    renderApp();
+    status = () => throwError(() => ({ status: 503, data: { message: 'plugin unavailable' } }));
+    const { unmount } = renderApp('/a/inferscope-vllm-app/about');
     expect(await screen.findByText(/did not answer: plugin unavailable/)).toBeInTheDocument();
+    unmount();
   });
 });

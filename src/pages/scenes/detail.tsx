@@ -1,0 +1,94 @@
+import React from 'react';
+import { t } from '@grafana/i18n';
+import { getDataSourceSrv } from '@grafana/runtime';
+import {
+  EmbeddedScene,
+  PanelBuilders,
+  SceneCSSGridLayout,
+  SceneComponentProps,
+  SceneFlexItem,
+  SceneFlexLayout,
+  SceneObjectBase,
+  SceneObjectState,
+  sceneGraph,
+} from '@grafana/scenes';
+import type { DataSource } from '../../datasource/datasource';
+import type { EndpointStatus } from '../../datasource/types';
+import { DS_VARIABLE, ascendPanels, detailPanels, diagnosisTarget, type Filter } from './queries';
+import { ExploreLink, queryRunner, sceneState, timeseriesPanel } from './shared';
+
+function grid(children: SceneCSSGridLayout['state']['children']): SceneCSSGridLayout {
+  return new SceneCSSGridLayout({
+    templateColumns: 'repeat(auto-fit, minmax(420px, 1fr))',
+    autoRows: '260px',
+    rowGap: 1,
+    columnGap: 1,
+    children,
+  });
+}
+
+interface AscendSectionState extends SceneObjectState {
+  endpoint: string;
+  /** body holds the per-DP views once the endpoints resource says the endpoint is vLLM-Ascend. */
+  body?: SceneCSSGridLayout;
+}
+
+/** AscendSection adds the per-DP-rank views of the Ascend dashboard when the endpoint is vLLM-Ascend. */
+export class AscendSection extends SceneObjectBase<AscendSectionState> {
+  constructor(state: AscendSectionState) {
+    super(state);
+    this.addActivationHandler(() => {
+      if (!this.state.body) {
+        this.detect();
+      }
+    });
+  }
+
+  /** detect reads the endpoint's flavor from the data source's endpoints resource. */
+  async detect() {
+    const uid = sceneGraph.interpolate(this, `\${${DS_VARIABLE}}`);
+    try {
+      const ds = (await getDataSourceSrv().get({ uid })) as unknown as DataSource;
+      const endpoints: EndpointStatus[] = await ds.getResource('endpoints');
+      if (endpoints.find((e) => e.name === this.state.endpoint)?.detection?.flavor === 'vllm-ascend') {
+        this.showAscend();
+      }
+    } catch {
+      // Without the resource the page shows what every flavor has.
+    }
+  }
+
+  /** showAscend adds the per-DP panels. */
+  showAscend() {
+    this.setState({ body: grid(ascendPanels(this.state.endpoint).map(timeseriesPanel)) });
+  }
+
+  static Component = ({ model }: SceneComponentProps<AscendSection>) => {
+    const { body } = model.useState();
+    return body ? <body.Component model={body} /> : null;
+  };
+}
+
+/** findingsPanel is the diagnosis table for the selection: symptom, value, likely cause and the knob to turn. */
+export function findingsPanel(f: Filter) {
+  return PanelBuilders.table()
+    .setTitle(t('scenes.panel.findings', 'Diagnosis: symptom → likely cause → knob'))
+    .setData(queryRunner([diagnosisTarget(f)]))
+    .setHeaderActions(new ExploreLink({}))
+    .build();
+}
+
+/**
+ * detailScene is the endpoint page (filter.endpoint) or the model page (filter.model): the minimal dashboard's
+ * panels, DP balance, spec decode per position, the prefix cache and the findings, narrowed to the selection.
+ */
+export function detailScene(f: Filter): EmbeddedScene {
+  const children = [
+    new SceneFlexItem({ body: grid(detailPanels(f).map(timeseriesPanel)) }),
+    new SceneFlexItem({ minHeight: 300, body: findingsPanel(f) }),
+  ];
+  if (f.endpoint !== undefined) {
+    children.push(new SceneFlexItem({ body: new AscendSection({ endpoint: f.endpoint }) }));
+  }
+  return new EmbeddedScene({ ...sceneState(), body: new SceneFlexLayout({ direction: 'column', children }) });
+}
