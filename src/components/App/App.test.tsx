@@ -15,10 +15,28 @@ jest.mock('@grafana/ui', () => ({
   Sparkline: () => <span data-testid="sparkline" />,
 }));
 
+interface NavItem {
+  text: string;
+  url?: string;
+  parentItem?: NavItem;
+}
+
+function crumbs(item?: NavItem): NavItem[] {
+  return item ? [...crumbs(item.parentItem), item] : [];
+}
+
+// Grafana's page chrome, reduced to what the tests read: the title and the breadcrumbs Grafana builds from pageNav.
 jest.mock('@grafana/runtime', () => ({
   ...jest.requireActual('@grafana/runtime'),
-  PluginPage: ({ children, pageNav }: { children: React.ReactNode; pageNav?: { text: string } }) => (
+  PluginPage: ({ children, pageNav }: { children: React.ReactNode; pageNav?: NavItem }) => (
     <div>
+      <nav aria-label="Breadcrumbs">
+        {crumbs(pageNav).map((c) => (
+          <a key={c.text} href={c.url}>
+            {c.text}
+          </a>
+        ))}
+      </nav>
       <h1>{pageNav?.text}</h1>
       {children}
     </div>
@@ -89,6 +107,13 @@ describe('App', () => {
     expect(locationService.getSearchObject()).toMatchObject({ 'var-ds': 'vllm', from: 'now-6h', to: 'now' });
     expect(await screen.findByRole('heading', { name: 'vllm-01' })).toBeInTheDocument();
     expect(await screen.findByText('Latency: p95 TTFT and p95 TPOT')).toBeInTheDocument();
+    // Breadcrumbs: Fleet › Endpoints › vllm-01, the parents' links keeping the data source and time range.
+    const nav = within(screen.getByRole('navigation', { name: 'Breadcrumbs' }));
+    expect(nav.getAllByRole('link').map((a) => a.textContent)).toEqual(['Fleet', 'Endpoints', 'vllm-01']);
+    expect(nav.getByRole('link', { name: 'Endpoints' })).toHaveAttribute(
+      'href',
+      '/a/inferscope-vllm-app?var-ds=vllm&from=now-6h&to=now&refresh=1m'
+    );
     unmount();
   });
 

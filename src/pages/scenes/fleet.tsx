@@ -23,6 +23,7 @@ import {
   Sparkline,
   Stack,
   Text,
+  TextLink,
   useStyles2,
   useTheme2,
   type CellProps,
@@ -171,16 +172,18 @@ function columns(by: Key): Array<Column<Row>> {
       header: by === 'endpoint' ? t('scenes.column.endpoint', 'Endpoint') : t('scenes.column.model', 'Model'),
       sortType: 'alphanumeric',
       cell: ({ row }: CellProps<Row>) => (
-        <a
+        <TextLink
           href={link(row.original.name)}
+          inline={false}
           data-testid={testIds.fleet.link(row.original.name)}
           onClick={(e) => {
+            // Grafana's router, not a page load: the scenes keep their state and the URL keeps the view.
             e.preventDefault();
             navigate(link(row.original.name));
           }}
         >
           {row.original.name}
-        </a>
+        </TextLink>
       ),
     },
     by === 'endpoint'

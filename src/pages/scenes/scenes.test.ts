@@ -208,10 +208,13 @@ describe('endpoint and model scenes', () => {
       ['vllm-03', true],
       ['vllm-01', false],
     ] as const) {
+      const asked = () => calls.filter((c) => c.url.endsWith('/resources/endpoints')).length;
+      const before = asked();
       const scene = detailScene({ endpoint: name });
       const deactivate = activate(scene);
       const section = find(scene, AscendSection)[0];
-      await new Promise((r) => setTimeout(r, 20));
+      await waitFor(() => asked() > before);
+      await new Promise((r) => setTimeout(r, 0)); // the answer's promise settles, then the section shows or not
       expect(Boolean(section.state.body)).toBe(ascend);
       if (ascend) {
         const q = find(section, SceneQueryRunner).flatMap(queries);
