@@ -10,6 +10,25 @@ import { testIds } from '../testIds';
 // data source's queries from a simulated fleet (src/ct/fleet.ts), panels are stand-ins listing their series.
 
 const base = '/a/inferscope-vllm-app';
+const resources = '/api/plugins/inferscope-vllm-app/resources';
+const file = (name: string, endpoint: string) => ({
+  name,
+  path: `/var/lib/inferscope/${name}/ms_service_profiler_config.json`,
+  metricsUrl: `http://127.0.0.1:8000/${endpoint}/metrics`,
+  exists: true,
+  metricEnable: 0,
+  enable: 1,
+  exposed: false,
+});
+// The app's allow-listed profiler config files: one for vllm-03's deployment, one for another.
+const profiler = {
+  [`GET ${resources}/profiler-configs`]: {
+    profilerConfigs: [file('ascend-03', 'vllm-03'), file('ascend-07', 'vllm-07')],
+    canWrite: true,
+    allowEditorsToWrite: false,
+  },
+  [`PUT ${resources}/profiler-configs/ascend-03/metric-enable`]: { ...file('ascend-03', 'vllm-03'), metricEnable: 1 },
+};
 const hooks = (fleet: number, extra: Partial<HooksConfig> = {}): { hooksConfig: HooksConfig } => ({
   hooksConfig: { plugin: 'inferscope-vllm-app', fleet, ...extra },
 });
@@ -76,7 +95,7 @@ test('a row drills down to the endpoint page: its panels, the findings and, for 
   mount,
   page,
 }) => {
-  await mount(<AppStory path={`${base}?from=now-3h&to=now`} />, hooks(4));
+  await mount(<AppStory path={`${base}?from=now-3h&to=now`} />, hooks(4, { routes: profiler }));
   await page.getByTestId(testIds.fleet.link('vllm-03')).click();
   await expect.poll(() => new URL(page.url()).pathname).toBe(`${base}/endpoint/vllm-03`);
   expect(search(page).get('var-ds')).toBe('vllm');
@@ -96,11 +115,35 @@ test('a row drills down to the endpoint page: its panels, the findings and, for 
     await expect(page.getByText(title, { exact: true })).toBeVisible();
   }
   // Every panel queries the endpoint only; the Explore links carry the panel's queries.
+  await expect(page.getByTestId(testIds.appConfig.metricEnable('ascend-03'))).toBeVisible();
   const bodies = (await queryRequests(page)).slice(1).map((r) => r.data as { queries: Array<{ endpoint?: string }> });
   expect(bodies.length).toBeGreaterThanOrEqual(9);
   expect(bodies.flatMap((b) => b.queries).every((q) => q.endpoint === 'vllm-03')).toBe(true);
   const explore = await page.getByRole('link', { name: 'Explore' }).first().getAttribute('href');
   expect(decodeURIComponent(explore ?? '')).toContain('"endpoint":"vllm-03"');
+});
+
+test("an Ascend endpoint's page switches its own deployment's profiler metrics", async ({ mount, page }) => {
+  await mount(<AppStory path={`${base}/endpoint/vllm-03?var-ds=vllm`} />, hooks(4, { routes: profiler }));
+  const toggle = page.getByTestId(testIds.appConfig.metricEnable('ascend-03'));
+  await expect(toggle).not.toBeChecked();
+  await expect(page.getByTestId(testIds.appConfig.metricEnable('ascend-07'))).toHaveCount(0);
+  await toggle.check({ force: true });
+  await expect(toggle).toBeChecked();
+  const put = (await requests(page)).find((r) => r.method === 'PUT');
+  expect(put?.url).toContain('/profiler-configs/ascend-03/metric-enable');
+});
+
+test('a Viewer sees the switch but cannot use it', async ({ mount, page }) => {
+  const readOnly = {
+    ...profiler,
+    [`GET ${resources}/profiler-configs`]: { ...profiler[`GET ${resources}/profiler-configs`], canWrite: false },
+  };
+  await mount(
+    <AppStory path={`${base}/endpoint/vllm-03?var-ds=vllm`} />,
+    hooks(4, { routes: readOnly, role: 'Viewer' })
+  );
+  await expect(page.getByTestId(testIds.appConfig.metricEnable('ascend-03'))).toBeDisabled();
 });
 
 test('a non-Ascend endpoint has no per-DP views', async ({ mount, page }) => {
@@ -152,7 +195,7 @@ for (const theme of THEMES) {
   });
 
   test(`screenshot: endpoint, ${theme}`, async ({ mount, page }) => {
-    await mount(<AppStory path={`${base}/endpoint/vllm-03`} />, hooks(12, { theme }));
+    await mount(<AppStory path={`${base}/endpoint/vllm-03`} />, hooks(12, { theme, routes: profiler }));
     await expect(page.getByText('KV usage % per DP rank', { exact: true })).toBeVisible();
     await screenshot(page, `endpoint-${theme}`);
   });

@@ -10,8 +10,10 @@ import {
   SceneFlexLayout,
   SceneObjectBase,
   SceneObjectState,
+  SceneReactObject,
   sceneGraph,
 } from '@grafana/scenes';
+import { ProfilerConfigs } from '../../components/AppConfig/ProfilerConfigs';
 import type { DataSource } from '../../datasource/datasource';
 import type { EndpointStatus } from '../../datasource/types';
 import { DS_VARIABLE, ascendPanels, detailPanels, diagnosisTarget, type Filter } from './queries';
@@ -29,8 +31,8 @@ function grid(children: SceneCSSGridLayout['state']['children']): SceneCSSGridLa
 
 interface AscendSectionState extends SceneObjectState {
   endpoint: string;
-  /** body holds the per-DP views once the endpoints resource says the endpoint is vLLM-Ascend. */
-  body?: SceneCSSGridLayout;
+  /** body holds the profiler switch and the per-DP views once the endpoints resource says it is vLLM-Ascend. */
+  body?: SceneFlexLayout;
 }
 
 /** AscendSection adds the per-DP-rank views of the Ascend dashboard when the endpoint is vLLM-Ascend. */
@@ -50,17 +52,25 @@ export class AscendSection extends SceneObjectBase<AscendSectionState> {
     try {
       const ds = (await getDataSourceSrv().get({ uid })) as unknown as DataSource;
       const endpoints: EndpointStatus[] = await ds.getResource('endpoints');
-      if (endpoints.find((e) => e.name === this.state.endpoint)?.detection?.flavor === 'vllm-ascend') {
-        this.showAscend();
+      const endpoint = endpoints.find((e) => e.name === this.state.endpoint);
+      if (endpoint?.detection?.flavor === 'vllm-ascend') {
+        this.showAscend(endpoint.url);
       }
     } catch {
       // Without the resource the page shows what every flavor has.
     }
   }
 
-  /** showAscend adds the per-DP panels. */
-  showAscend() {
-    this.setState({ body: grid(ascendPanels(this.state.endpoint).map(timeseriesPanel)) });
+  /** showAscend adds the profiler switch of the deployment behind the URL (direct mode) and the per-DP panels. */
+  showAscend(url?: string) {
+    const children = [new SceneFlexItem({ body: grid(ascendPanels(this.state.endpoint).map(timeseriesPanel)) })];
+    if (url) {
+      // The app's allow-listed profiler config files name their deployment's /metrics URL; the backend decides
+      // who may switch (Admins, and Editors when the app allows it).
+      const switcher = new SceneReactObject({ component: ProfilerConfigs, props: { metricsUrl: url } });
+      children.unshift(new SceneFlexItem({ body: switcher }));
+    }
+    this.setState({ body: new SceneFlexLayout({ direction: 'column', children }) });
   }
 
   static Component = ({ model }: SceneComponentProps<AscendSection>) => {
