@@ -57,9 +57,11 @@ interface Call {
 }
 let calls: Call[] = [];
 let status: () => unknown = () => of({ data: { pluginId: 'inferscope-vllm-app', version: '0.1.0' } });
+let prometheusMode = false;
 
 beforeEach(() => {
   calls = [];
+  prometheusMode = false;
   const fleet = simFleet(3);
   installScenes();
   setBackendSrv({
@@ -69,7 +71,9 @@ beforeEach(() => {
         return of({ data: queryAnswer(req.data!, fleet), status: 200 });
       }
       if (req.url.endsWith('/resources/endpoints')) {
-        return of({ data: endpointsResource(fleet), status: 200 });
+        // Prometheus mode lists the names only: no status, no detection.
+        const endpoints = endpointsResource(fleet);
+        return of({ data: prometheusMode ? endpoints.map((e) => ({ name: e.name })) : endpoints, status: 200 });
       }
       return status();
     },
@@ -97,6 +101,19 @@ describe('App', () => {
     expect(within(table).getAllByTestId('sparkline').length).toBeGreaterThan(0);
     expect(queryCalls()).toHaveLength(1);
     expect(locationService.getSearchObject()['var-ds']).toBe('vllm');
+    unmount();
+  });
+
+  it('works in Prometheus mode, where the endpoints resource has names only: states from the queries, no flavors', async () => {
+    prometheusMode = true;
+    // The resource has no up field here: "down" comes from raw up in the fleet query.
+    const { unmount } = renderApp('/a/inferscope-vllm-app?var-ds=vllm');
+    const table = await screen.findByTestId(testIds.fleet.table('endpoint'));
+    await within(table).findByTestId(testIds.fleet.link('vllm-02'));
+    const row = (name: string) => within(table).getByTestId(testIds.fleet.link(name)).closest('tr')!;
+    expect(within(row('vllm-02')).getByText('down')).toBeInTheDocument();
+    expect(within(row('vllm-00')).getByText('sleeping')).toBeInTheDocument();
+    expect(within(row('vllm-00')).queryByText('vllm-v1')).toBeNull();
     unmount();
   });
 

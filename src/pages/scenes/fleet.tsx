@@ -1,6 +1,6 @@
 import React, { useMemo } from 'react';
 import { css } from '@emotion/css';
-import { GrafanaTheme2 } from '@grafana/data';
+import { GrafanaTheme2, locationUtil } from '@grafana/data';
 import { t } from '@grafana/i18n';
 import { getDataSourceSrv } from '@grafana/runtime';
 import {
@@ -34,7 +34,7 @@ import type { DataSource } from '../../datasource/datasource';
 import type { EndpointStatus } from '../../datasource/types';
 import { joinFleet, type FleetRow, type State } from './join';
 import { DS_VARIABLE, fleetTargets } from './queries';
-import { ROUTES, navigate, queryRunner, sceneState } from './shared';
+import { ROUTES, navigate, queryRunner, sceneState, withAppState } from './shared';
 import { testIds } from '../../components/testIds';
 
 type Key = 'endpoint' | 'model';
@@ -60,6 +60,10 @@ export class FleetTable extends SceneObjectBase<FleetTableState> {
     super({ filter: '', ...state });
     this.addActivationHandler(() => {
       this.loadEndpoints();
+      // Read again on the next visit: endpoints come and go, and their flavors with them.
+      return () => {
+        this.loadedUid = undefined;
+      };
     });
   }
 
@@ -173,7 +177,7 @@ function columns(by: Key): Array<Column<Row>> {
       sortType: 'alphanumeric',
       cell: ({ row }: CellProps<Row>) => (
         <TextLink
-          href={link(row.original.name)}
+          href={locationUtil.assureBaseUrl(withAppState(link(row.original.name)))}
           inline={false}
           data-testid={testIds.fleet.link(row.original.name)}
           onClick={(e) => {

@@ -1,5 +1,5 @@
 import React from 'react';
-import { urlUtil } from '@grafana/data';
+import { locationUtil, urlUtil } from '@grafana/data';
 import { t } from '@grafana/i18n';
 import { locationService } from '@grafana/runtime';
 import {
@@ -129,7 +129,14 @@ export class ExploreLink extends SceneObjectBase {
     }
     const href = exploreUrl(uid, runner.state.queries, range.raw.from.toString(), range.raw.to.toString());
     return (
-      <LinkButton size="sm" variant="secondary" fill="text" icon="compass" href={href} target="_blank">
+      <LinkButton
+        size="sm"
+        variant="secondary"
+        fill="text"
+        icon="compass"
+        href={locationUtil.assureBaseUrl(href)}
+        target="_blank"
+      >
         {t('scenes.explore', 'Explore')}
       </LinkButton>
     );
