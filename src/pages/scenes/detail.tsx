@@ -1,6 +1,5 @@
 import React from 'react';
 import { t } from '@grafana/i18n';
-import { getDataSourceSrv } from '@grafana/runtime';
 import {
   EmbeddedScene,
   PanelBuilders,
@@ -11,13 +10,10 @@ import {
   SceneObjectBase,
   SceneObjectState,
   SceneReactObject,
-  sceneGraph,
 } from '@grafana/scenes';
 import { ProfilerConfigs } from '../../components/AppConfig/ProfilerConfigs';
-import type { DataSource } from '../../datasource/datasource';
-import type { EndpointStatus } from '../../datasource/types';
-import { DS_VARIABLE, ascendPanels, detailPanels, diagnosisTarget, type Filter } from './queries';
-import { ExploreLink, queryRunner, sceneState, timeseriesPanel } from './shared';
+import { ascendPanels, detailPanels, diagnosisTarget, type Filter } from './queries';
+import { ExploreLink, fetchEndpoints, queryRunner, sceneState, selectedUid, timeseriesPanel } from './shared';
 
 function grid(children: SceneCSSGridLayout['state']['children']): SceneCSSGridLayout {
   return new SceneCSSGridLayout({
@@ -35,7 +31,7 @@ interface AscendSectionState extends SceneObjectState {
   body?: SceneFlexLayout;
 }
 
-/** AscendSection adds the per-DP-rank views of the Ascend dashboard when the endpoint is vLLM-Ascend. */
+/** AscendSection adds the profiler switch and the Ascend dashboard's per-DP views when the endpoint is vLLM-Ascend. */
 export class AscendSection extends SceneObjectBase<AscendSectionState> {
   constructor(state: AscendSectionState) {
     super(state);
@@ -46,18 +42,12 @@ export class AscendSection extends SceneObjectBase<AscendSectionState> {
     });
   }
 
-  /** detect reads the endpoint's flavor from the data source's endpoints resource. */
+  /** detect reads the endpoint's flavor and URL from the data source's endpoints resource (direct mode). */
   async detect() {
-    const uid = sceneGraph.interpolate(this, `\${${DS_VARIABLE}}`);
-    try {
-      const ds = (await getDataSourceSrv().get({ uid })) as unknown as DataSource;
-      const endpoints: EndpointStatus[] = await ds.getResource('endpoints');
-      const endpoint = endpoints.find((e) => e.name === this.state.endpoint);
-      if (endpoint?.detection?.flavor === 'vllm-ascend') {
-        this.showAscend(endpoint.url);
-      }
-    } catch {
-      // Without the resource the page shows what every flavor has.
+    const endpoints = await fetchEndpoints(selectedUid(this)).catch(() => []);
+    const endpoint = endpoints.find((e) => e.name === this.state.endpoint);
+    if (endpoint?.detection?.flavor === 'vllm-ascend') {
+      this.showAscend(endpoint.url);
     }
   }
 

@@ -2,7 +2,6 @@ import React, { useMemo } from 'react';
 import { css } from '@emotion/css';
 import { GrafanaTheme2, locationUtil } from '@grafana/data';
 import { t } from '@grafana/i18n';
-import { getDataSourceSrv } from '@grafana/runtime';
 import {
   EmbeddedScene,
   SceneComponentProps,
@@ -30,11 +29,10 @@ import {
   type Column,
   type SortByFn,
 } from '@grafana/ui';
-import type { DataSource } from '../../datasource/datasource';
 import type { EndpointStatus } from '../../datasource/types';
 import { joinFleet, type FleetRow, type State } from './join';
 import { DS_VARIABLE, fleetTargets } from './queries';
-import { ROUTES, navigate, queryRunner, sceneState, withAppState } from './shared';
+import { ROUTES, fetchEndpoints, navigate, queryRunner, sceneState, selectedUid, withAppState } from './shared';
 import { testIds } from '../../components/testIds';
 
 type Key = 'endpoint' | 'model';
@@ -82,20 +80,14 @@ export class FleetTable extends SceneObjectBase<FleetTableState> {
 
   /** loadEndpoints asks the selected data source which endpoints it has (flavor, profiler), once per selection. */
   async loadEndpoints() {
-    const uid = sceneGraph.interpolate(this, `\${${DS_VARIABLE}}`);
+    const uid = selectedUid(this);
     // Activation and the variable's first value both ask; the resource is read once per data source.
     if (!uid || uid === this.loadedUid) {
       return;
     }
     this.loadedUid = uid;
-    try {
-      const ds = (await getDataSourceSrv().get({ uid })) as unknown as DataSource;
-      const endpoints: EndpointStatus[] = await ds.getResource('endpoints');
-      this.setState({ endpoints: Array.isArray(endpoints) ? endpoints : [] });
-    } catch {
-      // The table still shows what the queries answer; flavors stay unknown.
-      this.setState({ endpoints: [] });
-    }
+    // Without the resource the table still shows what the queries answer; flavors stay unknown.
+    this.setState({ endpoints: await fetchEndpoints(uid).catch(() => []) });
   }
 
   static Component = FleetTableRenderer;

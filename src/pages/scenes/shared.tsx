@@ -1,7 +1,7 @@
 import React from 'react';
 import { locationUtil, urlUtil } from '@grafana/data';
 import { t } from '@grafana/i18n';
-import { locationService } from '@grafana/runtime';
+import { getDataSourceSrv, locationService } from '@grafana/runtime';
 import {
   DataSourceVariable,
   PanelBuilders,
@@ -16,9 +16,12 @@ import {
   VariableValueSelectors,
   VizPanel,
   sceneGraph,
+  type SceneObject,
 } from '@grafana/scenes';
 import { LinkButton } from '@grafana/ui';
 import { DATASOURCE_TYPE, PLUGIN_BASE_URL } from '../../constants';
+import type { DataSource } from '../../datasource/datasource';
+import type { EndpointStatus } from '../../datasource/types';
 import { DS_REF, DS_VARIABLE, type PanelSpec } from './queries';
 
 /** URL_KEYS are the query parameters every page keeps when linking to another: data source, time range, refresh. */
@@ -146,4 +149,16 @@ export class ExploreLink extends SceneObjectBase {
 /** navigate goes to an app page the way Grafana's links do, keeping the URL state. */
 export function navigate(path: string) {
   locationService.push(withAppState(path));
+}
+
+/** selectedUid is the uid of the data source the page's variable selects. */
+export function selectedUid(o: SceneObject): string {
+  return sceneGraph.interpolate(o, `\${${DS_VARIABLE}}`);
+}
+
+/** fetchEndpoints reads the selected data source's endpoints resource: names, and in direct mode status and flavor. */
+export async function fetchEndpoints(uid: string): Promise<EndpointStatus[]> {
+  const ds = (await getDataSourceSrv().get({ uid })) as unknown as DataSource;
+  const endpoints: unknown = await ds.getResource('endpoints');
+  return Array.isArray(endpoints) ? endpoints : [];
 }
