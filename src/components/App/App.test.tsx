@@ -58,21 +58,23 @@ interface Call {
 let calls: Call[] = [];
 let status: () => unknown = () => of({ data: { pluginId: 'inferscope-vllm-app', version: '0.1.0' } });
 let prometheusMode = false;
+let fleetSize = 3;
 
 beforeEach(() => {
   calls = [];
   prometheusMode = false;
-  const fleet = simFleet(3);
+  fleetSize = 3;
+  const fleet = () => simFleet(fleetSize);
   installScenes();
   setBackendSrv({
     fetch: (req: Call) => {
       calls.push(req);
       if (req.url.startsWith('/api/ds/query')) {
-        return of({ data: queryAnswer(req.data!, fleet), status: 200 });
+        return of({ data: queryAnswer(req.data!, fleet()), status: 200 });
       }
       if (req.url.endsWith('/resources/endpoints')) {
         // Prometheus mode lists the names only: no status, no detection.
-        const endpoints = endpointsResource(fleet);
+        const endpoints = endpointsResource(fleet());
         return of({ data: prometheusMode ? endpoints.map((e) => ({ name: e.name })) : endpoints, status: 200 });
       }
       return status();
@@ -106,14 +108,20 @@ describe('App', () => {
 
   it('works in Prometheus mode, where the endpoints resource has names only: states from the queries, no flavors', async () => {
     prometheusMode = true;
+    fleetSize = 4;
     // The resource has no up field here: "down" comes from raw up in the fleet query.
     const { unmount } = renderApp('/a/inferscope-vllm-app?var-ds=vllm');
     const table = await screen.findByTestId(testIds.fleet.table('endpoint'));
-    await within(table).findByTestId(testIds.fleet.link('vllm-02'));
+    await within(table).findByTestId(testIds.fleet.link('vllm-03'));
+    // The app keeps its scenes between visits (the earlier tests' answers): refresh for this fleet's.
+    fireEvent.click(screen.getByTestId('data-testid RefreshPicker run button'));
+    await within(table).findByText('vllm-ascend');
     const row = (name: string) => within(table).getByTestId(testIds.fleet.link(name)).closest('tr')!;
     expect(within(row('vllm-02')).getByText('down')).toBeInTheDocument();
     expect(within(row('vllm-00')).getByText('sleeping')).toBeInTheDocument();
     expect(within(row('vllm-00')).queryByText('vllm-v1')).toBeNull();
+    // vLLM-Ascend still shows: its KV series are labelled dp.
+    expect(within(row('vllm-03')).getByText('vllm-ascend')).toBeInTheDocument();
     unmount();
   });
 

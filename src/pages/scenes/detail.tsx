@@ -9,7 +9,9 @@ import {
   SceneFlexLayout,
   SceneObjectBase,
   SceneObjectState,
+  SceneQueryRunner,
   SceneReactObject,
+  sceneGraph,
 } from '@grafana/scenes';
 import { ProfilerConfigs } from '../../components/AppConfig/ProfilerConfigs';
 import { ascendPanels, detailPanels, diagnosisTarget, type Filter } from './queries';
@@ -42,12 +44,32 @@ export class AscendSection extends SceneObjectBase<AscendSectionState> {
     });
   }
 
-  /** detect reads the endpoint's flavor and URL from the data source's endpoints resource (direct mode). */
+  /**
+   * detect reads the endpoint's flavor and URL from the data source's endpoints resource (direct mode); where that
+   * has no detection (Prometheus mode), from the page's KV query: only vLLM-Ascend's ranks are labelled dp.
+   */
   async detect() {
     const endpoints = await fetchEndpoints(selectedUid(this)).catch(() => []);
     const endpoint = endpoints.find((e) => e.name === this.state.endpoint);
-    if (endpoint?.detection?.flavor === 'vllm-ascend') {
-      this.showAscend(endpoint.url);
+    if (endpoint?.detection) {
+      if (endpoint.detection.flavor === 'vllm-ascend') {
+        this.showAscend(endpoint.url);
+      }
+      return;
+    }
+    const kv = sceneGraph.findObject(
+      this.getRoot(),
+      (o) => o instanceof SceneQueryRunner && o.state.queries[0]?.queryType === 'kv_cache_usage'
+    ) as SceneQueryRunner | null;
+    const check = () => {
+      const labelled = kv?.state.data?.series.some((f) => f.fields.some((field) => field.labels?.dp !== undefined));
+      if (labelled && !this.state.body) {
+        this.showAscend();
+      }
+    };
+    check();
+    if (kv) {
+      this._subs.add(kv.subscribeToState(check));
     }
   }
 

@@ -295,7 +295,9 @@ function FleetTableRenderer({ model }: SceneComponentProps<FleetTable>) {
       const e = status.get(r.name);
       // In direct mode the endpoints resource knows a failing scrape before any series does.
       const state = r.state === 'unknown' && e?.up === false ? 'down' : r.state;
-      return { ...r, state, flavor: e?.detection?.flavor, profiler: e?.detection?.ascendProfiler };
+      // Prometheus mode lists names only; dp-labelled KV series still tell vLLM-Ascend apart.
+      const flavor = e?.detection?.flavor ?? (r.dpRanks ? 'vllm-ascend' : undefined);
+      return { ...r, state, flavor, profiler: e?.detection?.ascendProfiler };
     });
   }, [data, by, endpoints]);
   const cols = useMemo(() => columns(by), [by]);

@@ -19,6 +19,8 @@ export interface FleetRow {
   findings: number;
   /** models (on endpoint rows) or endpoints (on model rows) seen in the series. */
   related: string[];
+  /** dpRanks: the KV series are labelled dp, as only vLLM-Ascend's profiler metrics are. */
+  dpRanks: boolean;
   kvTrend?: FieldSparkline;
   generationTrend?: FieldSparkline;
 }
@@ -75,6 +77,7 @@ const HOW: Record<string, 'max' | 'min' | 'sum'> = {
 interface Acc {
   values: Record<string, number | undefined>;
   engines: number;
+  dpRanks: boolean;
   related: Set<string>;
   kvTrend?: FieldSparkline;
   kvTrendLast?: number;
@@ -92,7 +95,7 @@ export function joinFleet(frames: DataFrame[], key: Key, known: string[] = []): 
   const row = (name: string) => {
     let r = rows.get(name);
     if (!r) {
-      r = { values: {}, engines: 0, related: new Set() };
+      r = { values: {}, engines: 0, dpRanks: false, related: new Set() };
       rows.set(name, r);
     }
     return r;
@@ -129,6 +132,7 @@ export function joinFleet(frames: DataFrame[], key: Key, known: string[] = []): 
     }
     if (frame.refId === FLEET_REFS.kv) {
       r.engines++;
+      r.dpRanks ||= labels.dp !== undefined;
       if (v !== undefined && (r.kvTrendLast === undefined || v > r.kvTrendLast)) {
         r.kvTrend = trend(frame, field);
         r.kvTrendLast = v;
@@ -156,6 +160,7 @@ export function joinFleet(frames: DataFrame[], key: Key, known: string[] = []): 
         acceptance: r.values[FLEET_REFS.acceptance],
         findings: endpoints.reduce((n, e) => n + (findings.get(e) ?? 0), 0),
         related: [...r.related].sort(),
+        dpRanks: r.dpRanks,
         kvTrend: r.kvTrend,
         generationTrend: r.generationTrend,
       };

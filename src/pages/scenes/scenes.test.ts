@@ -145,6 +145,7 @@ describe('joinFleet', () => {
     // Worst first: the down endpoint leads.
     expect(rows.map((r) => r.name)).toEqual(['vllm-02', 'vllm-01', 'vllm-00']);
     expect(byName['vllm-01'].kvTrend?.y.values).toHaveLength(3);
+    expect(rows.filter((r) => r.dpRanks).map((r) => r.name)).toEqual([]); // no vLLM-Ascend among the three
   });
 
   it('joins model rows with their endpoints and those endpoints findings', () => {
@@ -221,6 +222,32 @@ describe('endpoint and model scenes', () => {
         expect(q.map((t) => t.measure ?? t.metric)).toContain('ascend_batch_size');
         expect(q.every((t) => t.endpoint === name)).toBe(true);
       }
+      deactivate();
+    }
+  });
+
+  it('in Prometheus mode (no detection in the resource), tells vLLM-Ascend by its dp-labelled KV series', async () => {
+    fleet = simFleet(4);
+    setBackendSrv({
+      fetch: (req: Call) => {
+        calls.push(req);
+        if (req.url.startsWith('/api/ds/query')) {
+          return of({ data: queryAnswer(req.data!, fleet), status: 200 });
+        }
+        return of({ data: fleet.map((e) => ({ name: e.name })), status: 200 });
+      },
+    } as never);
+    for (const [name, ascend] of [
+      ['vllm-03', true],
+      ['vllm-01', false],
+    ] as const) {
+      const scene = detailScene({ endpoint: name });
+      const deactivate = activate(scene);
+      const section = find(scene, AscendSection)[0];
+      const kv = find(scene, SceneQueryRunner).find((r) => queries(r)[0].queryType === 'kv_cache_usage')!;
+      await waitFor(() => kv.state.data?.state === 'Done');
+      await new Promise((r) => setTimeout(r, 0));
+      expect(Boolean(section.state.body)).toBe(ascend);
       deactivate();
     }
   });
