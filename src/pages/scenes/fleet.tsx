@@ -30,7 +30,7 @@ import {
   type SortByFn,
 } from '@grafana/ui';
 import type { EndpointStatus } from '../../datasource/types';
-import { joinFleet, type FleetRow, type State } from './join';
+import { STATE_ORDER, joinFleet, type FleetRow, type State } from './join';
 import { DS_VARIABLE, fleetTargets } from './queries';
 import { ROUTES, fetchEndpoints, navigate, queryRunner, sceneState, selectedUid, withAppState } from './shared';
 import { testIds } from '../../components/testIds';
@@ -204,7 +204,7 @@ function columns(by: Key): Array<Column<Row>> {
     {
       id: 'state',
       header: t('scenes.column.state', 'State'),
-      sortType: (a, b) => a.original.state.localeCompare(b.original.state),
+      sortType: (a, b) => STATE_ORDER.indexOf(a.original.state) - STATE_ORDER.indexOf(b.original.state),
       cell: ({ row }: CellProps<Row>) => (
         <Badge text={stateText(row.original.state)} color={STATE_COLORS[row.original.state]} />
       ),

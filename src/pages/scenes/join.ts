@@ -28,7 +28,8 @@ export interface FleetRow {
 type Key = 'endpoint' | 'model';
 const LABEL: Record<Key, string> = { endpoint: 'endpoint', model: 'model_name' };
 const ENGINE_STATES: Record<number, State> = { 3: 'up', 2: 'sleeping', 1: 'unhealthy' };
-const STATE_ORDER: State[] = ['down', 'unhealthy', 'sleeping', 'up', 'unknown'];
+/** STATE_ORDER ranks states worst first, the fleet table's default order. */
+export const STATE_ORDER: State[] = ['down', 'unhealthy', 'sleeping', 'up', 'unknown'];
 
 function valueField(frame: DataFrame): Field | undefined {
   return frame.fields.find((f) => f.type === FieldType.number);

@@ -139,7 +139,7 @@ export function detailPanels(f: Filter): PanelSpec[] {
       id: 'kv',
       unit: 'percent',
       targets: [
-        { refId: 'A', queryType: 'kv_cache_usage', legendFormat: `KV usage ${by}`, ...q },
+        { refId: 'A', queryType: 'kv_cache_usage', legendFormat: `KV usage ${by}`, ...g, ...q },
         {
           refId: 'B',
           queryType: 'cache',

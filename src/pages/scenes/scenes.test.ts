@@ -256,7 +256,8 @@ describe('endpoint and model scenes', () => {
     const panels = find(detailScene({ model: 'llama-3-8b' }), VizPanel);
     const q = panels.flatMap((p) => queries(p.state.$data as SceneQueryRunner));
     expect(q.every((t) => t.model === 'llama-3-8b' && t.endpoint === undefined)).toBe(true);
-    expect(q.filter((t) => t.queryType === 'latency').every((t) => t.groupBy === 'endpoint')).toBe(true);
+    // A series per endpoint serving the model (the diagnosis is a table of its own).
+    expect(q.filter((t) => t.queryType !== 'diagnosis').every((t) => t.groupBy === 'endpoint')).toBe(true);
   });
 
   it('links Explore with the panel queries on the selected data source', () => {
