@@ -6,6 +6,8 @@ import {
   EmbeddedScene,
   SceneObject,
   SceneQueryRunner,
+  SceneRefreshPicker,
+  SceneTimePicker,
   VizPanel,
   sceneGraph,
 } from '@grafana/scenes';
@@ -105,6 +107,10 @@ describe('fleet scene', () => {
     expect(table.urlSync?.getKeys()).toEqual(['filter']);
     expect(find(scene, DataSourceVariable)[0].urlSync?.getKeys()).toEqual(['var-ds']);
     expect(scene.state.$timeRange?.urlSync?.getKeys()).toEqual(expect.arrayContaining(['from', 'to']));
+    // The controls: time picker and refresh picker (every minute by default), both in the URL.
+    const refresh = scene.state.controls?.find((c) => c instanceof SceneRefreshPicker) as SceneRefreshPicker;
+    expect([refresh.state.refresh, refresh.urlSync?.getKeys()]).toEqual(['1m', ['refresh']]);
+    expect(scene.state.controls?.some((c) => c instanceof SceneTimePicker)).toBe(true);
     table.urlSync?.updateFromUrl({ filter: 'vllm-0[12]' });
     expect(table.state.filter).toBe('vllm-0[12]');
     expect(table.urlSync?.getUrlState()).toEqual({ filter: 'vllm-0[12]' });
