@@ -38,3 +38,30 @@ if (typeof HTMLCanvasElement !== 'undefined') {
     return { font: '', measureText: (text) => ({ width: String(text).length * 8 }) };
   };
 }
+
+// @grafana/scenes creates an IntersectionObserver when loaded (its lazy loader), which jsdom lacks; this one
+// reports every element as visible, so lazily loaded panels render at once in tests.
+if (typeof global.IntersectionObserver === 'undefined') {
+  global.IntersectionObserver = class IntersectionObserver {
+    constructor(callback) {
+      this.callback = callback;
+    }
+    observe(target) {
+      this.callback([{ isIntersecting: true, target }], this);
+    }
+    unobserve() {}
+    disconnect() {}
+    takeRecords() {
+      return [];
+    }
+  };
+}
+
+// Scenes' panels measure themselves with ResizeObserver, which jsdom lacks; without sizes they render their chrome.
+if (typeof global.ResizeObserver === 'undefined') {
+  global.ResizeObserver = class ResizeObserver {
+    observe() {}
+    unobserve() {}
+    disconnect() {}
+  };
+}

@@ -5,6 +5,7 @@ import { GlobalStyles, ThemeContext } from '@grafana/ui';
 import i18next from 'i18next';
 import { initPluginTranslations } from '@grafana/i18n';
 import { HooksConfig, installBackend } from '../src/ct/backend';
+import { installScenes } from '../src/ct/scenes';
 import appZh from '../src/locales/zh-Hans/inferscope-vllm-app.json';
 import datasourceZh from '../src/datasource/locales/zh-Hans/inferscope-vllm-datasource.json';
 
@@ -14,6 +15,10 @@ import datasourceZh from '../src/datasource/locales/zh-Hans/inferscope-vllm-data
 // Every component test mounts into Grafana's theme and global styles, with the backend faked at getBackendSrv.
 beforeMount<HooksConfig>(async ({ App, hooksConfig }) => {
   installBackend(hooksConfig);
+  if (hooksConfig?.fleet) {
+    // The app's Scenes pages: Grafana's data-source service, runRequest and panel plugins, over the fake backend.
+    installScenes();
+  }
   // The locale files as Grafana would load them for a user whose language is set (en-US needs none).
   const language = hooksConfig?.language ?? 'en-US';
   await initPluginTranslations(hooksConfig?.plugin ?? 'inferscope-vllm-datasource');

@@ -5,6 +5,12 @@ export const testIds = {
     backendStatus: 'data-testid inferscope-backend-status',
     dashboards: 'data-testid inferscope-dashboards',
   },
+  fleet: {
+    table: (by: string) => `data-testid inferscope-fleet-table-${by}`,
+    filter: 'data-testid inferscope-fleet-filter',
+    count: 'data-testid inferscope-fleet-count',
+    link: (name: string) => `data-testid inferscope-fleet-link-${name}`,
+  },
   appConfig: {
     container: 'data-testid inferscope-app-config',
     profilerConfigs: 'data-testid inferscope-profiler-configs',

@@ -1,5 +1,6 @@
 import { Observable, of, throwError } from 'rxjs';
 import { config, setBackendSrv, setTemplateSrv } from '@grafana/runtime';
+import { endpointsResource, queryAnswer, simFleet } from './fleet';
 
 /**
  * HooksConfig is what a component test sends to the browser (playwright/index.tsx): the theme, the signed-in role,
@@ -14,6 +15,8 @@ export interface HooksConfig {
   plugin?: 'inferscope-vllm-app' | 'inferscope-vllm-datasource';
   role?: 'Admin' | 'Editor' | 'Viewer';
   routes?: Record<string, unknown>;
+  /** fleet answers the app pages' data-source queries and endpoints resource from a simulated fleet of n endpoints. */
+  fleet?: number;
 }
 
 /** Request is one call the components made, as the tests read it back from window.__requests. */
@@ -31,6 +34,12 @@ declare global {
 
 function find(routes: Record<string, unknown>, method: string, url: string): { found: boolean; answer?: unknown } {
   const path = url.split('?')[0];
+  if (typeof routes[FLEET] === 'function') {
+    const answer = (routes[FLEET] as (path: string, data: unknown) => unknown)(path, routes[DATA]);
+    if (answer !== undefined) {
+      return { found: true, answer };
+    }
+  }
   for (const key of [`${method} `, '']) {
     const hit = Object.keys(routes).find(
       (k) => k.startsWith(key) && path.endsWith(k.slice(key.length)) && (key !== '' || !k.includes(' '))
@@ -50,13 +59,30 @@ function failure(answer: unknown): { status: number; data: unknown } | undefined
   return undefined;
 }
 
+// Keys of the routes table under which a simulated fleet answers from the request's body.
+const FLEET = '__fleet';
+const DATA = '__data';
+
+function fleetRoutes(n: number) {
+  const fleet = simFleet(n);
+  return (path: string, data: unknown) => {
+    if (path === '/api/ds/query') {
+      return queryAnswer(data as Parameters<typeof queryAnswer>[0], fleet);
+    }
+    return path.endsWith('/resources/endpoints') ? endpointsResource(fleet) : undefined;
+  };
+}
+
 /** installBackend puts the fake backend behind getBackendSrv and a template service with one variable, $model. */
 export function installBackend(hooks: HooksConfig | undefined) {
-  const routes = hooks?.routes ?? {};
+  const routes: Record<string, unknown> = { ...hooks?.routes };
+  if (hooks?.fleet) {
+    routes[FLEET] = fleetRoutes(hooks.fleet);
+  }
   window.__requests = [];
   const respond = (method: string, url: string, data?: unknown): Promise<unknown> => {
     window.__requests.push({ method, url, data });
-    const { found, answer } = find(routes, method, url);
+    const { found, answer } = find({ ...routes, [DATA]: data }, method, url);
     if (!found) {
       return Promise.reject({ status: 404, data: { error: `no route for ${method} ${url}` } });
     }
@@ -71,7 +97,7 @@ export function installBackend(hooks: HooksConfig | undefined) {
     fetch: (req: { url: string; method?: string; data?: unknown }): Observable<{ data: unknown; status: number }> => {
       const method = req.method ?? 'GET';
       window.__requests.push({ method, url: req.url, data: req.data });
-      const { found, answer } = find(routes, method, req.url);
+      const { found, answer } = find({ ...routes, [DATA]: req.data }, method, req.url);
       const failed = found ? failure(answer) : { status: 404, data: { error: `no route for ${method} ${req.url}` } };
       return failed ? throwError(() => failed) : of({ data: answer, status: 200 });
     },

@@ -1,6 +1,9 @@
 import React, { useMemo, useState } from 'react';
+import { locationService } from '@grafana/runtime';
 import { MemoryRouter } from 'react-router-dom';
-import { DataSourceInstanceSettings, DataSourceSettings, PluginType } from '@grafana/data';
+import { AppRootProps, DataSourceInstanceSettings, DataSourceSettings, PluginType } from '@grafana/data';
+import App from '../components/App/App';
+import { LocationRouter } from './scenes';
 import AppConfig, { AppSettings } from '../components/AppConfig/AppConfig';
 import { Overview } from '../pages/Overview';
 import { DataSource } from '../datasource/datasource';
@@ -114,5 +117,18 @@ export function OverviewStory() {
     <MemoryRouter>
       <Overview />
     </MemoryRouter>
+  );
+}
+
+/** AppStory is the app's root page as Grafana mounts it, opened at path (with its query string). */
+export function AppStory({ path }: { path: string }) {
+  // The URL is set before the first render, as when Grafana opens a link.
+  useState(() => locationService.push(path));
+  return (
+    <LocationRouter>
+      <App
+        {...({ basename: 'a/inferscope-vllm-app', meta: { id: 'inferscope-vllm-app' } } as unknown as AppRootProps)}
+      />
+    </LocationRouter>
   );
 }

@@ -1,15 +1,12 @@
 import React from 'react';
-import { Route, Routes } from 'react-router-dom';
 import { AppRootProps } from '@grafana/data';
-import { Overview } from '../../pages/Overview';
+import { useSceneApp } from '@grafana/scenes';
+import { fleetApp } from '../../pages/scenes/app';
 
-/** App routes the app's pages; every path lands on the overview until more pages exist. */
+/** App renders the app's Scenes pages: the fleet, its drill-downs and the About tab. */
 function App(_: AppRootProps) {
-  return (
-    <Routes>
-      <Route path="*" element={<Overview />} />
-    </Routes>
-  );
+  const scene = useSceneApp(fleetApp);
+  return <scene.Component model={scene} />;
 }
 
 export default App;

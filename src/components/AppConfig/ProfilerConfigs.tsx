@@ -10,15 +10,29 @@ import { listProfilerConfigs, ProfilerConfigState, setMetricEnable } from './pro
 type Load = { state: 'loading' } | { state: 'error'; message: string } | { state: 'ok'; files: ProfilerConfigState[] };
 
 interface Props {
-  /** canWrite enables the switches; the backend enforces the same rule. */
-  canWrite: boolean;
+  /** canWrite enables the switches (the backend enforces the same rule); unset, the backend's answer decides. */
+  canWrite?: boolean;
   /** reloadKey changes after the allow-list is saved, to read the new list. */
-  reloadKey: number;
+  reloadKey?: number;
+  /** metricsUrl, when set, shows only the files of the deployment with that /metrics URL (an endpoint's page). */
+  metricsUrl?: string;
+}
+
+/** sameMetricsUrl compares two /metrics URLs, with or without the path and a trailing slash. */
+export function sameMetricsUrl(a: string, b: string): boolean {
+  const norm = (u: string) =>
+    u
+      .trim()
+      .replace(/\/+$/, '')
+      .replace(/\/metrics$/, '');
+  return norm(a) === norm(b);
 }
 
 /** ProfilerConfigs shows each allow-listed profiler config file as it is on disk and switches metric_enable. */
-export function ProfilerConfigs({ canWrite, reloadKey }: Props) {
+export function ProfilerConfigs({ canWrite: canWriteProp, reloadKey = 0, metricsUrl }: Props) {
   const [load, setLoad] = useState<Load>({ state: 'loading' });
+  const [backendCanWrite, setBackendCanWrite] = useState(false);
+  const canWrite = canWriteProp ?? backendCanWrite;
   const [pending, setPending] = useState<Record<string, boolean>>({});
   const [toggleErrors, setToggleErrors] = useState<Record<string, string>>({});
 
@@ -26,12 +40,20 @@ export function ProfilerConfigs({ canWrite, reloadKey }: Props) {
     let cancelled = false;
     setLoad({ state: 'loading' });
     listProfilerConfigs()
-      .then((list) => !cancelled && setLoad({ state: 'ok', files: list.profilerConfigs }))
+      .then((list) => {
+        if (!cancelled) {
+          setBackendCanWrite(list.canWrite);
+          const files = list.profilerConfigs.filter(
+            (f) => metricsUrl === undefined || (!!f.metricsUrl && sameMetricsUrl(f.metricsUrl, metricsUrl))
+          );
+          setLoad({ state: 'ok', files });
+        }
+      })
       .catch((err: unknown) => !cancelled && setLoad({ state: 'error', message: errorMessage(err) }));
     return () => {
       cancelled = true;
     };
-  }, []);
+  }, [metricsUrl]);
   useEffect(() => refresh(), [refresh, reloadKey]);
 
   const toggle = async (file: ProfilerConfigState) => {
