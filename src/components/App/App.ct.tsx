@@ -29,8 +29,18 @@ const profiler = {
   },
   [`PUT ${resources}/profiler-configs/ascend-03/metric-enable`]: { ...file('ascend-03', 'vllm-03'), metricEnable: 1 },
 };
+// No profiler agents unless a test lists some.
+const noAgents = {
+  [`GET ${resources}/agents`]: {
+    agents: [],
+    canWrite: false,
+    canProfile: false,
+    maxProfileSeconds: 600,
+    maxTraceBytes: 67108864,
+  },
+};
 const hooks = (fleet: number, extra: Partial<HooksConfig> = {}): { hooksConfig: HooksConfig } => ({
-  hooksConfig: { plugin: 'inferscope-vllm-app', fleet, ...extra },
+  hooksConfig: { plugin: 'inferscope-vllm-app', fleet, ...extra, routes: { ...noAgents, ...extra.routes } },
 });
 
 async function queryRequests(page: Page) {
@@ -132,6 +142,53 @@ test("an Ascend endpoint's page switches its own deployment's profiler metrics",
   await expect(toggle).toBeChecked();
   const put = (await requests(page)).find((r) => r.method === 'PUT');
   expect(put?.url).toContain('/profiler-configs/ascend-03/metric-enable');
+});
+
+test("an Ascend endpoint behind a profiler agent shows the agent's switch instead", async ({ mount, page }) => {
+  const agent = {
+    [`GET ${resources}/profiler-configs`]: {
+      profilerConfigs: [file('ascend-07', 'vllm-07')],
+      canWrite: true,
+      allowEditorsToWrite: false,
+    },
+    [`GET ${resources}/agents`]: {
+      agents: [
+        {
+          name: 'ascend-03-agent',
+          url: 'https://vllm-03:9443',
+          metricsUrl: 'http://127.0.0.1:8000/vllm-03/metrics',
+          config: { path: '/profiler/ms_service_profiler_config.json', exists: true, metricEnable: 0, enable: 0 },
+          exposed: false,
+          profile: { available: true, running: false, maxSeconds: 300 },
+        },
+        {
+          name: 'other-agent',
+          url: 'https://vllm-09:9443',
+          metricsUrl: 'http://127.0.0.1:8000/vllm-09/metrics',
+          exposed: null,
+        },
+      ],
+      canWrite: true,
+      canProfile: true,
+      maxProfileSeconds: 600,
+      maxTraceBytes: 67108864,
+    },
+    [`PUT ${resources}/agents/ascend-03-agent/metric-enable`]: {
+      path: '/profiler/ms_service_profiler_config.json',
+      exists: true,
+      metricEnable: 1,
+      enable: 0,
+    },
+  };
+  await mount(<AppStory path={`${base}/endpoint/vllm-03?var-ds=vllm`} />, hooks(4, { routes: agent }));
+  const toggle = page.getByTestId(testIds.appConfig.agentMetricEnable('ascend-03-agent'));
+  await expect(toggle).not.toBeChecked();
+  await expect(page.getByTestId(testIds.appConfig.agentRow('other-agent'))).toHaveCount(0);
+  await expect(page.getByTestId(testIds.appConfig.profilerConfigs)).toHaveCount(0); // no file for this deployment
+  await toggle.check({ force: true });
+  await expect(toggle).toBeChecked();
+  const put = (await requests(page)).find((r) => r.method === 'PUT');
+  expect(put?.url).toContain('/agents/ascend-03-agent/metric-enable');
 });
 
 test('a Viewer sees the switch but cannot use it', async ({ mount, page }) => {

@@ -4,6 +4,7 @@ import { dateTimeFormat } from '@grafana/data';
 import { Alert, Badge, Button, Field, Input, LoadingPlaceholder, Stack, Switch } from '@grafana/ui';
 import { tf } from '../../i18n';
 import { errorMessage } from '../useBackendStatus';
+import { sameMetricsUrl } from './ProfilerConfigs';
 import { testIds } from '../testIds';
 import {
   AgentList,
@@ -25,7 +26,9 @@ type Load = { state: 'loading' } | { state: 'error'; message: string } | { state
 
 interface Props {
   /** reloadKey changes after the settings are saved, to read the new list. */
-  reloadKey: number;
+  reloadKey?: number;
+  /** metricsUrl, when set, shows only the agent of the deployment with that /metrics URL (an endpoint's page). */
+  metricsUrl?: string;
 }
 
 /**
@@ -33,18 +36,25 @@ interface Props {
  * checked against the running vLLM, and for Admins torch profiles and their traces. The backend enforces every rule
  * the page shows (and the agent again, by its token).
  */
-export function Agents({ reloadKey }: Props) {
+export function Agents({ reloadKey = 0, metricsUrl }: Props) {
   const [load, setLoad] = useState<Load>({ state: 'loading' });
   const [version, setVersion] = useState(0);
   useEffect(() => {
     let cancelled = false;
     listAgents()
-      .then((list) => !cancelled && setLoad({ state: 'ok', list }))
+      .then((list) => {
+        if (!cancelled) {
+          const agents = list.agents.filter(
+            (a) => metricsUrl === undefined || (!!a.metricsUrl && sameMetricsUrl(a.metricsUrl, metricsUrl))
+          );
+          setLoad({ state: 'ok', list: { ...list, agents } });
+        }
+      })
       .catch((err: unknown) => !cancelled && setLoad({ state: 'error', message: errorMessage(err) }));
     return () => {
       cancelled = true;
     };
-  }, [version, reloadKey]);
+  }, [version, reloadKey, metricsUrl]);
   // The rows stay while the list is read again, so a row's symbols table and trace list survive a refresh.
   const refresh = useCallback(() => setVersion((v) => v + 1), []);
   if (load.state === 'ok' && load.list.agents.length === 0) {

@@ -87,6 +87,10 @@ export function ProfilerConfigs({ canWrite: canWriteProp, reloadKey = 0, metrics
     }
   };
 
+  // On an endpoint's page a deployment without an allow-listed file may have an agent, which shows itself.
+  if (metricsUrl !== undefined && load.state === 'ok' && load.files.length === 0) {
+    return null;
+  }
   return (
     <div data-testid={testIds.appConfig.profilerConfigs}>
       <Stack direction="column" gap={2}>

@@ -13,6 +13,7 @@ import {
   SceneReactObject,
   sceneGraph,
 } from '@grafana/scenes';
+import { Agents } from '../../components/AppConfig/Agents';
 import { ProfilerConfigs } from '../../components/AppConfig/ProfilerConfigs';
 import { ascendPanels, detailPanels, diagnosisTarget, type Filter } from './queries';
 import { ExploreLink, fetchEndpoints, queryRunner, sceneState, selectedUid, timeseriesPanel } from './shared';
@@ -79,8 +80,10 @@ export class AscendSection extends SceneObjectBase<AscendSectionState> {
     if (url) {
       // The app's allow-listed profiler config files name their deployment's /metrics URL; the backend decides
       // who may switch (Admins, and Editors when the app allows it).
+      // A deployment Grafana shares no disk with has a profiler agent listed under the same /metrics URL instead.
       const switcher = new SceneReactObject({ component: ProfilerConfigs, props: { metricsUrl: url } });
-      children.unshift(new SceneFlexItem({ body: switcher }));
+      const agent = new SceneReactObject({ component: Agents, props: { metricsUrl: url } });
+      children.unshift(new SceneFlexItem({ body: switcher }), new SceneFlexItem({ body: agent }));
     }
     this.setState({ body: new SceneFlexLayout({ direction: 'column', children }) });
   }
