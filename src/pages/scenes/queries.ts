@@ -12,7 +12,7 @@ export const DS_REF = { type: 'inferscope-vllm-datasource', uid: `$${DS_VARIABLE
 type Target = Omit<VllmQuery, 'refId'> & { refId: string };
 
 /**
- * FLEET_REFS name the fleet table's targets; the joiner (fleetTable.ts) reads each by refId. KV usage stays per
+ * FLEET_REFS name the fleet table's targets; the joiner (join.ts) reads each by refId. KV usage stays per
  * engine so the table shows the busiest rank and counts the ranks; the rest are grouped by endpoint.
  */
 export const FLEET_REFS = {
