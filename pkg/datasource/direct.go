@@ -135,7 +135,8 @@ func (d *direct) statuses() []EndpointHealth {
 	sts := d.scraper.Statuses()
 	out := make([]EndpointHealth, len(sts))
 	for i, st := range sts {
-		out[i] = EndpointHealth{Name: st.Name, URL: st.URL, Up: st.Up, Error: st.Error, Detection: st.Detection, Samples: st.Samples}
+		out[i] = EndpointHealth{Name: st.Name, URL: st.URL, Up: st.Up, Error: st.Error, Detection: st.Detection, Samples: st.Samples,
+			Version: st.Version}
 		if !st.LastTry.IsZero() {
 			out[i].LastScrape = &sts[i].LastTry
 		}

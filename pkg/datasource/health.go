@@ -42,6 +42,8 @@ type EndpointHealth struct {
 	Up        bool            `json:"up"`
 	Error     string          `json:"error,omitempty"`
 	Detection *vllm.Detection `json:"detection,omitempty"`
+	// Version is the vLLM release the endpoint's /version answered (direct mode, vLLM's API server only).
+	Version string `json:"version,omitempty"`
 	// LastScrape and Samples are direct mode's: when the endpoint was last scraped and how many samples it kept.
 	LastScrape *time.Time `json:"lastScrape,omitempty"`
 	Samples    int        `json:"samples,omitempty"`
@@ -117,6 +119,9 @@ func (e EndpointHealth) line() string {
 	}
 	if det.DeprecatedNames {
 		line += ", deprecated metric names present"
+	}
+	if e.Version != "" {
+		line += ", vLLM " + e.Version
 	}
 	return line
 }

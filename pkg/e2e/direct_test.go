@@ -72,7 +72,7 @@ func TestDirectModeFleet(t *testing.T) {
 		t.Errorf("health status %v with three broken endpoints", health.Status)
 	}
 	for _, want := range []string{"4 of 7 endpoint(s) reachable", "v1-dp4: vllm-v1, 4 engine rank(s), speculative decoding on",
-		"v0: vllm-v0", "ascend-dp2: vllm-ascend, 2 dp rank(s)", "Ascend profiler metrics on", "dynamo: dynamo-worker",
+		"v0: vllm-v0", "vLLM 0.7.3", "ascend-dp2: vllm-ascend, 2 dp rank(s)", "Ascend profiler metrics on", "dynamo: dynamo-worker",
 		"stopped: scrape", "garbage: scrape", "hanging: scrape"} {
 		if !strings.Contains(health.Message, want) {
 			t.Errorf("health message lacks %q:\n%s", want, health.Message)

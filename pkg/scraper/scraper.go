@@ -57,6 +57,10 @@ type Status struct {
 	Samples   int             `json:"samples"`
 	BodyBytes int64           `json:"bodyBytes"`
 	Detection *vllm.Detection `json:"detection,omitempty"`
+	// Version is the vLLM release the endpoint's /version answered, asked every VersionInterval; "" when unknown.
+	Version string `json:"version,omitempty"`
+	// versionAt is when Version was last asked.
+	versionAt time.Time
 }
 
 // Scraper scrapes its targets every Interval until Stop.
@@ -178,6 +182,13 @@ func (s *Scraper) scrapeOne(ctx context.Context, t Target) {
 		st.Duration, st.BodyBytes, st.Samples = res.Duration, res.BodyBytes, res.Scrape.NumSamples()
 		d := vllm.Detect(vllm.ScrapeExposed{Scrape: res.Scrape})
 		st.Detection = &d
+		s.mu.RLock()
+		prev := s.status[t.Name]
+		s.mu.RUnlock()
+		st.Version, st.versionAt = prev.Version, prev.versionAt
+		if asksVersion(d.Flavor) && time.Since(prev.versionAt) >= VersionInterval {
+			st.Version, st.versionAt = fetchVersion(ctx, s.opts.Client, t.URL, s.opts.Timeout), time.Now()
+		}
 		// Samples are stamped with the time the request was sent, as Prometheus does.
 		s.rec.Append(t.Name, res.Start.UnixMilli(), upScrape(1, res.Scrape))
 	}

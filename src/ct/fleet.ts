@@ -40,6 +40,8 @@ export function endpointsResource(fleet: SimEndpoint[]): EndpointStatus[] {
     url: `http://127.0.0.1:8000/${e.name}/metrics`,
     up: e.up === 1,
     detection: { flavor: e.flavor, ranks: e.kv.map((_, r) => String(r)), ascendProfiler: e.profiler },
+    // vLLM's API server answers /version; Dynamo's ports do not.
+    version: e.flavor.startsWith('dynamo') ? undefined : e.flavor === 'vllm-ascend' ? '0.11.0' : '0.13.0',
   }));
 }
 

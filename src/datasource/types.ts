@@ -221,6 +221,8 @@ export interface EndpointStatus {
   lastScrape?: string;
   samples?: number;
   detection?: Detection;
+  /** version is the vLLM release the endpoint's /version answered (direct mode, vLLM's API server only). */
+  version?: string;
 }
 
 /** Detection is what the backend recognised on an endpoint (pkg/vllm Detection). */

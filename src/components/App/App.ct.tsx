@@ -62,7 +62,7 @@ test('the fleet table: one row per endpoint with its state, flavor, KV and findi
   await expect(row('vllm-00')).toContainText('sleeping');
   await expect(row('vllm-01')).toContainText('unhealthy');
   await expect(row('vllm-02')).toContainText('down');
-  await expect(row('vllm-03')).toContainText('vllm-ascend');
+  await expect(row('vllm-03')).toContainText('vllm-ascend 0.11.0'); // flavor and the release /version answered
   await expect(row('vllm-03')).toContainText('metrics on');
   await expect(row('vllm-00')).toContainText('10.0 %'); // KV usage of its one rank
   await expect(row('vllm-03').locator('canvas').first()).toBeVisible(); // sparklines

@@ -105,7 +105,7 @@ function matches(filter: string, name: string): boolean {
 }
 
 /** Row is a table row: the joined values and, for endpoints, what the endpoints resource says. */
-type Row = FleetRow & { flavor?: string; profiler?: boolean };
+type Row = FleetRow & { flavor?: string; version?: string; profiler?: boolean };
 
 // Missing values sort below every number, whichever the direction.
 const byNumber =
@@ -187,7 +187,9 @@ function columns(by: Key): Array<Column<Row>> {
           id: 'flavor',
           header: t('scenes.column.flavor', 'Flavor'),
           sortType: 'alphanumeric',
-          cell: ({ row }: CellProps<Row>) => row.original.flavor ?? '–',
+          // The release where the endpoint's /version said (direct mode): "vllm-v1 0.13.0".
+          cell: ({ row }: CellProps<Row>) =>
+            row.original.flavor ? [row.original.flavor, row.original.version].filter(Boolean).join(' ') : '–',
         }
       : num(
           'related',
@@ -297,7 +299,7 @@ function FleetTableRenderer({ model }: SceneComponentProps<FleetTable>) {
       const state = r.state === 'unknown' && e?.up === false ? 'down' : r.state;
       // Prometheus mode lists names only; dp-labelled KV series still tell vLLM-Ascend apart.
       const flavor = e?.detection?.flavor ?? (r.dpRanks ? 'vllm-ascend' : undefined);
-      return { ...r, state, flavor, profiler: e?.detection?.ascendProfiler };
+      return { ...r, state, flavor, version: e?.version, profiler: e?.detection?.ascendProfiler };
     });
   }, [data, by, endpoints]);
   const cols = useMemo(() => columns(by), [by]);

@@ -1,0 +1,91 @@
+package scraper
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/inferscope/inferscope-vllm/pkg/vllm"
+)
+
+// VersionInterval is how often an endpoint's vLLM release is asked again: it changes only with a restart.
+const VersionInterval = 10 * time.Minute
+
+// maxVersionBytes bounds /version's answer, {"version": "0.11.0"}.
+const maxVersionBytes = 4 << 10
+
+// versionURL is vLLM's /version beside the endpoint's /metrics (same origin and path prefix), or "" when the
+// endpoint's path does not end in /metrics.
+func versionURL(metricsURL string) string {
+	u, err := url.Parse(metricsURL)
+	if err != nil {
+		return ""
+	}
+	prefix, ok := strings.CutSuffix(u.Path, "/metrics")
+	if !ok {
+		return ""
+	}
+	u.Path, u.RawPath, u.RawQuery, u.Fragment = prefix+"/version", "", "", ""
+	return u.String()
+}
+
+// asksVersion reports whether a flavor's server answers /version: vLLM's API server does; Dynamo's ports do not.
+func asksVersion(f vllm.Flavor) bool {
+	return f == vllm.FlavorV1 || f == vllm.FlavorV0 || f == vllm.FlavorAscend
+}
+
+// fetchVersion asks vLLM's /version with the scrape's client (its credentials, egress policy and no redirects),
+// bounded in time and size; "" when the server does not say.
+func fetchVersion(ctx context.Context, client *http.Client, metricsURL string, timeout time.Duration) string {
+	u := versionURL(metricsURL)
+	if u == "" {
+		return ""
+	}
+	if timeout <= 0 {
+		timeout = 10 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return ""
+	}
+	if client == nil {
+		client = http.DefaultClient
+	}
+	res, err := client.Do(req)
+	if err != nil {
+		return ""
+	}
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		return ""
+	}
+	var v struct {
+		Version string `json:"version"`
+	}
+	if json.NewDecoder(io.LimitReader(res.Body, maxVersionBytes)).Decode(&v) != nil {
+		return ""
+	}
+	return cleanVersion(v.Version)
+}
+
+// cleanVersion keeps a version as a server may print it (0.11.0rc2+cu124), nothing else: at most 64 characters of
+// letters, digits, '.', '+', '-' and '_'.
+func cleanVersion(s string) string {
+	s = strings.TrimSpace(s)
+	if s == "" || len(s) > 64 {
+		return ""
+	}
+	for _, c := range s {
+		if !(unicode.IsLetter(c) || unicode.IsDigit(c) || strings.ContainsRune(".+-_", c)) || c > unicode.MaxASCII {
+			return ""
+		}
+	}
+	return s
+}
