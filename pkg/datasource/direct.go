@@ -118,6 +118,7 @@ func (d *direct) health(ctx context.Context) Health {
 	ctx, cancel := context.WithTimeout(ctx, time.Duration(d.settings.ScrapeTimeout)+2*time.Second)
 	defer cancel()
 	d.scraper.ScrapeAll(ctx)
+	d.scraper.WaitVersions(ctx)
 	h := Health{Status: HealthOK, Endpoints: d.statuses()}
 	for _, e := range h.Endpoints {
 		if !e.Up {

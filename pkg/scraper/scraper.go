@@ -59,8 +59,6 @@ type Status struct {
 	Detection *vllm.Detection `json:"detection,omitempty"`
 	// Version is the vLLM release the endpoint's /version answered, asked every VersionInterval; "" when unknown.
 	Version string `json:"version,omitempty"`
-	// versionAt is when Version was last asked.
-	versionAt time.Time
 }
 
 // Scraper scrapes its targets every Interval until Stop.
@@ -82,6 +80,13 @@ type Scraper struct {
 	stop chan struct{}
 	done chan struct{}
 	once sync.Once
+
+	// versions are the endpoints' releases, asked in the background so a slow /version never delays a scrape;
+	// bg ends them at Stop and asking counts those in flight.
+	versions map[string]*versionInfo
+	bg       context.Context
+	bgCancel context.CancelFunc
+	asking   sync.WaitGroup
 }
 
 // New builds a Scraper; call Start to begin scraping.
@@ -96,7 +101,8 @@ func New(targets []Target, rec Recorder, opts Options) *Scraper {
 		opts.MaxSamples = DefaultMaxSamples
 	}
 	s := &Scraper{targets: targets, opts: opts, rec: rec, status: map[string]Status{}, subs: map[chan int64]struct{}{},
-		tried: map[string]chan struct{}{}, stop: make(chan struct{}), done: make(chan struct{})}
+		tried: map[string]chan struct{}{}, stop: make(chan struct{}), done: make(chan struct{}), versions: map[string]*versionInfo{}}
+	s.bg, s.bgCancel = context.WithCancel(context.Background())
 	for _, t := range targets {
 		s.status[t.Name] = Status{Name: t.Name, URL: redact.URL(t.URL), Error: "not scraped yet"}
 		s.tried[t.Name] = make(chan struct{})
@@ -125,6 +131,8 @@ func (s *Scraper) Start() {
 func (s *Scraper) Stop() {
 	s.once.Do(func() { close(s.stop) })
 	<-s.done
+	s.bgCancel()
+	s.asking.Wait()
 }
 
 // ScrapeAll scrapes every target once, concurrently, records the results and notifies subscribers.
@@ -182,13 +190,7 @@ func (s *Scraper) scrapeOne(ctx context.Context, t Target) {
 		st.Duration, st.BodyBytes, st.Samples = res.Duration, res.BodyBytes, res.Scrape.NumSamples()
 		d := vllm.Detect(vllm.ScrapeExposed{Scrape: res.Scrape})
 		st.Detection = &d
-		s.mu.RLock()
-		prev := s.status[t.Name]
-		s.mu.RUnlock()
-		st.Version, st.versionAt = prev.Version, prev.versionAt
-		if asksVersion(d.Flavor) && time.Since(prev.versionAt) >= VersionInterval {
-			st.Version, st.versionAt = fetchVersion(ctx, s.opts.Client, t.URL, s.opts.Timeout), time.Now()
-		}
+		s.askVersion(t, d.Flavor)
 		// Samples are stamped with the time the request was sent, as Prometheus does.
 		s.rec.Append(t.Name, res.Start.UnixMilli(), upScrape(1, res.Scrape))
 	}
@@ -236,7 +238,11 @@ func (s *Scraper) Statuses() []Status {
 	defer s.mu.RUnlock()
 	out := make([]Status, 0, len(s.targets))
 	for _, t := range s.targets {
-		out = append(out, s.status[t.Name])
+		st := s.status[t.Name]
+		if v := s.versions[t.Name]; v != nil && st.Up {
+			st.Version = v.value
+		}
+		out = append(out, st)
 	}
 	return out
 }

@@ -34,6 +34,52 @@ func versionURL(metricsURL string) string {
 	return u.String()
 }
 
+// versionInfo is what is known of one endpoint's release.
+type versionInfo struct {
+	value string
+	at    time.Time // when it was last asked
+	busy  bool      // a request is in flight
+}
+
+// askVersion asks the endpoint's /version in the background when it is due: a vLLM flavor, not asked within
+// VersionInterval, no request in flight.
+func (s *Scraper) askVersion(t Target, f vllm.Flavor) {
+	if !asksVersion(f) {
+		return
+	}
+	s.mu.Lock()
+	v := s.versions[t.Name]
+	if v == nil {
+		v = &versionInfo{}
+		s.versions[t.Name] = v
+	}
+	if v.busy || (!v.at.IsZero() && time.Since(v.at) < VersionInterval) {
+		s.mu.Unlock()
+		return
+	}
+	v.busy, v.at = true, time.Now()
+	s.mu.Unlock()
+	s.asking.Add(1)
+	go func() {
+		defer s.asking.Done()
+		got := fetchVersion(s.bg, s.opts.Client, t.URL, s.opts.Timeout)
+		s.mu.Lock()
+		v.value, v.busy = got, false
+		s.mu.Unlock()
+	}()
+}
+
+// WaitVersions waits until no /version request is in flight, or ctx ends: a health check shows the releases its own
+// scrape round asked for.
+func (s *Scraper) WaitVersions(ctx context.Context) {
+	done := make(chan struct{})
+	go func() { s.asking.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
+}
+
 // asksVersion reports whether a flavor's server answers /version: vLLM's API server does; Dynamo's ports do not.
 func asksVersion(f vllm.Flavor) bool {
 	return f == vllm.FlavorV1 || f == vllm.FlavorV0 || f == vllm.FlavorAscend
