@@ -48,11 +48,21 @@ func (e *Error) Error() string { return fmt.Sprintf("the agent answered %d: %s",
 // ErrUnreachable wraps every failure to reach an agent.
 var ErrUnreachable = errors.New("the agent is unreachable")
 
-// NewClient checks the agent's URL and TLS material and builds its client.
-func NewClient(rawURL, token string, t TLS) (*Client, error) {
+// ParseURL checks an agent's base URL: http(s)://host:port, with neither credentials nor query, so nothing secret is
+// part of it and every message may name it.
+func ParseURL(rawURL string) (*url.URL, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.User != nil || u.RawQuery != "" {
 		return nil, errors.New("the agent URL must be http(s)://host:port, without credentials or query")
+	}
+	return u, nil
+}
+
+// NewClient checks the agent's URL and TLS material and builds its client.
+func NewClient(rawURL, token string, t TLS) (*Client, error) {
+	u, err := ParseURL(rawURL)
+	if err != nil {
+		return nil, err
 	}
 	if token == "" {
 		return nil, errors.New("the agent has no token (set it in the app's settings)")

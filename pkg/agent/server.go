@@ -167,7 +167,7 @@ func (s *Server) getProfilerConfig(w http.ResponseWriter, _ *http.Request) {
 	}
 	st, err := s.files.Read(s.cfg.ProfilerConfig)
 	if err != nil {
-		httpjson.Error(w, statusOf(err), err.Error())
+		httpjson.Error(w, profilerconfig.HTTPStatus(err), err.Error())
 		return
 	}
 	httpjson.Write(w, http.StatusOK, s.view(st))
@@ -186,7 +186,7 @@ func (s *Server) setMetricEnable(w http.ResponseWriter, r *http.Request) {
 	change, err := s.files.SetMetricEnable(s.cfg.ProfilerConfig, on)
 	if err != nil {
 		s.cfg.Audit.Error("metric_enable change failed", "user", userOf(r), "remote", r.RemoteAddr, "path", s.cfg.ProfilerConfig, "error", err)
-		httpjson.Error(w, statusOf(err), err.Error())
+		httpjson.Error(w, profilerconfig.HTTPStatus(err), err.Error())
 		return
 	}
 	s.cfg.Audit.Info("metric_enable changed", "user", userOf(r), "remote", r.RemoteAddr, "path", change.Path,
@@ -202,25 +202,23 @@ func (s *Server) view(st profilerconfig.State) ProfilerConfig {
 	return v
 }
 
-// statusOf maps a profiler-config failure to its status: the file's content is at fault (422), the path is refused
-// (403), anything else is the host's (500).
-func statusOf(err error) int {
-	switch {
-	case errors.Is(err, profilerconfig.ErrMalformed), errors.Is(err, profilerconfig.ErrNotRegular):
-		return http.StatusUnprocessableEntity
-	case errors.Is(err, profilerconfig.ErrNotAllowed):
-		return http.StatusForbidden
-	}
-	return http.StatusInternalServerError
-}
-
 // DecodeSetValue reads {"value": 0|1}, nothing else.
+// The value must be written 0 or 1 exactly (not -0, 1.0 or "1"); the agent and the app's shared-file mode both
+// decode with it.
 func DecodeSetValue(body io.Reader) (bool, error) {
-	var v SetValue
-	if err := decodeStrict(body, &v); err != nil || v.Value == nil || (*v.Value != 0 && *v.Value != 1) {
-		return false, errors.New(`body must be {"value": 0} or {"value": 1}`)
+	var v struct {
+		Value json.RawMessage `json:"value"`
 	}
-	return *v.Value == 1, nil
+	if err := decodeStrict(body, &v); err != nil {
+		return false, fmt.Errorf(`body must be {"value": 0} or {"value": 1}: %v`, err)
+	}
+	switch string(v.Value) {
+	case "0":
+		return false, nil
+	case "1":
+		return true, nil
+	}
+	return false, errors.New(`body must be {"value": 0} or {"value": 1}`)
 }
 
 // DecodeProfileStart reads {"seconds": N} with N within 1–max.

@@ -72,16 +72,7 @@ func (a *App) handleAgents(w http.ResponseWriter, r *http.Request) {
 	if !a.settingsOK(w) {
 		return
 	}
-	views := make([]agentView, len(a.settings.Agents))
-	var wg sync.WaitGroup
-	for i, c := range a.settings.Agents {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			views[i] = a.agentView(r.Context(), a.agents[c.Name])
-		}()
-	}
-	wg.Wait()
+	views := concurrently(a.settings.Agents, func(c AgentConfig) agentView { return a.agentView(r.Context(), a.agents[c.Name]) })
 	u := backend.UserFromContext(r.Context())
 	can, _ := a.mayWrite(u)
 	httpjson.Write(w, http.StatusOK, agentListResponse{Agents: views, CanWrite: can, CanProfile: mayProfile(u) == "",
@@ -148,7 +139,7 @@ func (a *App) handleAgentMetricEnable(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	on, err := parseValue(r.Body)
+	on, err := agent.DecodeSetValue(r.Body)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "%v", err)
 		return

@@ -4,10 +4,7 @@ import (
 	"github.com/inferscope/inferscope-vllm/pkg/redact"
 
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -15,6 +12,7 @@ import (
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
+	"github.com/inferscope/inferscope-vllm/pkg/agent"
 	"github.com/inferscope/inferscope-vllm/pkg/exposition"
 	"github.com/inferscope/inferscope-vllm/pkg/profilerconfig"
 
@@ -56,16 +54,7 @@ func (a *App) handleList(w http.ResponseWriter, r *http.Request) {
 	if !a.settingsOK(w) {
 		return
 	}
-	views := make([]fileView, len(a.settings.ProfilerConfigs))
-	var wg sync.WaitGroup
-	for i, c := range a.settings.ProfilerConfigs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			views[i] = a.view(r.Context(), c)
-		}()
-	}
-	wg.Wait()
+	views := concurrently(a.settings.ProfilerConfigs, func(c ProfilerConfig) fileView { return a.view(r.Context(), c) })
 	can, _ := a.mayWrite(backend.UserFromContext(r.Context()))
 	httpjson.Write(w, http.StatusOK, listResponse{ProfilerConfigs: views, CanWrite: can, AllowEditorsToWrite: a.settings.AllowEditorsToWrite})
 }
@@ -98,7 +87,7 @@ func (a *App) handleSetMetricEnable(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "no profiler config named %q on the allow-list", name)
 		return
 	}
-	on, err := parseValue(r.Body)
+	on, err := agent.DecodeSetValue(r.Body)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "%v", err)
 		return
@@ -106,7 +95,7 @@ func (a *App) handleSetMetricEnable(w http.ResponseWriter, r *http.Request) {
 	change, err := a.files.SetMetricEnable(c.Path, on)
 	if err != nil {
 		a.logger.Error("Failed to change profiler config", "name", name, "path", c.Path, "user", login(user), "error", err)
-		writeError(w, writeStatus(err), "%v", err)
+		writeError(w, profilerconfig.HTTPStatus(err), "%v", err)
 		return
 	}
 	a.logger.Info("Changed profiler config metric_enable", "name", name, "path", change.Path, "user", login(user),
@@ -130,41 +119,6 @@ func (a *App) mayWrite(u *backend.User) (bool, string) {
 		return false, "only Admins may change profiler configs (Editors too if the app setting allows it)"
 	default:
 		return false, fmt.Sprintf("only Admins may change profiler configs; your role is %q", u.Role)
-	}
-}
-
-// parseValue reads {"value": 0|1}.
-func parseValue(body io.Reader) (bool, error) {
-	var b struct {
-		Value json.RawMessage `json:"value"`
-	}
-	if body == nil { // httpadapter leaves Body nil for an empty request body
-		body = strings.NewReader("")
-	}
-	dec := json.NewDecoder(io.LimitReader(body, 4096))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&b); err != nil {
-		return false, fmt.Errorf(`body must be {"value": 0} or {"value": 1}: %v`, err)
-	}
-	switch string(b.Value) {
-	case "0":
-		return false, nil
-	case "1":
-		return true, nil
-	}
-	return false, errors.New(`body must be {"value": 0} or {"value": 1}`)
-}
-
-// writeStatus maps a write failure to its status: the file's content is at fault (422), the path is refused
-// (403), or the filesystem failed (500).
-func writeStatus(err error) int {
-	switch {
-	case errors.Is(err, profilerconfig.ErrMalformed), errors.Is(err, profilerconfig.ErrNotRegular):
-		return http.StatusUnprocessableEntity
-	case errors.Is(err, profilerconfig.ErrNotAllowed):
-		return http.StatusForbidden
-	default:
-		return http.StatusInternalServerError
 	}
 }
 
@@ -211,6 +165,22 @@ func (a *App) checkExposure(ctx context.Context, metricsURL string, v *fileView)
 	}
 	exposed := n > 0
 	v.Exposed, v.ProfilingFamilies = &exposed, n
+}
+
+// concurrently calls f on every item at once and returns the results in the items' order: each row of a list is a
+// call to another server, and one slow server should not add to the others.
+func concurrently[T, V any](items []T, f func(T) V) []V {
+	out := make([]V, len(items))
+	var wg sync.WaitGroup
+	for i, it := range items {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out[i] = f(it)
+		}()
+	}
+	wg.Wait()
+	return out
 }
 
 func login(u *backend.User) string {

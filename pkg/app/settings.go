@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"regexp"
 
+	"github.com/inferscope/inferscope-vllm/pkg/agent"
 	"github.com/inferscope/inferscope-vllm/pkg/profilerconfig"
 )
 
@@ -71,41 +72,21 @@ func parseSettings(raw []byte) (Settings, *profilerconfig.AllowList, error) {
 	var entries []profilerconfig.Entry
 	for i, c := range s.ProfilerConfigs {
 		where := fmt.Sprintf("profilerConfigs[%d] (%q)", i, c.Name)
-		switch {
-		case !namePattern.MatchString(c.Name):
-			errs = append(errs, fmt.Errorf("%s: name must be 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit", where))
-		case seen[c.Name]:
-			errs = append(errs, fmt.Errorf("%s: name is used twice", where))
-		}
-		seen[c.Name] = true
+		errs = append(errs, checkName(where, c.Name, "name is used twice", seen)...)
 		entry := profilerconfig.Entry{Path: c.Path, OverwriteReadOnly: c.OverwriteReadOnly}
 		if _, err := profilerconfig.NewAllowListOf(entry); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", where, err))
 		}
 		entries = append(entries, entry)
-		if c.MetricsURL != "" {
-			if u, err := url.Parse(c.MetricsURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-				errs = append(errs, fmt.Errorf("%s: metricsUrl must be an http(s) URL", where))
-			}
-		}
+		errs = append(errs, checkMetricsURL(where, c.MetricsURL)...)
 	}
 	for i, c := range s.Agents {
 		where := fmt.Sprintf("agents[%d] (%q)", i, c.Name)
-		switch {
-		case !namePattern.MatchString(c.Name):
-			errs = append(errs, fmt.Errorf("%s: name must be 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit", where))
-		case seen[c.Name]:
-			errs = append(errs, fmt.Errorf("%s: name is used twice (profiler configs and agents share names)", where))
-		}
-		seen[c.Name] = true
-		if u, err := url.Parse(c.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" {
+		errs = append(errs, checkName(where, c.Name, "name is used twice (profiler configs and agents share names)", seen)...)
+		if _, err := agent.ParseURL(c.URL); err != nil {
 			errs = append(errs, fmt.Errorf("%s: url must be https://host:port (no credentials, no query)", where))
 		}
-		if c.MetricsURL != "" {
-			if u, err := url.Parse(c.MetricsURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-				errs = append(errs, fmt.Errorf("%s: metricsUrl must be an http(s) URL", where))
-			}
-		}
+		errs = append(errs, checkMetricsURL(where, c.MetricsURL)...)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return Settings{}, nil, fmt.Errorf("app settings are not valid: %w", err)
@@ -115,6 +96,30 @@ func parseSettings(raw []byte) (Settings, *profilerconfig.AllowList, error) {
 		return Settings{}, nil, err
 	}
 	return s, l, nil
+}
+
+// checkName reports what is wrong with an allow-list row's name: its pattern, and uniqueness over files and agents
+// (seen collects the names).
+func checkName(where, name, twice string, seen map[string]bool) []error {
+	defer func() { seen[name] = true }()
+	switch {
+	case !namePattern.MatchString(name):
+		return []error{fmt.Errorf("%s: name must be 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit", where)}
+	case seen[name]:
+		return []error{fmt.Errorf("%s: %s", where, twice)}
+	}
+	return nil
+}
+
+// checkMetricsURL reports an optional /metrics URL that is not http(s).
+func checkMetricsURL(where, metricsURL string) []error {
+	if metricsURL == "" {
+		return nil
+	}
+	if u, err := url.Parse(metricsURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return []error{fmt.Errorf("%s: metricsUrl must be an http(s) URL", where)}
+	}
+	return nil
 }
 
 // lookup returns the allow-listed file with this name.
