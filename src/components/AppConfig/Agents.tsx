@@ -4,7 +4,7 @@ import { dateTimeFormat } from '@grafana/data';
 import { Alert, Badge, Button, Field, Input, LoadingPlaceholder, Stack, Switch } from '@grafana/ui';
 import { tf } from '../../i18n';
 import { errorMessage } from '../useBackendStatus';
-import { sameMetricsUrl } from './ProfilerConfigs';
+import { sameMetricsUrl, SwitchProblem, SwitchState } from './ProfilerConfigs';
 import { testIds } from '../testIds';
 import {
   AgentList,
@@ -125,33 +125,11 @@ function AgentRow({ agent, list, onChanged }: RowProps) {
         </Field>
         {config && (
           <Stack direction="row" gap={1} wrap="wrap">
-            <Badge
-              color={config.metricEnable === 1 ? 'green' : 'darkgrey'}
-              // eslint-disable-next-line @grafana/i18n/no-untranslated-strings -- the file's key and value, as written in it
-              text={`metric_enable: ${config.metricEnable}`}
-            />
-            <Badge
-              color={config.enable === 1 ? 'green' : 'darkgrey'}
-              text={tf('profiler-configs.enable-badge', 'enable (tracing): {{value}}', { value: config.enable })}
-            />
-            <span>
-              {config.exists
-                ? tf('profiler-configs.last-change', 'Last change: {{when}}', {
-                    when: config.modified ? dateTimeFormat(config.modified) : t('profiler-configs.unknown', 'unknown'),
-                  })
-                : t(
-                    'profiler-configs.missing',
-                    'File does not exist yet: the profiler treats that as off; switching creates it.'
-                  )}
-            </span>
+            <SwitchState state={config} />
             <span data-testid={testIds.appConfig.agentExposed(agent.name)}>{exposure(agent)}</span>
           </Stack>
         )}
-        {config?.problem && (
-          <Alert severity="warning" title={t('profiler-configs.unexpected-value.title', 'Unexpected value')}>
-            {config.problem}
-          </Alert>
-        )}
+        <SwitchProblem state={config} />
         {(agent.error || agent.configError) && (
           <div data-testid={testIds.appConfig.agentError(agent.name)}>
             <Alert severity="error" title={t('agents.unreachable', 'The agent did not answer')}>

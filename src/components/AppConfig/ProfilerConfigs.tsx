@@ -184,29 +184,10 @@ function FileRow({ file, canWrite, pending, toggleError, onToggle }: RowProps) {
         </Field>
         <Stack direction="row" gap={1} wrap="wrap">
           {pending && <Badge color="blue" text={t('profiler-configs.saving.text', 'Saving…')} icon="fa fa-spinner" />}
-          {/* eslint-disable-next-line @grafana/i18n/no-untranslated-strings -- the file's key and value, as written in it */}
-          <Badge color={file.metricEnable === 1 ? 'green' : 'darkgrey'} text={`metric_enable: ${file.metricEnable}`} />
-          <Badge
-            color={file.enable === 1 ? 'green' : 'darkgrey'}
-            text={tf('profiler-configs.enable-badge', 'enable (tracing): {{value}}', { value: file.enable })}
-          />
-          <span>
-            {file.exists
-              ? tf('profiler-configs.last-change', 'Last change: {{when}}', {
-                  when: file.modified ? dateTimeFormat(file.modified) : t('profiler-configs.unknown', 'unknown'),
-                })
-              : t(
-                  'profiler-configs.missing',
-                  'File does not exist yet: the profiler treats that as off; switching creates it.'
-                )}
-          </span>
+          <SwitchState state={file} />
           <span data-testid={testIds.appConfig.exposed(file.name)}>{exposureText(file)}</span>
         </Stack>
-        {file.problem && (
-          <Alert severity="warning" title={t('profiler-configs.unexpected-value.title', 'Unexpected value')}>
-            {file.problem}
-          </Alert>
-        )}
+        <SwitchProblem state={file} />
         {file.error && (
           <Alert severity="error" title={t('profiler-configs.cannot-read-this-file.title', 'Cannot read this file')}>
             {file.error}
@@ -221,6 +202,54 @@ function FileRow({ file, canWrite, pending, toggleError, onToggle }: RowProps) {
         )}
       </Stack>
     </div>
+  );
+}
+
+/** SwitchFileState is what a profiler config file says, read by the app (shared-file mode) or by an agent. */
+export interface SwitchFileState {
+  exists: boolean;
+  metricEnable: 0 | 1;
+  enable: 0 | 1;
+  modified?: string;
+  problem?: string;
+}
+
+/** SwitchState shows a profiler config's metric_enable and enable and when the file last changed. */
+export function SwitchState({ state }: { state: SwitchFileState }) {
+  return (
+    <>
+      <Badge
+        color={state.metricEnable === 1 ? 'green' : 'darkgrey'}
+        // eslint-disable-next-line @grafana/i18n/no-untranslated-strings -- the file's key and value, as written in it
+        text={`metric_enable: ${state.metricEnable}`}
+      />
+      <Badge
+        color={state.enable === 1 ? 'green' : 'darkgrey'}
+        text={tf('profiler-configs.enable-badge', 'enable (tracing): {{value}}', { value: state.enable })}
+      />
+      <span>
+        {state.exists
+          ? tf('profiler-configs.last-change', 'Last change: {{when}}', {
+              when: state.modified ? dateTimeFormat(state.modified) : t('profiler-configs.unknown', 'unknown'),
+            })
+          : t(
+              'profiler-configs.missing',
+              'File does not exist yet: the profiler treats that as off; switching creates it.'
+            )}
+      </span>
+    </>
+  );
+}
+
+/** SwitchProblem warns when the file holds a value the profiler reads differently from how it looks. */
+export function SwitchProblem({ state }: { state?: SwitchFileState }) {
+  if (!state?.problem) {
+    return null;
+  }
+  return (
+    <Alert severity="warning" title={t('profiler-configs.unexpected-value.title', 'Unexpected value')}>
+      {state.problem}
+    </Alert>
   );
 }
 
