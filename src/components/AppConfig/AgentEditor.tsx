@@ -2,10 +2,9 @@ import React, { useState } from 'react';
 import { t } from '@grafana/i18n';
 import { Alert, Button, Field, Input, SecretInput, Stack, TextArea } from '@grafana/ui';
 import { tf } from '../../i18n';
-import { errorMessage } from '../useBackendStatus';
 import { testIds } from '../testIds';
 import { AGENT_CLIENT_KEY_FIELD, AgentSetting, agentTokenField } from './agentApi';
-import { saveAppSettings } from './profilerApi';
+import { useSaveSettings } from './profilerApi';
 import { NAME_PATTERN } from './validate';
 import type { AppSettings } from './AppConfig';
 
@@ -29,15 +28,12 @@ export function AgentEditor({ enabled, pinned, settings, secureFields, onSaved }
   const [caCert, setCaCert] = useState(settings.agentCaCert ?? '');
   const [clientCert, setClientCert] = useState(settings.agentClientCert ?? '');
   const [clientKey, setClientKey] = useState<string | undefined>();
-  const [saving, setSaving] = useState(false);
-  const [saveError, setSaveError] = useState('');
+  const { saving, saveError, save: store } = useSaveSettings(enabled, pinned, onSaved);
   const update = (i: number, patch: Partial<Row>) =>
     setRows((rs) => rs.map((r, j) => (j === i ? { ...r, ...patch } : r)));
   const problems = rows.map((r) => rowProblem(r, rows));
 
-  const save = async () => {
-    setSaving(true);
-    setSaveError('');
+  const save = () => {
     const next: AppSettings = {
       ...settings,
       agents: rows.map((r) => ({
@@ -57,14 +53,7 @@ export function AgentEditor({ enabled, pinned, settings, secureFields, onSaved }
     if (clientKey !== undefined) {
       secure[AGENT_CLIENT_KEY_FIELD] = clientKey;
     }
-    try {
-      await saveAppSettings(enabled, pinned, next, Object.keys(secure).length ? secure : undefined);
-      onSaved(next);
-    } catch (err: unknown) {
-      setSaveError(errorMessage(err));
-    } finally {
-      setSaving(false);
-    }
+    return store(next, Object.keys(secure).length ? secure : undefined);
   };
 
   return (

@@ -2,9 +2,8 @@ import React, { useState } from 'react';
 import { t } from '@grafana/i18n';
 import { tf } from '../../i18n';
 import { Alert, Button, Field, Input, Stack, Switch } from '@grafana/ui';
-import { errorMessage } from '../useBackendStatus';
 import { testIds } from '../testIds';
-import { ProfilerConfigSetting, saveAppSettings } from './profilerApi';
+import { ProfilerConfigSetting, useSaveSettings } from './profilerApi';
 import { hasErrors, validateAllowList } from './validate';
 import type { AppSettings } from './AppConfig';
 
@@ -20,16 +19,13 @@ interface Props {
 export function AllowListEditor({ enabled, pinned, settings, onSaved }: Props) {
   const [rows, setRows] = useState<ProfilerConfigSetting[]>(settings.profilerConfigs ?? []);
   const [allowEditors, setAllowEditors] = useState(!!settings.allowEditorsToWrite);
-  const [saving, setSaving] = useState(false);
-  const [saveError, setSaveError] = useState('');
+  const { saving, saveError, save: store } = useSaveSettings(enabled, pinned, onSaved);
   const errors = validateAllowList(rows);
 
   const update = (i: number, patch: Partial<ProfilerConfigSetting>) =>
     setRows((rs) => rs.map((r, j) => (j === i ? { ...r, ...patch } : r)));
 
-  const save = async () => {
-    setSaving(true);
-    setSaveError('');
+  const save = () => {
     const next: AppSettings = {
       ...settings,
       profilerConfigs: rows.map((r) => ({
@@ -40,14 +36,7 @@ export function AllowListEditor({ enabled, pinned, settings, onSaved }: Props) {
       })),
       allowEditorsToWrite: allowEditors,
     };
-    try {
-      await saveAppSettings(enabled, pinned, next);
-      onSaved(next);
-    } catch (err: unknown) {
-      setSaveError(errorMessage(err));
-    } finally {
-      setSaving(false);
-    }
+    return store(next);
   };
 
   return (

@@ -1,6 +1,8 @@
+import { useState } from 'react';
 import { lastValueFrom } from 'rxjs';
 import { config, getBackendSrv } from '@grafana/runtime';
 import { PLUGIN_ID } from '../../constants';
+import { errorMessage } from '../useBackendStatus';
 
 /** ProfilerConfigSetting is one allow-listed ms_service_profiler_config.json in the app's jsonData. */
 export interface ProfilerConfigSetting {
@@ -72,6 +74,28 @@ export async function saveAppSettings(
     secureJsonData ? { enabled, pinned, jsonData, secureJsonData } : { enabled, pinned, jsonData },
     { showErrorAlert: false }
   );
+}
+
+/**
+ * useSaveSettings saves the app's settings for an editor of them: saving is true while the request is out,
+ * saveError holds why the last save failed, and onSaved gets what was stored.
+ */
+export function useSaveSettings<T extends object>(enabled: boolean, pinned: boolean, onSaved: (s: T) => void) {
+  const [saving, setSaving] = useState(false);
+  const [saveError, setSaveError] = useState('');
+  const save = async (next: T, secureJsonData?: Record<string, string>) => {
+    setSaving(true);
+    setSaveError('');
+    try {
+      await saveAppSettings(enabled, pinned, next, secureJsonData);
+      onSaved(next);
+    } catch (err: unknown) {
+      setSaveError(errorMessage(err));
+    } finally {
+      setSaving(false);
+    }
+  };
+  return { saving, saveError, save };
 }
 
 /** orgRole is the signed-in user's role in the current org; the backend checks it again on every write. */
