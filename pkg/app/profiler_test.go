@@ -133,6 +133,8 @@ func TestResourceErrors(t *testing.T) {
 		{"value string", "PUT", "profiler-configs/good/metric-enable", `{"value":"1"}`, 400, "body must be"},
 		{"unknown field", "PUT", "profiler-configs/good/metric-enable", `{"value":1,"path":"/etc/passwd"}`, 400, "body must be"},
 		{"no value", "PUT", "profiler-configs/good/metric-enable", `{}`, 400, "body must be"},
+		{"a second value after it", "PUT", "profiler-configs/good/metric-enable", `{"value":1}{"value":0}`, 400, "body must be"},
+		{"minus zero", "PUT", "profiler-configs/good/metric-enable", `{"value":-0}`, 400, "body must be"},
 		{"malformed file", "PUT", "profiler-configs/bad/metric-enable", `{"value":1}`, 422, "malformed profiler config"},
 		{"parent is a file", "PUT", "profiler-configs/file/metric-enable", `{"value":1}`, 500, "not a directory"},
 		{"wrong method", "POST", "profiler-configs/good/metric-enable", `{"value":1}`, 405, "use PUT"},
