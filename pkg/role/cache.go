@@ -11,7 +11,8 @@ import (
 
 // CacheTTL is how long a resolution serves: roles come from an hour of evidence, so a dashboard refreshing every
 // few seconds shares one resolution (five evidence queries) per CacheTTL instead of running them on every panel.
-// The evidence then ends at the query's end rounded down to CacheTTL.
+// A query ending in the same CacheTTL slot takes the resolution of the first one, whose evidence ended up to
+// CacheTTL earlier.
 const CacheTTL = 30 * time.Second
 
 // maxCacheEntries bounds the cache: a key per endpoint filter and CacheTTL slot.
@@ -26,7 +27,7 @@ type Cache struct {
 
 type cacheKey struct {
 	endpoint string
-	end      int64 // the evidence's end, unix ms, a multiple of CacheTTL
+	slot     int64 // the query's end, unix ms, rounded down to a multiple of CacheTTL
 }
 
 type cacheEntry struct {
@@ -38,13 +39,13 @@ type cacheEntry struct {
 func NewCache() *Cache { return &Cache{now: time.Now, entries: map[cacheKey]cacheEntry{}} }
 
 // Resolve is role.Resolve through the cache: the same endpoint filter and CacheTTL slot of the query's end answer
-// from the cache while the entry is younger than CacheTTL. Errors are not kept.
+// from the cache while the entry is younger than CacheTTL. Errors are not kept, and neither is a resolution that
+// found no endpoint (a data source that has not scraped yet), so roles appear as soon as evidence does.
 func (c *Cache) Resolve(ctx context.Context, eval Eval, endpoint string, r query.Request) (map[string]string, error) {
 	if c == nil {
 		return Resolve(ctx, eval, endpoint, r)
 	}
-	r.To = r.To.Truncate(CacheTTL)
-	key := cacheKey{endpoint: endpoint, end: r.To.UnixMilli()}
+	key := cacheKey{endpoint: endpoint, slot: r.To.Truncate(CacheTTL).UnixMilli()}
 	c.mu.Lock()
 	e, ok := c.entries[key]
 	c.mu.Unlock()
@@ -52,8 +53,8 @@ func (c *Cache) Resolve(ctx context.Context, eval Eval, endpoint string, r query
 		return maps.Clone(e.roles), nil
 	}
 	roles, err := Resolve(ctx, eval, endpoint, r)
-	if err != nil {
-		return nil, err
+	if err != nil || len(roles) == 0 {
+		return roles, err
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()

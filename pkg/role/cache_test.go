@@ -35,7 +35,8 @@ func (c *countingEval) eval(_ context.Context, q query.Query, r query.Request) (
 }
 
 // TestCacheSharesAResolution checks that refreshes within CacheTTL share one resolution per endpoint filter, that
-// the evidence ends on a CacheTTL boundary, that an old entry is resolved again, and that failures are not kept.
+// the evidence ends at the first query's own end (rounding it down could end before the first scrape of a fresh
+// data source), that an old entry is resolved again, and that failures and empty resolutions are not kept.
 func TestCacheSharesAResolution(t *testing.T) {
 	now := time.UnixMilli(1_800_000_000_000)
 	c := NewCache()
@@ -54,8 +55,8 @@ func TestCacheSharesAResolution(t *testing.T) {
 	if got := ev.calls.Load(); got != int32(len(evidence)) {
 		t.Errorf("three refreshes ran %d evidence queries, want one resolution's %d", got, len(evidence))
 	}
-	if last := ev.last.Load().(query.Request); last.To != end.Truncate(CacheTTL) {
-		t.Errorf("evidence ended at %s, want %s", last.To, end.Truncate(CacheTTL))
+	if last := ev.last.Load().(query.Request); last.To != end {
+		t.Errorf("evidence ended at %s, want the query's end %s", last.To, end)
 	}
 	if roles, _ := c.Resolve(context.Background(), ev.eval, "vllm-.*", r); roles["vllm-0"] != Both {
 		t.Errorf("a caller's change reached the cache: %v", roles)
@@ -76,6 +77,19 @@ func TestCacheSharesAResolution(t *testing.T) {
 	}
 	if failing.calls.Load() != int32(2*len(evidence)) {
 		t.Errorf("a failure was kept: %d calls", failing.calls.Load())
+	}
+	empty := &countingEval{}
+	emptyEval := func(context.Context, query.Query, query.Request) (*query.Result, error) {
+		empty.calls.Add(1)
+		return &query.Result{}, nil
+	}
+	for range 2 {
+		if roles, err := c.Resolve(context.Background(), emptyEval, "fresh", r); err != nil || len(roles) != 0 {
+			t.Fatalf("no evidence: %v %v", roles, err)
+		}
+	}
+	if empty.calls.Load() != int32(2*len(evidence)) {
+		t.Errorf("a resolution that found no endpoint was kept: %d calls", empty.calls.Load())
 	}
 	for i := range maxCacheEntries + 10 {
 		r.To = r.To.Add(CacheTTL)
