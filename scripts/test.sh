@@ -30,5 +30,8 @@ fi
 step "gosec (agent, app backend, profiler files)"; "$gosec_bin" -quiet ./pkg/agent/... ./pkg/cmd/inferscope-agent/... ./pkg/symbols/... ./pkg/app/... ./pkg/profilerconfig/...
 # Includes the protocol-harness tests against dist/, the packaging check and the provisioning check.
 step "go tests (race detector)";               go test -race -count=1 -timeout 30m ./pkg/...
+# Every benchmark once (-benchtime 1x), so none stops compiling or running unnoticed; figures are not asserted. The
+# fleet dashboard benchmark drives the built data source at 1, 64 and 256 endpoints in both modes (a few minutes).
+step "benchmarks, once each";                  go test -run '^$' -bench . -benchtime 1x -timeout 30m ./pkg/...
 # A module of its own (it imports Prometheus's textparse): its test checks the three parsers it benchmarks agree.
-step "parser comparison module";               (cd bench/parse && go vet ./... && go test -count=1 ./...)
+step "parser comparison module";               (cd bench/parse && go vet ./... && go test -count=1 -bench . -benchtime 1x ./...)

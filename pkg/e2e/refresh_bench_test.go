@@ -12,6 +12,7 @@ import (
 	"github.com/inferscope/inferscope-vllm/pkg/harness"
 	"github.com/inferscope/inferscope-vllm/pkg/internal/dashtest"
 	"github.com/inferscope/inferscope-vllm/pkg/internal/promtest"
+	"github.com/inferscope/inferscope-vllm/pkg/lora"
 	"github.com/inferscope/inferscope-vllm/pkg/promapi"
 	"github.com/inferscope/inferscope-vllm/pkg/query"
 )
@@ -53,37 +54,41 @@ func BenchmarkDirectVsPrometheus(b *testing.B) {
 	prometheus := &promapi.Evaluator{Client: client, Discovery: &promapi.Discovery{Client: client, Lookback: 24 * time.Hour}, ScrapeInterval: 5 * time.Second}
 	cached := &query.Engine{Source: query.HistorySource{Store: run.store}, ScrapeInterval: 5 * time.Second, Cache: query.NewCache(64 << 20)}
 	ctx := context.Background()
-	// refresh answers every panel query over the hour ending at end, as the dashboard's one refresh.
-	refresh := func(eval func(context.Context, query.Query, query.Request) ([]query.Output, error), end time.Time) {
+	// refresh answers every panel query over the hour ending at end, as the dashboard's one refresh; LoRA queries go
+	// through pkg/lora as the data source sends them.
+	refresh := func(eval lora.Eval, end time.Time) {
 		r := query.Request{From: end.Add(-time.Hour), To: end, Interval: 15 * time.Second, MaxDataPoints: 1000}
 		for _, q := range queries {
-			if q.QueryType == query.TypeDiagnosis {
+			var err error
+			switch {
+			case q.QueryType == query.TypeDiagnosis:
 				dr := query.Request{From: end.Add(-query.DiagnosisWindow), To: end, Interval: r.Interval}
-				if _, _, err := query.Diagnose(ctx, q, func(ctx context.Context, sub query.Query) ([]query.Output, error) { return eval(ctx, sub, dr) }); err != nil {
-					b.Fatal(err)
-				}
-				continue
+				_, _, err = query.Diagnose(ctx, q, func(ctx context.Context, sub query.Query) ([]query.Output, error) {
+					res, err := eval(ctx, sub, dr)
+					if err != nil {
+						return nil, err
+					}
+					return res.Outputs, nil
+				})
+			case q.ReadsLoRA():
+				_, err = lora.Answer(ctx, eval, q, r)
+			default:
+				_, err = eval(ctx, q, r)
 			}
-			if _, err := eval(ctx, q, r); err != nil {
+			if err != nil {
 				b.Fatalf("%+v: %v", q, err)
 			}
 		}
 	}
-	viaEngine := func(e *query.Engine) func(context.Context, query.Query, query.Request) ([]query.Output, error) {
-		return func(ctx context.Context, q query.Query, r query.Request) ([]query.Output, error) {
-			res, err := e.Eval(ctx, q, r)
-			if err != nil {
-				return nil, err
-			}
-			return res.Outputs, nil
-		}
+	viaEngine := func(e *query.Engine) lora.Eval {
+		return e.Eval
 	}
-	viaPrometheus := func(ctx context.Context, q query.Query, r query.Request) ([]query.Output, error) {
+	viaPrometheus := func(ctx context.Context, q query.Query, r query.Request) (*query.Result, error) {
 		ans, err := prometheus.Eval(ctx, q, r)
 		if err != nil {
 			return nil, err
 		}
-		return ans.Result.Outputs, nil
+		return ans.Result, nil
 	}
 	end := run.start.Add(65 * time.Minute)
 	refresh(viaEngine(cached), end)

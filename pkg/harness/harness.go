@@ -162,16 +162,44 @@ func (p *Plugin) PID() int {
 }
 
 // RSS is the plugin process's resident memory in bytes (Linux only; 0 elsewhere or once it exited).
-func (p *Plugin) RSS() int64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.PID()))
+func (p *Plugin) RSS() int64 { return procStatusKB(p.PID(), "VmRSS:") << 10 }
+
+// PeakRSS is the plugin process's largest resident memory so far (VmHWM) in bytes (Linux only; 0 elsewhere).
+func (p *Plugin) PeakRSS() int64 { return procStatusKB(p.PID(), "VmHWM:") << 10 }
+
+// CPUTime is the user plus system CPU time the plugin process has used so far (Linux only; 0 elsewhere). The
+// kernel counts it in clock ticks, 10 ms on Linux (USER_HZ is 100 on every architecture Go supports there).
+func (p *Plugin) CPUTime() time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.PID()))
+	if err != nil {
+		return 0
+	}
+	// The command name (field 2) may hold spaces; utime and stime are fields 14 and 15, counted after its ')'.
+	_, rest, ok := strings.Cut(string(b), ") ")
+	if !ok {
+		return 0
+	}
+	f := strings.Fields(rest)
+	if len(f) < 13 {
+		return 0
+	}
+	var utime, stime int64
+	_, _ = fmt.Sscan(f[11], &utime)
+	_, _ = fmt.Sscan(f[12], &stime)
+	return time.Duration(utime+stime) * 10 * time.Millisecond
+}
+
+// procStatusKB reads one "<key> <n> kB" line of /proc/<pid>/status.
+func procStatusKB(pid int, key string) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0
 	}
 	for _, line := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+		if rest, ok := strings.CutPrefix(line, key); ok {
 			var kb int64
 			_, _ = fmt.Sscanf(strings.TrimSpace(rest), "%d", &kb)
-			return kb << 10
+			return kb
 		}
 	}
 	return 0

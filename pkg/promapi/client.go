@@ -146,17 +146,20 @@ func (c *Client) stream(ctx context.Context, path string, params url.Values, met
 	}
 	body := &limitedReader{r: resp.Body, n: maxBody}
 	br := bufio.NewReader(body)
-	head, _ := br.Peek(512) // what to show when the answer is not Prometheus's JSON at all
+	// The head is what to show when the answer is not Prometheus's JSON at all (a login page). It is copied: Peek's
+	// slice is the reader's buffer, which the decoding overwrites with later parts of the answer.
+	peeked, _ := br.Peek(512)
+	head := bytes.Clone(peeked)
 	var env envelope
 	err = decodeEnvelope(json.NewDecoder(br), &env, onData)
 	switch {
 	case errors.Is(err, errStop):
-	case err != nil && !bytes.HasPrefix(bytes.TrimSpace(head), []byte("{")):
-		return nil, &Error{Status: resp.StatusCode, Message: c.serverText(string(head))}
 	case body.hit:
 		return nil, &Error{Status: resp.StatusCode, Message: fmt.Sprintf("the answer is larger than %d MB; narrow the query", maxBody>>20)}
-	case err != nil && ctx.Err() != nil:
+	case err != nil && ctx.Err() != nil || err != nil && isTimeout(err):
 		return nil, &Error{Status: resp.StatusCode, Message: "reading the answer: " + c.transportMessage(ctx, err)}
+	case err != nil && !bytes.HasPrefix(bytes.TrimSpace(head), []byte("{")):
+		return nil, &Error{Status: resp.StatusCode, Message: c.serverText(string(head))}
 	case err != nil:
 		return nil, &Error{Status: resp.StatusCode, Message: "unexpected answer from " + path + ": " + c.serverText(err.Error())}
 	}
@@ -308,7 +311,16 @@ func (c *Client) transportMessage(ctx context.Context, err error) string {
 	if errors.As(err, &ue) && ue.Timeout() {
 		return "Prometheus did not answer in time (timeout): " + c.serverText(ue.Err.Error())
 	}
+	if isTimeout(err) {
+		return "Prometheus did not answer in time (timeout): " + c.serverText(err.Error())
+	}
 	return "Prometheus is unreachable: " + c.serverText(err.Error())
+}
+
+// isTimeout reports whether err is a timeout, such as the HTTP client's while an answer's body is still arriving.
+func isTimeout(err error) bool {
+	var t interface{ Timeout() bool }
+	return errors.As(err, &t) && t.Timeout()
 }
 
 func (c *Client) method() string {

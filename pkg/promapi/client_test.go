@@ -3,6 +3,7 @@ package promapi
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -174,5 +175,45 @@ func TestBuildInfoToleratesServersWithoutIt(t *testing.T) {
 	_, ok, err := (&Client{BaseURL: srv.URL, HTTP: http.DefaultClient}).BuildInfo(context.Background())
 	if err != nil || ok {
 		t.Errorf("BuildInfo = ok %v, err %v; want no build info and no error", ok, err)
+	}
+}
+
+// TestCutAnswerShowsNoSliceOfIt checks that an answer cut off mid-stream (here: the client's timeout while a large
+// matrix arrives) is reported as what happened, never with bytes of the answer as the server's message: the
+// decoder's buffer has moved on from the answer's head by then.
+func TestCutAnswerShowsNoSliceOfIt(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	srv := fakeProm(t, func(w http.ResponseWriter, r *http.Request) bool {
+		if r.URL.Path != "/api/v1/query_range" {
+			return false
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"status":"success","data":{"resultType":"matrix","result":[{"metric":{"instance":"a:8000"},"values":[`))
+		for i := range 20000 {
+			if i > 0 {
+				_, _ = w.Write([]byte(","))
+			}
+			fmt.Fprintf(w, `[%d,"6377952755905.0501"]`, 1700000000+i)
+		}
+		w.(http.Flusher).Flush()
+		select { // the rest never comes
+		case <-r.Context().Done():
+		case <-release:
+		}
+		return true
+	})
+	ev := evaluator(srv.URL, 500*time.Millisecond)
+	now := time.Unix(1700000100, 0)
+	_, err := ev.Eval(context.Background(), query.Query{QueryType: query.TypeQueue, Measure: "running"},
+		query.Request{From: now.Add(-time.Minute), To: now, Interval: 5 * time.Second})
+	if err == nil {
+		t.Fatal("no error")
+	}
+	if strings.Contains(err.Error(), "6377952755905") || strings.Contains(err.Error(), "],[") {
+		t.Fatalf("the error carries a slice of the answer: %v", err)
+	}
+	if !strings.Contains(err.Error(), "did not answer in time") {
+		t.Fatalf("the error does not say the answer was cut by the timeout: %v", err)
 	}
 }

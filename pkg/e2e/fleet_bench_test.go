@@ -1,0 +1,296 @@
+package e2e
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/grafana/grafana-plugin-sdk-go/genproto/pluginv2"
+
+	"github.com/inferscope/inferscope-vllm/pkg/harness"
+	"github.com/inferscope/inferscope-vllm/pkg/internal/dashtest"
+	"github.com/inferscope/inferscope-vllm/pkg/internal/promtest"
+	"github.com/inferscope/inferscope-vllm/pkg/sim"
+)
+
+// The fleet benchmark's scale. CI runs it once with the defaults (every size, half a minute of history) so it cannot
+// rot; the README's figures come from a longer history: -fleet.history=10m.
+var (
+	fleetSizes   = flag.String("fleet.sizes", "1,64,256", "comma-separated fleet sizes (endpoints) BenchmarkFleetDashboard runs")
+	fleetHistory = flag.Duration("fleet.history", 30*time.Second, "how long BenchmarkFleetDashboard scrapes before its first refresh")
+)
+
+// fleetScrape is the scrape interval of the benchmark fleet, as vLLM deployments commonly use and the default.
+const fleetScrape = 5 * time.Second
+
+// fleetKinds is the mix of deployments the benchmark fleet cycles through: mostly single-engine servers, some
+// data-parallel ones up to DP8 (two engines per endpoint on average), with speculative decoding, errors and
+// prefix caching, as a production fleet of one model family looks.
+var fleetKinds = func() [][]string {
+	common := []string{"-flavor=vllm-v1", "-qps=6", "-spec-tokens=3", "-error-rate=0.01", "-prefix-hit-rate=0.3"}
+	var out [][]string
+	for i, engines := range []int{1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 4, 4, 8} {
+		out = append(out, append([]string{"-engines=" + strconv.Itoa(engines), "-seed=" + strconv.Itoa(i+1)}, common...))
+	}
+	return out
+}()
+
+// benchFleet serves n simulated endpoints, each on a loopback port of its own (Prometheus names a target by its
+// address), endpoint i behaving as fleetKinds[i mod 16]. A kind's body is rendered once a second and shared by its
+// endpoints, so the benchmark's own CPU goes to the plugin, not to simulating 256 servers.
+type benchFleet struct {
+	urls    []string
+	targets []promtest.Target
+	engines int
+}
+
+// renderedBody is one kind's latest /metrics answer, gzip or plain.
+type renderedBody struct {
+	at          time.Time
+	plain, gzip *httptest.ResponseRecorder
+}
+
+func startBenchFleet(b *testing.B, n int) *benchFleet {
+	b.Helper()
+	f := &benchFleet{}
+	handlers := make([]http.Handler, len(fleetKinds))
+	for k, args := range fleetKinds {
+		cfg, err := sim.ParseArgs(args, func(string) string { return "" }, io.Discard)
+		if err != nil {
+			b.Fatal(err)
+		}
+		srv, err := sim.NewServer(cfg, log.New(io.Discard, "", 0))
+		if err != nil {
+			b.Fatal(err)
+		}
+		inner := srv.Handler()
+		var mu sync.Mutex
+		var last renderedBody
+		handlers[k] = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path != "/metrics" {
+				inner.ServeHTTP(w, r)
+				return
+			}
+			mu.Lock()
+			if time.Since(last.at) > time.Second {
+				last = renderedBody{at: time.Now(), plain: httptest.NewRecorder(), gzip: httptest.NewRecorder()}
+				req := r.Clone(r.Context())
+				req.Header = http.Header{}
+				inner.ServeHTTP(last.plain, req)
+				req.Header.Set("Accept-Encoding", "gzip")
+				inner.ServeHTTP(last.gzip, req)
+			}
+			rec := last.plain
+			if acceptsGzip(r.Header.Get("Accept-Encoding")) {
+				rec = last.gzip
+			}
+			mu.Unlock()
+			for k, v := range rec.Header() {
+				w.Header()[k] = v
+			}
+			_, _ = w.Write(rec.Body.Bytes())
+		})
+	}
+	for i := range n {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			b.Fatal(err)
+		}
+		s := &http.Server{Handler: handlers[i%len(handlers)], ReadHeaderTimeout: 10 * time.Second}
+		go func() { _ = s.Serve(ln) }()
+		b.Cleanup(func() { _ = s.Close() })
+		f.urls = append(f.urls, "http://"+ln.Addr().String()+"/metrics")
+		f.targets = append(f.targets, promtest.Target{Job: "vllm", Addr: ln.Addr().String()})
+		engines, _ := strconv.Atoi(strings.TrimPrefix(fleetKinds[i%len(fleetKinds)][0], "-engines="))
+		f.engines += engines
+	}
+	return f
+}
+
+// acceptsGzip reports whether an Accept-Encoding header asks for gzip.
+func acceptsGzip(h string) bool { return strings.Contains(h, "gzip") }
+
+// fleetRefresh is what one dashboard refresh cost the plugin.
+type fleetRefresh struct {
+	wall, cpu time.Duration
+	frames    int
+	newStep   bool // the refresh's last step is one the previous refresh did not have
+}
+
+// dashboardClient sends the shipped fleet overview's panel requests to one data source as Grafana does on a
+// refresh: one QueryData request per panel, six at a time (a browser's connections per host), the last hour at a
+// 15 s step.
+type dashboardClient struct {
+	p      *harness.Plugin
+	pc     *pluginv2.PluginContext
+	panels []dashtest.Panel
+	last   int64 // the previous refresh's end, in steps
+}
+
+const (
+	dashboardRange = time.Hour
+	dashboardStep  = 15 * time.Second
+)
+
+func (d *dashboardClient) refresh(b *testing.B) fleetRefresh {
+	b.Helper()
+	end := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	var (
+		mu     sync.Mutex
+		frames int
+		errs   []string
+		wg     sync.WaitGroup
+		slots  = make(chan struct{}, 6)
+	)
+	cpu0, t0 := d.p.CPUTime(), time.Now()
+	for _, panel := range d.panels {
+		wg.Add(1)
+		slots <- struct{}{}
+		go func() {
+			defer func() { <-slots; wg.Done() }()
+			var qs []harness.Query
+			for _, t := range panel.Targets {
+				qs = append(qs, harness.Query{RefID: fmt.Sprint(t["refId"]), QueryType: fmt.Sprint(t["queryType"]), JSON: t,
+					From: end.Add(-dashboardRange), To: end, Interval: dashboardStep, MaxDataPoints: 1000})
+			}
+			resp, err := d.p.QueryData(ctx, b, d.pc, qs...)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				errs = append(errs, panel.Title+": "+err.Error())
+				return
+			}
+			for ref, r := range resp.Responses {
+				if r.Error != nil {
+					errs = append(errs, fmt.Sprintf("%s %s: %v", panel.Title, ref, r.Error))
+				}
+				frames += len(r.Frames)
+			}
+		}()
+	}
+	wg.Wait()
+	r := fleetRefresh{wall: time.Since(t0), cpu: d.p.CPUTime() - cpu0, frames: frames}
+	if len(errs) > 0 {
+		b.Fatalf("refresh failed:\n%s", strings.Join(errs, "\n"))
+	}
+	steps := end.UnixMilli() / dashboardStep.Milliseconds()
+	r.newStep, d.last = steps != d.last, steps
+	return r
+}
+
+// BenchmarkFleetDashboard measures what users pay for the shipped fleet overview dashboard: the built data source
+// executable, driven over gRPC as Grafana drives it, refreshing every panel over the last hour at a 15 s step for
+// fleets of 1, 64 and 256 simulated endpoints scraped every 5 s, in direct mode and in Prometheus mode against
+// Prometheus 3 scraping the same endpoints. Cold is the first refresh of a data source (empty results cache); warm
+// is the mean of the refreshes that follow every 5 s for 20 s (a full 15 s step and more), reported apart for
+// refreshes that add a step and those that do not. CPU is the plugin process's (from /proc), so scraping runs in
+// it too: scrape-cores is its CPU per second while idle before the first refresh, and the -net figures subtract it.
+func BenchmarkFleetDashboard(b *testing.B) {
+	panels, err := dashtest.Panels(filepath.Join(harness.RepoRoot(b), "dashboards", "vllm-fleet.json"),
+		map[string]string{"endpoint": ".*", "model": ".*", "engine": ".*"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	exe := harness.Executable(b, harness.DatasourceExecutable)
+	var sizes []int
+	for _, s := range strings.Split(*fleetSizes, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 1 {
+			b.Fatalf("-fleet.sizes: %q is not a fleet size", s)
+		}
+		sizes = append(sizes, n)
+	}
+	for _, n := range sizes {
+		b.Run(fmt.Sprintf("endpoints=%d", n), func(b *testing.B) {
+			fleet := startBenchFleet(b, n)
+			b.Run("mode=direct", func(b *testing.B) {
+				var eps []map[string]string
+				for i, u := range fleet.urls {
+					eps = append(eps, map[string]string{"url": u, "name": fmt.Sprintf("vllm-%03d", i)})
+				}
+				benchDashboard(b, exe, panels, fleet, map[string]any{"mode": "direct", "endpoints": eps,
+					"scrapeInterval": fleetScrape.String(), "scrapeTimeout": "4s"}, "")
+			})
+			b.Run("mode=prometheus3", func(b *testing.B) {
+				engines := promtest.EnginesOf(b, promtest.Prometheus3)
+				prom := promtest.Start(b, promtest.Options{Engine: engines[0], Targets: fleet.targets, ScrapeInterval: fleetScrape})
+				benchDashboard(b, exe, panels, fleet, map[string]any{"mode": "prometheus", "scrapeInterval": fleetScrape.String()}, prom.URL)
+			})
+		})
+	}
+}
+
+// benchDashboard starts one data source over the fleet, lets it (or its Prometheus) scrape for -fleet.history, then
+// refreshes the dashboard cold and warm and reports the figures.
+func benchDashboard(b *testing.B, exe string, panels []dashtest.Panel, fleet *benchFleet, jsonData map[string]any, url string) {
+	for b.Loop() {
+		p := harness.Start(b, exe)
+		pc := harness.DataSourceContext(b, harness.DataSource{UID: "fleet-bench", URL: url, JSONData: jsonData}, nil)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		if _, err := p.CheckHealth(ctx, pc); err != nil { // creates the instance, which starts scraping
+			cancel()
+			b.Fatal(err)
+		}
+		cancel()
+		idleFrom := time.Now()
+		idleCPU := p.CPUTime()
+		time.Sleep(*fleetHistory)
+		scrapeCores := (p.CPUTime() - idleCPU).Seconds() / time.Since(idleFrom).Seconds()
+
+		d := &dashboardClient{p: p, pc: pc, panels: panels}
+		cold := d.refresh(b)
+		var warm, stepped, still []fleetRefresh
+		for deadline := time.Now().Add(dashboardStep + fleetScrape); time.Now().Before(deadline); {
+			time.Sleep(fleetScrape)
+			r := d.refresh(b)
+			warm = append(warm, r)
+			if r.newStep {
+				stepped = append(stepped, r)
+			} else {
+				still = append(still, r)
+			}
+		}
+		net := func(r fleetRefresh) time.Duration {
+			return max(0, r.cpu-time.Duration(scrapeCores*float64(r.wall)))
+		}
+		ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+		mean := func(rs []fleetRefresh, f func(fleetRefresh) time.Duration) float64 {
+			if len(rs) == 0 {
+				return 0
+			}
+			var sum time.Duration
+			for _, r := range rs {
+				sum += f(r)
+			}
+			return ms(sum) / float64(len(rs))
+		}
+		cpu := func(r fleetRefresh) time.Duration { return r.cpu }
+		wall := func(r fleetRefresh) time.Duration { return r.wall }
+		b.ReportMetric(float64(fleet.engines), "engines")
+		b.ReportMetric(ms(cold.wall), "ms-cold-wall")
+		b.ReportMetric(ms(cold.cpu), "ms-cold-cpu")
+		b.ReportMetric(mean(warm, wall), "ms-warm-wall")
+		b.ReportMetric(mean(warm, cpu), "ms-warm-cpu")
+		b.ReportMetric(mean(warm, net), "ms-warm-cpu-net")
+		b.ReportMetric(mean(stepped, cpu), "ms-warm-newstep-cpu")
+		b.ReportMetric(mean(still, cpu), "ms-warm-samestep-cpu")
+		b.ReportMetric(mean(warm, cpu)/ms(cold.cpu), "warm/cold-cpu")
+		b.ReportMetric(scrapeCores, "scrape-cores")
+		b.ReportMetric(float64(cold.frames), "frames")
+		b.ReportMetric(float64(p.PeakRSS())/(1<<20), "peak-RSS-MiB")
+		b.ReportMetric(float64(p.RSS())/(1<<20), "RSS-MiB")
+	}
+}
