@@ -6,6 +6,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"runtime/debug"
 	"sort"
 	"strings"
 	"sync"
@@ -71,11 +73,36 @@ func NewInstance(ctx context.Context, s backend.DataSourceInstanceSettings) (ins
 // Dispose stops scraping when the settings change or Grafana shuts the plugin down.
 func (d *Datasource) Dispose() { d.mode.close() }
 
-// QueryData answers each query on its own, so one bad query never hides the others' data.
+// maxParallelQueries bounds how many of one request's queries are answered at once: a panel's queries run side by
+// side, and Grafana's own concurrent panel requests stay the larger share of the work.
+const maxParallelQueries = 4
+
+// QueryData answers each query on its own, so one bad query never hides the others' data; up to maxParallelQueries
+// at once.
 func (d *Datasource) QueryData(ctx context.Context, req *backend.QueryDataRequest) (*backend.QueryDataResponse, error) {
+	answers := make([]backend.DataResponse, len(req.Queries))
+	slots := make(chan struct{}, maxParallelQueries)
+	var wg sync.WaitGroup
+	for i, q := range req.Queries {
+		wg.Add(1)
+		slots <- struct{}{}
+		go func() {
+			defer func() { <-slots; wg.Done() }()
+			// A panic here would end the plugin process (the SDK recovers only its own goroutine): it fails this
+			// query alone.
+			defer func() {
+				if r := recover(); r != nil {
+					log.DefaultLogger.FromContext(ctx).Error("query panicked", "refId", q.RefID, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+					answers[i] = backend.ErrDataResponse(backend.StatusInternal, "internal error while answering the query; the plugin log has the details")
+				}
+			}()
+			answers[i] = d.query(ctx, q)
+		}()
+	}
+	wg.Wait()
 	resp := backend.NewQueryDataResponse()
-	for _, q := range req.Queries {
-		resp.Responses[q.RefID] = d.query(ctx, q)
+	for i, q := range req.Queries {
+		resp.Responses[q.RefID] = answers[i]
 	}
 	return resp, nil
 }
@@ -96,6 +123,7 @@ func (d *Datasource) query(ctx context.Context, dq backend.DataQuery) backend.Da
 	if err != nil {
 		return d.errorResponse(ctx, err, detail)
 	}
+	query.ApplyLimit(q, res)
 	frames := query.Frames(q, res)
 	if _, ok := d.mode.(*direct); ok {
 		channel := d.streams.register(d.uid, q)

@@ -205,7 +205,7 @@ var plainName = regexp.MustCompile(`^[a-zA-Z_:][a-zA-Z0-9_:]*$`)
 func (g *gen) sel(name string, extra ...string) string {
 	var m []string
 	add := func(label, re string) {
-		if re != "" {
+		if !query.MatchesAll(re) {
 			m = append(m, label+"=~"+strconv.Quote(re))
 		}
 	}
@@ -244,7 +244,7 @@ func (g *gen) presence(names []string) string {
 		quoted[i] = regexp.QuoteMeta(n)
 	}
 	m := []string{"__name__=~" + strconv.Quote(strings.Join(quoted, "|"))}
-	if g.q.Endpoint != "" {
+	if !query.MatchesAll(g.q.Endpoint) {
 		m = append(m, "instance=~"+strconv.Quote(g.q.Endpoint))
 	}
 	return "{" + strings.Join(m, ", ") + "}"
@@ -437,17 +437,28 @@ func (g *gen) quantiles(names []string, name, unit string) []Expr {
 	// as direct mode does: mixed layouts would otherwise be repaired differently by each engine. Bounds are
 	// compared as numbers there; here le is written one way first ("1.0", as Python and Prometheus 3 write it,
 	// becomes "1", as Dynamo's Rust exporter writes it), or equal bounds would count as different buckets.
-	rates := sameLe(g.terms(names, "_bucket", nil, nil, g.rangeRate))
-	infs := g.terms(names, "_bucket", nil, []string{`le="+Inf"`}, g.rangeRate)
 	group, withLe := g.by(names), g.by(names, "le")
-	buckets := "sum by " + withLe + " (" + rates + ") and on " + withLe + " (count by " + withLe + " (" + rates + ") == on " +
-		group + " group_left () count by " + group + " (" + infs + "))"
+	buckets := "sum by " + withLe + " (" + g.terms(names, "_bucket", nil, nil, g.rangeRate) + ")"
+	if !g.oneExporterPerGroup() {
+		rates := sameLe(g.terms(names, "_bucket", nil, nil, g.rangeRate))
+		infs := g.terms(names, "_bucket", nil, []string{`le="+Inf"`}, g.rangeRate)
+		buckets = "sum by " + withLe + " (" + rates + ") and on " + withLe + " (count by " + withLe + " (" + rates + ") == on " +
+			group + " group_left () count by " + group + " (" + infs + "))"
+	}
 	var out []Expr
 	for _, q := range g.q.Quantiles {
 		out = append(out, Expr{Measure: name, Unit: unit, Labels: map[string]string{"quantile": query.FormatQuantile(q)},
 			PromQL: "histogram_quantile(" + strconv.FormatFloat(q, 'g', -1, 64) + ", " + buckets + ")"})
 	}
 	return out
+}
+
+// oneExporterPerGroup reports whether every group of the query's histograms comes from one endpoint (grouped by
+// engine or endpoint): one exporter, one release, so one bucket layout written one way. The common-bucket clean-up
+// (as many series at a bound as at +Inf, le written one way) cannot change such a group's sum, and leaving it out
+// spares the server reading every bucket rate three times and relabelling each bucket series.
+func (g *gen) oneExporterPerGroup() bool {
+	return g.q.GroupBy == query.GroupEngine || g.q.GroupBy == query.GroupEndpoint
 }
 
 // attainment is derive.SLOAttainment in PromQL: the bucket counts at the bounds around the threshold (those every
@@ -466,6 +477,9 @@ func (g *gen) attainment(names []string, goodput bool) string {
 		// A bound is matched in every form exporters write it (Python 1.0, Rust 1), as direct mode compares numbers.
 		m := "le=~" + strconv.Quote(leForms(le))
 		rates := g.terms(names, "_bucket", nil, []string{m}, g.rangeRate)
+		if g.oneExporterPerGroup() {
+			return "sum by " + group + " (" + rates + ")"
+		}
 		return "(sum by " + group + " (" + rates + ") and on " + group + " (count by " + group + " (" + rates + ") == on " + group + " " + infCount + "))"
 	}
 	var count string

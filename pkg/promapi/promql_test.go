@@ -43,11 +43,16 @@ func TestGeneratedPromQL(t *testing.T) {
 			`(sum by (instance, model_name, engine) (rate(vllm:prefix_cache_hits_total{model_name=~"llama"}[20s])) / (sum by (instance, model_name, engine) (rate(vllm:prefix_cache_queries_total{model_name=~"llama"}[20s])) != 0))` +
 				` or (avg by (instance, model_name, engine) (max without (pid) (vllm:gpu_prefix_cache_hit_rate{model_name=~"llama"} unless on (instance) {__name__=~"vllm:prefix_cache_queries_total"})))`,
 		}},
-		// Only the bounds every histogram of the group has are summed (TestMixedBucketLayoutsUseCommonBuckets).
+		// One endpoint per group: one exporter, one bucket layout, so the plain sum by (le).
 		{"TTFT p95 per endpoint", query.Query{QueryType: query.TypeLatency, Metric: "ttft", Quantiles: []float64{0.95}, GroupBy: query.GroupEndpoint, Engine: "0"}, []string{
-			`histogram_quantile(0.95, sum by (instance, model_name, le) (label_replace(rate(vllm:time_to_first_token_seconds_bucket{engine=~"0"}[20s]), "le", "$1", "le", "(.+)\\.0"))` +
-				` and on (instance, model_name, le) (count by (instance, model_name, le) (label_replace(rate(vllm:time_to_first_token_seconds_bucket{engine=~"0"}[20s]), "le", "$1", "le", "(.+)\\.0"))` +
-				` == on (instance, model_name) group_left () count by (instance, model_name) (rate(vllm:time_to_first_token_seconds_bucket{engine=~"0", le="+Inf"}[20s]))))`,
+			`histogram_quantile(0.95, sum by (instance, model_name, le) (rate(vllm:time_to_first_token_seconds_bucket{engine=~"0"}[20s])))`,
+		}},
+		// Grouped across endpoints, only the bounds every histogram of the group has are summed
+		// (TestMixedBucketLayoutsUseCommonBuckets); "All" (.*) sends no matcher.
+		{"TTFT p95 per model", query.Query{QueryType: query.TypeLatency, Metric: "ttft", Quantiles: []float64{0.95}, GroupBy: query.GroupModel, Endpoint: ".*", Engine: "0"}, []string{
+			`histogram_quantile(0.95, sum by (model_name, le) (label_replace(rate(vllm:time_to_first_token_seconds_bucket{engine=~"0"}[20s]), "le", "$1", "le", "(.+)\\.0"))` +
+				` and on (model_name, le) (count by (model_name, le) (label_replace(rate(vllm:time_to_first_token_seconds_bucket{engine=~"0"}[20s]), "le", "$1", "le", "(.+)\\.0"))` +
+				` == on (model_name) group_left () count by (model_name) (rate(vllm:time_to_first_token_seconds_bucket{engine=~"0", le="+Inf"}[20s]))))`,
 		}},
 		{"per-position acceptance", query.Query{QueryType: query.TypeSpecDecode, Measure: "per_position"}, []string{
 			`sum by (instance, model_name, engine, position) (rate(vllm:spec_decode_num_accepted_tokens_per_pos_total[20s])) / ignoring (position) group_left () (sum by (instance, model_name, engine) (rate(vllm:spec_decode_num_drafts_total[20s])) != 0)`,

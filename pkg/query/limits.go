@@ -34,6 +34,8 @@ const (
 	// MaxFetchedSeries bounds the stored series one direct-mode query reads; 256 endpoints × 8 engines × 28
 	// latency buckets fit four times over.
 	MaxFetchedSeries = 250_000
+	// MaxLimit bounds a query's limit (the series kept per output by rank); more is no longer a top list.
+	MaxLimit = 1_000
 )
 
 // TruncatedNotice is the notice of an answer cut at MaxSeriesPerQuery or MaxPointsPerQuery.

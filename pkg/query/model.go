@@ -115,6 +115,12 @@ type Query struct {
 	PeakMemoryTBps *float64 `json:"peakMemoryTBps,omitempty"`
 	// Threshold is the SLO target of an slo_attainment measure, in the latency family's unit (seconds).
 	Threshold *float64 `json:"threshold,omitempty"`
+	// Limit, when set, keeps only that many series of each output (per measure and quantile): those with the
+	// highest mean over the range, or the lowest with Rank "lowest". A fleet panel shows its worst endpoints instead
+	// of every engine's line; a notice says how many were left out.
+	Limit int `json:"limit,omitempty"`
+	// Rank orders series for Limit: "highest" (default) or "lowest".
+	Rank string `json:"rank,omitempty"`
 	// Labels are extra label matchers for raw queries: label name → regular expression.
 	Labels map[string]string `json:"labels,omitempty"`
 	// Histogram says how a raw histogram is returned: "buckets" (cumulative, per le) or "quantiles".
@@ -254,6 +260,14 @@ func (q *Query) validate() error {
 				return fmt.Errorf("quantile %v is outside 0–1", v)
 			}
 		}
+	}
+	if q.Limit < 0 || q.Limit > MaxLimit {
+		return fmt.Errorf("limit %d is outside 0–%d (0 keeps every series)", q.Limit, MaxLimit)
+	}
+	switch q.Rank {
+	case "", RankHighest, RankLowest:
+	default:
+		return fmt.Errorf("rank %q is unknown: use %s or %s", q.Rank, RankHighest, RankLowest)
 	}
 	if q.Score != "" && (q.QueryType != TypeDPBalance || !contains(measure.Scores, q.Score)) {
 		return fmt.Errorf("score %q is only for dp_balance and must be one of %s", q.Score, strings.Join(measure.Scores, ", "))
@@ -458,11 +472,15 @@ func (q Query) WindowDuration() (time.Duration, error) {
 
 // compileAnchored compiles a matcher the way PromQL's =~ does: anchored at both ends; empty matches everything.
 func compileAnchored(re string) (*regexp.Regexp, error) {
-	if re == "" {
+	if MatchesAll(re) {
 		return nil, nil
 	}
 	return regexp.Compile("^(?:" + re + ")$")
 }
+
+// MatchesAll reports whether a filter selects every value, the empty filter or Grafana's "All" (.*), so neither
+// mode runs a regular expression per series, nor sends the server a matcher, for it.
+func MatchesAll(re string) bool { return re == "" || re == ".*" }
 
 func typeNames() []string {
 	out := measure.TypeNames()

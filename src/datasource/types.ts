@@ -133,6 +133,9 @@ export interface VllmQuery extends DataQuery {
   quantiles?: number[];
   window?: string;
   groupBy?: GroupBy;
+  /** limit keeps that many series per output: the highest mean over the range, or the lowest with rank 'lowest'. */
+  limit?: number;
+  rank?: 'highest' | 'lowest';
   /** score restricts a dp_balance query to one imbalance score, without the per-rank loads. */
   score?: string;
   headroom?: number;
