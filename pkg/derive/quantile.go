@@ -61,8 +61,11 @@ func HistogramQuantile(q float64, buckets []Bucket) float64 {
 	}
 	b := slices.Clone(buckets)
 	// Stable so the summing order of duplicate bounds is deterministic; Prometheus's order follows
-	// its series order, so with duplicates the results may differ in the last bit only.
-	slices.SortStableFunc(b, byBound)
+	// its series order, so with duplicates the results may differ in the last bit only. One histogram's buckets
+	// usually arrive in order already, and a stable sort leaves sorted input as it is.
+	if !slices.IsSortedFunc(b, byBound) {
+		slices.SortStableFunc(b, byBound)
+	}
 	if !math.IsInf(b[len(b)-1].UpperBound, +1) {
 		return math.NaN()
 	}

@@ -69,12 +69,16 @@ func extrapolatedRate(points []Point, start, end int64, isCounter, isRate bool) 
 	if len(s) < 2 {
 		return 0, false
 	}
-	first, last := s[0], s[len(s)-1]
-	result := last.V - first.V
+	return extrapolate(s, start, end, counterIncrease(s, isCounter), isCounter, isRate)
+}
+
+// counterIncrease is last − first of a window, plus, for a counter, the value before each drop: a decrease means
+// the process restarted and the counter began again at zero, so the value before the drop was growth that the
+// end-minus-start difference lost.
+func counterIncrease(s []Point, isCounter bool) float64 {
+	result := s[len(s)-1].V - s[0].V
 	if isCounter {
-		// A decrease means the process restarted and the counter began again at zero, so the value
-		// before the drop was growth that the end-minus-start difference lost.
-		prev := first.V
+		prev := s[0].V
 		for _, p := range s[1:] {
 			if p.V < prev {
 				result += prev
@@ -82,7 +86,13 @@ func extrapolatedRate(points []Point, start, end int64, isCounter, isRate bool) 
 			prev = p.V
 		}
 	}
+	return result
+}
 
+// extrapolate is the rest of Prometheus's extrapolatedRate: the window's increase (result) extrapolated to the
+// range's edges, per second for a rate. s holds at least two samples.
+func extrapolate(s []Point, start, end int64, result float64, isCounter, isRate bool) (float64, bool) {
+	first, last := s[0], s[len(s)-1]
 	durationToStart := float64(first.T-start) / 1000
 	durationToEnd := float64(end-last.T) / 1000
 	sampledInterval := float64(last.T-first.T) / 1000
@@ -118,4 +128,56 @@ func extrapolatedRate(points []Point, start, end int64, isCounter, isRate bool) 
 		factor /= rangeSeconds(end - start)
 	}
 	return result * factor, true
+}
+
+// RateSteps calls f(i, Rate(points, steps[i]-window, steps[i])) for every step i whose window holds two samples or
+// more, steps ascending: one pass with two cursors instead of two binary searches and a reset scan per step, the
+// answers bit-identical to Rate's (a window without a counter reset takes last − first, as Rate's loop then adds
+// nothing; one with a reset runs Rate's own loop).
+func RateSteps(points []Point, steps []int64, window int64, f func(i int, v float64)) {
+	pts := points
+	for _, p := range points {
+		if isStale(p.V) {
+			pts = withoutStale(points)
+			break
+		}
+	}
+	// resets[j] counts the drops among pts[1..j], so a window pts[lo:hi] holds resets[hi-1]-resets[lo] of them.
+	var resets []int32
+	var n int32
+	for j := 1; j < len(pts); j++ {
+		if pts[j].V < pts[j-1].V {
+			if resets == nil {
+				resets = make([]int32, len(pts))
+			}
+			n++
+		}
+		if resets != nil {
+			resets[j] = n
+		}
+	}
+	lo, hi := 0, 0
+	for i, end := range steps {
+		start := end - window
+		for lo < len(pts) && pts[lo].T <= start {
+			lo++
+		}
+		hi = max(hi, lo)
+		for hi < len(pts) && pts[hi].T <= end {
+			hi++
+		}
+		if hi-lo < 2 {
+			continue
+		}
+		w := pts[lo:hi]
+		var result float64
+		if resets == nil || resets[hi-1] == resets[lo] {
+			result = w[len(w)-1].V - w[0].V
+		} else {
+			result = counterIncrease(w, true)
+		}
+		if v, ok := extrapolate(w, start, end, result, true, true); ok {
+			f(i, v)
+		}
+	}
 }

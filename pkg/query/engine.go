@@ -622,25 +622,44 @@ func maxMerge(a, b []derive.Point) []derive.Point {
 }
 
 // rates returns, per group, the summed per-second rate of its counters at each step: sum by (...) (rate(x[w])).
+// Members are summed in their order at every step, as a step-by-step loop would.
 func (c *evalCtx) rates(groups []*group) []map[int64]float64 {
 	out := make([]map[int64]float64, len(groups))
+	sums := make([]float64, len(c.steps))
+	seen := make([]bool, len(c.steps))
 	for gi, g := range groups {
+		clear(sums)
+		clear(seen)
+		for _, m := range g.members {
+			derive.RateSteps(m.series.Points, c.steps, c.window, func(i int, v float64) {
+				sums[i] += v
+				seen[i] = true
+			})
+		}
 		out[gi] = map[int64]float64{}
-		for _, t := range c.steps {
-			var sum float64
-			n := 0
-			for _, m := range g.members {
-				if v, ok := derive.Rate(m.series.Points, t-c.window, t); ok {
-					sum += v
-					n++
-				}
-			}
-			if n > 0 {
-				out[gi][t] = sum
+		for i, t := range c.steps {
+			if seen[i] {
+				out[gi][t] = sums[i]
 			}
 		}
 	}
 	return out
+}
+
+// bucketRates is derive.BucketRates of a group's bucket series at every step: rates[i] holds, in member order,
+// the buckets whose series has a rate at step i. One pass per series (derive.RateSteps) instead of one per step.
+func (c *evalCtx) bucketRates(members []input) [][]derive.Bucket {
+	rates := make([][]derive.Bucket, len(c.steps))
+	for _, m := range members {
+		le := m.le
+		derive.RateSteps(m.series.Points, c.steps, c.window, func(i int, v float64) {
+			if rates[i] == nil {
+				rates[i] = make([]derive.Bucket, 0, len(members))
+			}
+			rates[i] = append(rates[i], derive.Bucket{UpperBound: le, Count: v})
+		})
+	}
+	return rates
 }
 
 // rate evaluates grouped counters as per-second rates.
@@ -666,19 +685,16 @@ func (c *evalCtx) rate(ins []input) []Output {
 func (c *evalCtx) quantiles(buckets []input, qs []float64) []Output {
 	var outs []Output
 	for _, g := range c.groupInputs(buckets) {
-		series := make([]derive.BucketSeries, len(g.members))
-		for i, m := range g.members {
-			series[i] = derive.BucketSeries{UpperBound: m.le, Points: m.series.Points}
-		}
+		rates := c.bucketRates(g.members)
+		seen := map[float64]commonBound{}
 		perQ := make([]Output, len(qs))
 		for i, q := range qs {
 			l := copyLabels(g.labels)
 			l["quantile"] = formatQuantile(q)
 			perQ[i] = Output{Labels: l}
 		}
-		for _, t := range c.steps {
-			// Equal bounds from several members are summed by HistogramQuantile, which is exactly sum by (le).
-			b := commonBuckets(derive.BucketRates(series, t-c.window, t))
+		for si, t := range c.steps {
+			b := commonBuckets(rates[si], seen)
 			if len(b) == 0 {
 				continue
 			}
@@ -704,13 +720,11 @@ func (c *evalCtx) quantiles(buckets []input, qs []float64) []Output {
 func (c *evalCtx) attainment(buckets []input, bounds derive.SLOBounds, goodput bool) []Output {
 	var outs []Output
 	for _, g := range c.groupInputs(buckets) {
-		series := make([]derive.BucketSeries, len(g.members))
-		for i, m := range g.members {
-			series[i] = derive.BucketSeries{UpperBound: m.le, Points: m.series.Points}
-		}
+		rates := c.bucketRates(g.members)
+		seen := map[float64]commonBound{}
 		o := Output{Labels: copyLabels(g.labels)}
-		for _, t := range c.steps {
-			b := commonBuckets(derive.BucketRates(series, t-c.window, t))
+		for si, t := range c.steps {
+			b := commonBuckets(rates[si], seen)
 			v, ok := derive.SLOAttainment(b, bounds, *c.q.Threshold)
 			if goodput {
 				v, _, ok = derive.CountWithin(b, bounds, *c.q.Threshold)
@@ -726,11 +740,13 @@ func (c *evalCtx) attainment(buckets []input, bounds derive.SLOBounds, goodput b
 	return outs
 }
 
-// commonBuckets keeps the bucket bounds every histogram of a group has: as many series at that bound as at +Inf.
-// Summing histograms of different layouts (V0's TTFT lacks V1's 20…2560 s buckets) would give a non-monotonic
-// sum that Prometheus repairs upwards and VictoriaMetrics downwards (a p99 of 2560 s); the buckets all share
-// answer alike everywhere. Prometheus mode generates the same filter (promapi quantiles).
-func commonBuckets(b []derive.Bucket) []derive.Bucket {
+// commonBuckets keeps the bucket bounds every histogram of a group has (as many series at that bound as at +Inf)
+// and sums each bound's series in member order: sum by (le), as HistogramQuantile would after its stable sort, on
+// tens of buckets however many histograms the group holds. Summing histograms of different layouts (V0's TTFT lacks
+// V1's 20…2560 s buckets) would give a non-monotonic sum that Prometheus repairs upwards and VictoriaMetrics
+// downwards (a p99 of 2560 s); the buckets all share answer alike everywhere. Prometheus mode generates the same
+// filter (promapi quantiles). b is reused; seen is scratch space the caller keeps between steps.
+func commonBuckets(b []derive.Bucket, seen map[float64]commonBound) []derive.Bucket {
 	all := 0
 	for _, x := range b {
 		if math.IsInf(x.UpperBound, 1) {
@@ -741,30 +757,30 @@ func commonBuckets(b []derive.Bucket) []derive.Bucket {
 	case 0:
 		return nil // no histogram complete: no quantile, as in PromQL
 	case 1:
-		return b // one histogram: every bound it has is common
+		return b // one histogram: every bound it has is common, and none repeats
 	}
-	// Several histograms: count each bound's series. Histograms have tens of bounds, so a slice beats a map.
-	type bound struct {
-		le float64
-		n  int
-	}
-	counts := make([]bound, 0, 32)
+	clear(seen)
+	summed := b[:0]
 	for _, x := range b {
-		i := slices.IndexFunc(counts, func(c bound) bool { return c.le == x.UpperBound })
-		if i < 0 {
-			counts = append(counts, bound{x.UpperBound, 0})
-			i = len(counts) - 1
+		if c, ok := seen[x.UpperBound]; ok {
+			summed[c.at].Count += x.Count
+			seen[x.UpperBound] = commonBound{c.at, c.n + 1}
+			continue
 		}
-		counts[i].n++
+		seen[x.UpperBound] = commonBound{len(summed), 1}
+		summed = append(summed, x)
 	}
-	kept := b[:0]
-	for _, x := range b {
-		if i := slices.IndexFunc(counts, func(c bound) bool { return c.le == x.UpperBound }); counts[i].n == all {
+	kept := summed[:0]
+	for _, x := range summed {
+		if seen[x.UpperBound].n == all {
 			kept = append(kept, x)
 		}
 	}
 	return kept
 }
+
+// commonBound is where commonBuckets summed a bound and how many series had it.
+type commonBound struct{ at, n int }
 
 func copyLabels(l map[string]string) map[string]string {
 	out := make(map[string]string, len(l)+1)
