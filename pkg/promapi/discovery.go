@@ -1,12 +1,14 @@
 package promapi
 
 import (
-	"github.com/inferscope/inferscope-vllm/pkg/vllm"
-
 	"context"
+	"regexp"
 	"sort"
+	"strings"
 	"sync"
 	"time"
+
+	"github.com/inferscope/inferscope-vllm/pkg/vllm"
 )
 
 // FamilySelector matches every series of the families InferScope reads (vllm.FamilyPrefixes).
@@ -43,6 +45,9 @@ type Discovery struct {
 	names   Names
 	jobs    []string
 	fetched time.Time
+	// layouts and layoutsFetched are Layouts' answer and when it was asked, refreshed like names.
+	layouts        map[string]string
+	layoutsFetched time.Time
 }
 
 // Names returns the held names, asking the server at most once per TTL.
@@ -94,6 +99,62 @@ func (d *Discovery) Jobs(ctx context.Context) ([]string, error) {
 // Forget drops the cache, e.g. after a health check found new endpoints.
 func (d *Discovery) Forget() {
 	d.mu.Lock()
-	d.names = nil
+	d.names, d.layouts = nil, nil
 	d.mu.Unlock()
+}
+
+// bucketSelector matches the _bucket series of every family InferScope reads.
+var bucketSelector = func() string {
+	alts := make([]string, len(vllm.FamilyPrefixes))
+	for i, p := range vllm.FamilyPrefixes {
+		alts[i] = regexp.QuoteMeta(p)
+	}
+	return `{__name__=~"(?:` + strings.Join(alts, "|") + `).+_bucket"}`
+}()
+
+// Layouts maps each histogram bucket name (x_bucket) the server holds series of now to its bucket layout, the le
+// values as written, sorted and joined, when every series of it has that layout, and to "" when its series differ
+// (a rolling upgrade, V0 beside V1 under one name). One small instant query (series counted by name and le),
+// asked at most once per TTL; PromQL leaves out the common-bucket clean-up where it cannot change a sum.
+func (d *Discovery) Layouts(ctx context.Context) (map[string]string, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	ttl := d.TTL
+	if ttl == 0 {
+		ttl = DefaultNamesTTL
+	}
+	if d.layouts != nil && time.Since(d.layoutsFetched) < ttl {
+		return d.layouts, nil
+	}
+	now := time.Now()
+	vec, _, err := d.Client.Query(ctx, "count by (__name__, le) ("+bucketSelector+")", now)
+	if err != nil {
+		return nil, err
+	}
+	counts := map[string]map[string]float64{}
+	for _, s := range vec {
+		name := string(s.Metric["__name__"])
+		if counts[name] == nil {
+			counts[name] = map[string]float64{}
+		}
+		counts[name][string(s.Metric["le"])] = float64(s.Value)
+	}
+	out := make(map[string]string, len(counts))
+	for name, les := range counts {
+		inf, ok := les["+Inf"]
+		uniform := ok
+		keys := make([]string, 0, len(les))
+		for le, n := range les {
+			uniform = uniform && n == inf
+			keys = append(keys, le)
+		}
+		sort.Strings(keys)
+		if uniform {
+			out[name] = strings.Join(keys, ",")
+		} else {
+			out[name] = ""
+		}
+	}
+	d.layouts, d.layoutsFetched = out, now
+	return out, nil
 }

@@ -93,6 +93,11 @@ func (ev *Evaluator) Eval(ctx context.Context, q query.Query, r query.Request) (
 				res.Notices = append(res.Notices, n)
 			}
 		}
+		if q.GroupBy != query.GroupEngine && q.GroupBy != query.GroupEndpoint && readsHistogramBuckets(q) {
+			if facts.Layouts, err = ev.Discovery.Layouts(ctx); err != nil {
+				return nil, err
+			}
+		}
 		if exprs, err = Generate(q, names, facts, window); err != nil {
 			return nil, err
 		}
@@ -367,4 +372,15 @@ func (b byKey) Less(i, j int) bool { return b.keys[i] < b.keys[j] }
 func (b byKey) Swap(i, j int) {
 	b.outs[i], b.outs[j] = b.outs[j], b.outs[i]
 	b.keys[i], b.keys[j] = b.keys[j], b.keys[i]
+}
+
+// readsHistogramBuckets reports whether a query's PromQL sums bucket rates: quantiles or an SLO attainment.
+func readsHistogramBuckets(q query.Query) bool {
+	return measure.Reads(q.Outputs(), func(n measure.Node) bool {
+		switch n.(type) {
+		case *measure.Quantiles, *measure.Attainment:
+			return true
+		}
+		return false
+	})
 }

@@ -39,6 +39,9 @@ type Facts struct {
 	CacheConfigs []CacheConfig
 	// Bounds are the upper bounds of the selected series of the latency histogram (query.Query.Threshold).
 	Bounds []float64
+	// Layouts are Discovery.Layouts: each histogram bucket name's one layout, or "" where its series differ; nil
+	// when not asked, which keeps the common-bucket clean-up wherever a group spans endpoints.
+	Layouts map[string]string
 }
 
 // Generate returns the PromQL for every measure of a query, using only names the server holds, so the
@@ -57,7 +60,7 @@ func Generate(q query.Query, names Names, facts *Facts, window time.Duration) ([
 	if facts == nil {
 		facts = &Facts{}
 	}
-	g := &gen{q: q, names: names, configs: facts.CacheConfigs, bounds: facts.Bounds, w: model.Duration(window).String(), rankRe: q.Matchers().Engine}
+	g := &gen{q: q, names: names, configs: facts.CacheConfigs, bounds: facts.Bounds, layouts: facts.Layouts, w: model.Duration(window).String(), rankRe: q.Matchers().Engine}
 	metricUnit := q.LatencySignal().Unit
 	var out []Expr
 	for _, o := range outputs {
@@ -80,6 +83,7 @@ type gen struct {
 	names   Names
 	configs []CacheConfig
 	bounds  []float64
+	layouts map[string]string
 	w       string
 	rankRe  *regexp.Regexp
 }
@@ -439,7 +443,7 @@ func (g *gen) quantiles(names []string, name, unit string) []Expr {
 	// becomes "1", as Dynamo's Rust exporter writes it), or equal bounds would count as different buckets.
 	group, withLe := g.by(names), g.by(names, "le")
 	buckets := "sum by " + withLe + " (" + g.terms(names, "_bucket", nil, nil, g.rangeRate) + ")"
-	if !g.oneExporterPerGroup() {
+	if !g.oneLayoutPerGroup(names) {
 		rates := sameLe(g.terms(names, "_bucket", nil, nil, g.rangeRate))
 		infs := g.terms(names, "_bucket", nil, []string{`le="+Inf"`}, g.rangeRate)
 		buckets = "sum by " + withLe + " (" + rates + ") and on " + withLe + " (count by " + withLe + " (" + rates + ") == on " +
@@ -453,12 +457,24 @@ func (g *gen) quantiles(names []string, name, unit string) []Expr {
 	return out
 }
 
-// oneExporterPerGroup reports whether every group of the query's histograms comes from one endpoint (grouped by
-// engine or endpoint): one exporter, one release, so one bucket layout written one way. The common-bucket clean-up
-// (as many series at a bound as at +Inf, le written one way) cannot change such a group's sum, and leaving it out
-// spares the server reading every bucket rate three times and relabelling each bucket series.
-func (g *gen) oneExporterPerGroup() bool {
-	return g.q.GroupBy == query.GroupEngine || g.q.GroupBy == query.GroupEndpoint
+// oneLayoutPerGroup reports whether every group of the held histograms' series has one bucket layout written one
+// way: grouped by engine or endpoint (one exporter, one release), or wherever the server holds every one of them on a
+// single layout, the same for all (Facts.Layouts). The common-bucket clean-up (as many series at a bound as at
+// +Inf, le written one way) cannot change such a sum, and leaving it out spares the server reading every bucket
+// rate three times and relabelling each bucket series.
+func (g *gen) oneLayoutPerGroup(names []string) bool {
+	if g.q.GroupBy == query.GroupEngine || g.q.GroupBy == query.GroupEndpoint {
+		return true
+	}
+	layout := ""
+	for i, n := range names {
+		l := g.layouts[n+"_bucket"]
+		if l == "" || i > 0 && l != layout {
+			return false
+		}
+		layout = l
+	}
+	return len(names) > 0
 }
 
 // attainment is derive.SLOAttainment in PromQL: the bucket counts at the bounds around the threshold (those every
@@ -477,7 +493,7 @@ func (g *gen) attainment(names []string, goodput bool) string {
 		// A bound is matched in every form exporters write it (Python 1.0, Rust 1), as direct mode compares numbers.
 		m := "le=~" + strconv.Quote(leForms(le))
 		rates := g.terms(names, "_bucket", nil, []string{m}, g.rangeRate)
-		if g.oneExporterPerGroup() {
+		if g.oneLayoutPerGroup(names) {
 			return "sum by " + group + " (" + rates + ")"
 		}
 		return "(sum by " + group + " (" + rates + ") and on " + group + " (count by " + group + " (" + rates + ") == on " + group + " " + infCount + "))"

@@ -141,3 +141,42 @@ func TestGenerateFollowsHeldNames(t *testing.T) {
 		}
 	}
 }
+
+// TestCleanUpOnlyWhereLayoutsMayDiffer pins where the common-bucket clean-up is generated: a group that spans
+// endpoints keeps it unless the server holds every series of the histogram on one layout (Discovery.Layouts).
+func TestCleanUpOnlyWhereLayoutsMayDiffer(t *testing.T) {
+	names := Names{"vllm:time_to_first_token_seconds_bucket": true}
+	q := query.Query{QueryType: query.TypeLatency, Metric: "ttft", Quantiles: []float64{0.95}, GroupBy: query.GroupModel}
+	plain := `histogram_quantile(0.95, sum by (model_name, le) (rate(vllm:time_to_first_token_seconds_bucket[20s])))`
+	for _, tc := range []struct {
+		name    string
+		layouts map[string]string
+		clean   bool
+	}{
+		{"layouts unknown", nil, true},
+		{"one layout", map[string]string{"vllm:time_to_first_token_seconds_bucket": "+Inf,0.001,0.005"}, false},
+		{"mixed layouts", map[string]string{"vllm:time_to_first_token_seconds_bucket": ""}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			exprs, err := Generate(q, names, &Facts{Layouts: tc.layouts}, 20*time.Second)
+			if err != nil || len(exprs) != 1 {
+				t.Fatalf("%v %+v", err, exprs)
+			}
+			if got := exprs[0].PromQL; (got != plain) != tc.clean || tc.clean && !strings.Contains(got, "count by") {
+				t.Errorf("clean-up %v wanted, got %s", tc.clean, got)
+			}
+		})
+	}
+	// Two names summed into one group need one layout, the same for both.
+	two := Names{"vllm:time_to_first_token_seconds_bucket": true, "dynamo_frontend_time_to_first_token_seconds_bucket": true}
+	for layouts, clean := range map[[2]string]bool{{"+Inf,1", "+Inf,1"}: false, {"+Inf,1", "+Inf,1.0"}: true} {
+		exprs, err := Generate(q, two, &Facts{Layouts: map[string]string{"vllm:time_to_first_token_seconds_bucket": layouts[0],
+			"dynamo_frontend_time_to_first_token_seconds_bucket": layouts[1]}}, 20*time.Second)
+		if err != nil || len(exprs) != 1 {
+			t.Fatalf("%v %+v", err, exprs)
+		}
+		if got := strings.Contains(exprs[0].PromQL, "count by"); got != clean {
+			t.Errorf("layouts %q: clean-up %v, want %v: %s", layouts, got, clean, exprs[0].PromQL)
+		}
+	}
+}
