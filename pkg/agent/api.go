@@ -72,9 +72,14 @@ type ProfileStatus struct {
 	EndsAt    string `json:"endsAt,omitempty"`
 	StartedBy string `json:"startedBy,omitempty"`
 	// LastError is why the last start or stop failed, cleared by the next success.
-	LastError   string `json:"lastError,omitempty"`
-	MaxSeconds  int    `json:"maxSeconds"`
-	LastStopped string `json:"lastStopped,omitempty"`
+	LastError string `json:"lastError,omitempty"`
+	// StopPending is true while a failed stop is being retried: StopAttempts failed so far, the next at
+	// NextStopAttempt.
+	StopPending     bool   `json:"stopPending,omitempty"`
+	StopAttempts    int    `json:"stopAttempts,omitempty"`
+	NextStopAttempt string `json:"nextStopAttempt,omitempty"`
+	MaxSeconds      int    `json:"maxSeconds"`
+	LastStopped     string `json:"lastStopped,omitempty"`
 }
 
 // Trace is one finished trace file.

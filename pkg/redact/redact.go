@@ -6,6 +6,7 @@ package redact
 import (
 	"encoding/base64"
 	"net/url"
+	"reflect"
 	"regexp"
 	"sort"
 	"strings"
@@ -180,4 +181,69 @@ func (s *Scrubber) Error(err error) string {
 		return ""
 	}
 	return s.Text(err.Error())
+}
+
+// maxValueDepth bounds how deep Value walks, so a self-referencing value cannot loop.
+const maxValueDepth = 32
+
+// Value scrubs, in place, every string reachable from v (a pointer): struct fields, slice and array elements, map
+// keys and values, and strings held in interfaces, each as Text shows it. It is how a decoded answer from another
+// server (every string field of it, not only its error) is cleaned before it is shown or logged.
+func (s *Scrubber) Value(v any) {
+	rv := reflect.ValueOf(v)
+	if rv.Kind() != reflect.Pointer || rv.IsNil() {
+		return
+	}
+	s.walk(rv.Elem(), 0)
+}
+
+// walk scrubs the settable value v and what it holds.
+func (s *Scrubber) walk(v reflect.Value, depth int) {
+	if depth > maxValueDepth || !v.IsValid() {
+		return
+	}
+	switch v.Kind() {
+	case reflect.String:
+		if v.CanSet() {
+			if t := s.Text(v.String()); t != v.String() {
+				v.SetString(t)
+			}
+		}
+	case reflect.Pointer:
+		if !v.IsNil() {
+			s.walk(v.Elem(), depth+1)
+		}
+	case reflect.Interface:
+		if v.IsNil() || !v.CanSet() {
+			return
+		}
+		c := reflect.New(v.Elem().Type()).Elem()
+		c.Set(v.Elem())
+		s.walk(c, depth+1)
+		v.Set(c)
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if f := v.Field(i); f.CanSet() {
+				s.walk(f, depth+1)
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		for i := range v.Len() {
+			s.walk(v.Index(i), depth+1)
+		}
+	case reflect.Map:
+		if v.IsNil() {
+			return
+		}
+		for _, k := range v.MapKeys() {
+			nk := reflect.New(k.Type()).Elem()
+			nk.Set(k)
+			s.walk(nk, depth+1)
+			nv := reflect.New(v.Type().Elem()).Elem()
+			nv.Set(v.MapIndex(k))
+			s.walk(nv, depth+1)
+			v.SetMapIndex(k, reflect.Value{})
+			v.SetMapIndex(nk, nv)
+		}
+	}
 }
