@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"sync"
 	"time"
-
 )
 
 // Errors of the profiler's state machine.
