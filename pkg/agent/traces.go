@@ -2,6 +2,7 @@ package agent
 
 import (
 	"container/heap"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +13,7 @@ import (
 	"regexp"
 	"sort"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/inferscope/inferscope-vllm/pkg/internal/httpjson"
@@ -22,10 +24,9 @@ const (
 	// TraceListBatch is how many directory entries one listing reads at a time: a directory of 50 000 files is
 	// never held whole.
 	TraceListBatch = 256
-	// MaxConcurrentListings bounds the trace listings under way at once; others wait up to ListingWait.
-	MaxConcurrentListings = 2
-	// ListingWait is how long a listing waits for its turn before it is answered 503.
-	ListingWait = 10 * time.Second
+	// MaxConcurrentListings bounds the directory scans under way at once: listings asked for while one runs wait
+	// for it and share its answer.
+	MaxConcurrentListings = 1
 	// TraceDownloadTimeout bounds one trace download, on the agent (its write deadline) and in the app's client.
 	TraceDownloadTimeout = 5 * time.Minute
 )
@@ -42,10 +43,18 @@ func ValidTraceName(name string) bool { return traceName.MatchString(name) }
 // traceDir is -trace-dir pinned at start: its real path, an os.Root on it and its identity, compared on every use
 // so that a directory swapped for another or for a symlink is refused instead of served.
 type traceDir struct {
-	path  string
-	root  *os.Root
-	id    os.FileInfo
-	slots chan struct{} // listings under way
+	path string
+	root *os.Root
+	id   os.FileInfo
+	mu   sync.Mutex
+	scan *traceScan // the scan under way, nil when none
+}
+
+// traceScan is one directory scan; done is closed when list and err are set.
+type traceScan struct {
+	done chan struct{}
+	list TraceList
+	err  error
 }
 
 func pinTraceDir(dir string) (*traceDir, error) {
@@ -62,7 +71,7 @@ func pinTraceDir(dir string) (*traceDir, error) {
 		_ = root.Close() // already failing
 		return nil, fmt.Errorf("-trace-dir %s: %w", dir, err)
 	}
-	return &traceDir{path: real, root: root, id: id, slots: make(chan struct{}, MaxConcurrentListings)}, nil
+	return &traceDir{path: real, root: root, id: id}, nil
 }
 
 // check reports an error unless the path still names the directory pinned at start.
@@ -73,6 +82,31 @@ func (t *traceDir) check() error {
 			errTraceDirMoved, t.path)
 	}
 	return nil
+}
+
+// shared answers the scan under way, or starts one: at most MaxConcurrentListings scans run, however many
+// listings are asked for.
+func (t *traceDir) shared(ctx context.Context) (TraceList, error) {
+	t.mu.Lock()
+	sc := t.scan
+	if sc == nil {
+		sc = &traceScan{done: make(chan struct{})}
+		t.scan = sc
+		go func() {
+			sc.list, sc.err = t.list(MaxTraces)
+			t.mu.Lock()
+			t.scan = nil
+			t.mu.Unlock()
+			close(sc.done)
+		}()
+	}
+	t.mu.Unlock()
+	select {
+	case <-sc.done:
+		return sc.list, sc.err
+	case <-ctx.Done():
+		return TraceList{}, ctx.Err()
+	}
 }
 
 // list reads the directory in batches and keeps the newest keep regular trace files, newest first.
@@ -159,20 +193,10 @@ func (s *Server) listTraces(w http.ResponseWriter, r *http.Request) {
 		httpjson.Error(w, http.StatusNotFound, ErrProfilingOff.Error())
 		return
 	}
-	wait := time.NewTimer(ListingWait)
-	defer wait.Stop()
-	select {
-	case s.traces.slots <- struct{}{}:
-		defer func() { <-s.traces.slots }()
-	case <-r.Context().Done():
-		return
-	case <-wait.C:
-		w.Header().Set("Retry-After", "5")
-		httpjson.Error(w, http.StatusServiceUnavailable, fmt.Sprintf("%d trace listings are under way; retry in a few seconds", MaxConcurrentListings))
-		return
-	}
-	list, err := s.traces.list(MaxTraces)
+	list, err := s.traces.shared(r.Context())
 	switch {
+	case r.Context().Err() != nil:
+		return // the caller went away
 	case errors.Is(err, errTraceDirMoved):
 		s.cfg.Audit.Error("trace listing refused", "user", userOf(r), "remote", r.RemoteAddr, "error", err)
 		httpjson.Error(w, http.StatusConflict, err.Error())
