@@ -121,7 +121,7 @@ func TestEchoingServerAtTheAgentURL(t *testing.T) {
 	if !strings.Contains(all, "Authorization") {
 		t.Fatalf("the echo did not reach the answers, so the test proves nothing:\n%.2000s", all)
 	}
-	for _, f := range secretForms(attackToken, otherToken, storedSecret) {
+	for _, f := range secretForms(attackToken, "Bearer "+attackToken, otherToken, "Bearer "+otherToken, storedSecret) {
 		if strings.Contains(all, f) {
 			t.Errorf("a secret (%.12s…) reached an answer or a log line:\n%.3000s", f, all)
 			break

@@ -101,6 +101,7 @@ func (s *Scrubber) Add(values ...string) {
 		for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding, base64.RawStdEncoding, base64.RawURLEncoding} {
 			forms = append(forms, enc.EncodeToString([]byte(v)))
 		}
+		forms = append(forms, base64Cores(v)...)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -115,6 +116,30 @@ func (s *Scrubber) Add(values ...string) {
 		}
 	}
 	sort.Slice(s.secrets, func(i, j int) bool { return len(s.secrets[i]) > len(s.secrets[j]) })
+}
+
+// minCoreLen is the shortest base64 core registered: shorter runs of base64 would match ordinary text.
+const minCoreLen = 8
+
+// base64Cores are the runs of base64 that v becomes inside any longer encoded text ("Bearer <token>" or
+// "user:<password>" encoded whole, say): for each of the three offsets v can start at, the characters that depend
+// on v's bytes only, in both alphabets. Masking them leaves at most two bytes of v at either end.
+func base64Cores(v string) []string {
+	var out []string
+	for k := range 3 {
+		b := append(make([]byte, k), v...)
+		groups := len(b) / 3
+		from := 0
+		if k > 0 {
+			from = 4 // the first group mixes the text before v with v's first bytes
+		}
+		for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding} {
+			if e := enc.EncodeToString(b); 4*groups-from >= minCoreLen {
+				out = append(out, e[from:4*groups]) // the last, partial group depends on the text after v
+			}
+		}
+	}
+	return out
 }
 
 // AddBasicAuth registers a basic-auth password and the Authorization header value made from user and password.

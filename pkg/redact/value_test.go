@@ -49,3 +49,23 @@ func TestValueScrubsEveryString(t *testing.T) {
 	var nilScrubber *Scrubber
 	nilScrubber.Value(&a)
 }
+
+// TestBase64AtAnyOffset: a secret encoded inside a longer text ("Bearer <token>" whole, at any offset) is masked.
+func TestBase64AtAnyOffset(t *testing.T) {
+	const token = "e2e-agent-token-9f8e7d6c5b4a"
+	s := NewScrubber(token)
+	for _, prefix := range []string{"", "B", "Be", "Bearer ", "Authorization: Bearer "} {
+		for _, suffix := range []string{"", "x", "\\n", "\\r\\nX-Other: 1"} {
+			for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding, base64.RawStdEncoding} {
+				text := "echo " + enc.EncodeToString([]byte(prefix+token+suffix)) + " end"
+				got := s.Text(text)
+				if !strings.Contains(got, Mask) {
+					t.Errorf("%q+token+%q encoded: %s", prefix, suffix, got)
+				}
+			}
+		}
+	}
+	if got := s.Text("ordinary text with no secret in it at all"); got != "ordinary text with no secret in it at all" {
+		t.Errorf("ordinary text changed: %s", got)
+	}
+}
