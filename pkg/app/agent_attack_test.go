@@ -31,17 +31,6 @@ const (
 	storedSecret = "stored-secret-of-the-app-42"
 )
 
-// newAppWithSecrets builds an App from settings and secure settings given as Go values.
-func newAppWithSecrets(t *testing.T, settings any, secure map[string]string) (*App, *memLogger) {
-	t.Helper()
-	b, err := json.Marshal(settings)
-	if err != nil {
-		t.Fatal(err)
-	}
-	l := &memLogger{}
-	return newApp(b, secure, l), l
-}
-
 // secretForms are the forms a secret may come back in: as is, base64 (standard and URL alphabets, padded or not)
 // and URL-escaped.
 func secretForms(secrets ...string) []string {

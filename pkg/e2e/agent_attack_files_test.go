@@ -34,21 +34,8 @@ func TestAgentAttackFIFO(t *testing.T) {
 	c := attackClient(t, ca, "127.0.0.1")
 	var wg sync.WaitGroup
 	var mu sync.Mutex
-	bad, peak := 0, before
-	stop := make(chan struct{})
-	go func() {
-		for {
-			select {
-			case <-stop:
-				return
-			case <-time.After(5 * time.Millisecond):
-				n := procStatus(ag.cmd.Process.Pid, "Threads")
-				mu.Lock()
-				peak = max(peak, n)
-				mu.Unlock()
-			}
-		}
-	}()
+	bad := 0
+	stop := sampleMax(func() int64 { return procStatus(ag.cmd.Process.Pid, "Threads") })
 	for range 200 {
 		wg.Add(1)
 		go func() {
@@ -62,7 +49,7 @@ func TestAgentAttackFIFO(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	close(stop)
+	peak := stop()
 	mu.Lock()
 	defer mu.Unlock()
 	t.Logf("FIGURES FIFO: 200 concurrent requests, %d failed; agent threads %d before, peak %d", bad, before, peak)

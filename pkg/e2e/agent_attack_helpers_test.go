@@ -114,3 +114,21 @@ func waitUntil(limit time.Duration, cond func() bool) bool {
 	}
 	return cond()
 }
+
+// sampleMax samples f every 5 ms until the returned stop is called, which returns the highest value seen.
+func sampleMax(f func() int64) (stop func() int64) {
+	done, out := make(chan struct{}), make(chan int64, 1)
+	go func() {
+		peak := f()
+		for {
+			select {
+			case <-done:
+				out <- max(peak, f())
+				return
+			case <-time.After(5 * time.Millisecond):
+				peak = max(peak, f())
+			}
+		}
+	}()
+	return func() int64 { close(done); return <-out }
+}

@@ -44,20 +44,7 @@ func TestAgentAttackConcurrentExposureChecks(t *testing.T) {
 	defer cancel()
 	settings := map[string]any{"profilerConfigs": files}
 	rssBefore := p.RSS()
-	var peak atomic.Int64
-	stop := make(chan struct{})
-	go func() {
-		for {
-			select {
-			case <-stop:
-				return
-			case <-time.After(5 * time.Millisecond):
-				if r := p.RSS(); r > peak.Load() {
-					peak.Store(r)
-				}
-			}
-		}
-	}()
+	stop := sampleMax(p.RSS)
 	var wg sync.WaitGroup
 	var bad atomic.Int32
 	for range 32 {
@@ -71,13 +58,13 @@ func TestAgentAttackConcurrentExposureChecks(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	close(stop)
+	peak := stop()
 	t.Logf("FIGURES 32 concurrent Viewer exposure checks over 8 × 7 MB bodies: %d failed, %d fetches, app RSS %d MB before, peak %d MB",
-		bad.Load(), fetches.Load(), rssBefore>>20, peak.Load()>>20)
+		bad.Load(), fetches.Load(), rssBefore>>20, peak>>20)
 	if bad.Load() > 0 || fetches.Load() > 8 {
 		t.Errorf("%d page loads failed; %d fetches for 8 deployments", bad.Load(), fetches.Load())
 	}
-	if peak.Load() > 512<<20 {
-		t.Errorf("the app's RSS peaked at %d MB", peak.Load()>>20)
+	if peak > 512<<20 {
+		t.Errorf("the app's RSS peaked at %d MB", peak>>20)
 	}
 }
