@@ -170,7 +170,10 @@ func (c *Client) Trace(ctx context.Context, user, name string) ([]byte, error) {
 	if res.ContentLength > MaxTraceBytes {
 		return nil, tooBig
 	}
-	b, err := io.ReadAll(io.LimitReader(res.Body, MaxTraceBytes+1))
+	// One buffer of the announced size (at most MaxTraceBytes), not a doubling slice: a download is held whole once.
+	buf := bytes.NewBuffer(make([]byte, 0, max(res.ContentLength, 0)+bytes.MinRead))
+	_, err = buf.ReadFrom(io.LimitReader(res.Body, MaxTraceBytes+1))
+	b := buf.Bytes()
 	switch {
 	case err != nil:
 		return nil, fmt.Errorf("%w: %s after %d bytes: %s", ErrTraceCut, name, len(b), c.scrub.Text(unwrapURL(err).Error()))
