@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 
@@ -56,6 +57,8 @@ type Server struct {
 	health  *perAddress
 	unauth  *perAddress
 	refused refusals
+	done    chan struct{} // closed by Shutdown: ends the refusal summaries
+	closed  sync.Once
 	prof    *profiler
 	handler http.Handler
 }
@@ -99,6 +102,8 @@ func New(cfg Config) (*Server, error) {
 		}
 		s.files = l
 	}
+	s.done = make(chan struct{})
+	go s.summarize()
 	s.prof = newProfiler(cfg.Client, strings.TrimRight(cfg.VLLM, "/"), cfg.TraceDir, cfg.MaxProfile, cfg.Audit)
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET "+PathHealth, func(w http.ResponseWriter, _ *http.Request) {
@@ -133,10 +138,26 @@ func (s *Server) Close() {
 // running or was starting, retrying a failed stop until ctx ends, so shutting the agent down never leaves vLLM
 // profiling. It writes the last summary of refused requests.
 func (s *Server) Shutdown(ctx context.Context) {
+	s.closed.Do(func() { close(s.done) })
 	s.prof.shutdown(ctx)
 	s.refused.flush(s.cfg.Audit)
 	if s.traces != nil {
 		_ = s.traces.root.Close()
+	}
+}
+
+// summarize writes the refusals not yet reported once per RefusedSummaryInterval, so the last ones of a flood are
+// not left unreported until the next refusal.
+func (s *Server) summarize() {
+	t := time.NewTicker(RefusedSummaryInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			s.refused.flush(s.cfg.Audit)
+		case <-s.done:
+			return
+		}
 	}
 }
 
