@@ -64,3 +64,11 @@ func TestRefusalsSummedUp(t *testing.T) {
 		t.Errorf("summary lines:\n%s", buf.String())
 	}
 }
+
+// TestTraceDirIsPinnedAtStart: the agent refuses to start with a -trace-dir it cannot pin, naming the flag.
+func TestTraceDirIsPinnedAtStart(t *testing.T) {
+	_, err := New(Config{Token: testToken, VLLM: "http://127.0.0.1:1", TraceDir: t.TempDir() + "/missing"})
+	if err == nil || !strings.Contains(err.Error(), "-trace-dir") {
+		t.Errorf("a missing trace directory: %v", err)
+	}
+}

@@ -88,19 +88,19 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, token: sha256.Sum256([]byte(cfg.Token)), reads: newBucket(cfg.Rate, cfg.Burst), writes: newBucket(cfg.Rate, cfg.Burst),
 		health: newPerAddress(HealthRate, HealthBurst, MaxTrackedAddresses), unauth: newPerAddress(RefusedRate, RefusedBurst, MaxTrackedAddresses)}
-	if cfg.TraceDir != "" {
-		t, err := pinTraceDir(cfg.TraceDir)
-		if err != nil {
-			return nil, err
-		}
-		s.traces = t
-	}
 	if cfg.ProfilerConfig != "" {
 		l, err := profilerconfig.NewAllowListOf(profilerconfig.Entry{Path: cfg.ProfilerConfig, OverwriteReadOnly: cfg.OverwriteReadOnly})
 		if err != nil {
 			return nil, err
 		}
 		s.files = l
+	}
+	if cfg.TraceDir != "" {
+		t, err := pinTraceDir(cfg.TraceDir)
+		if err != nil {
+			return nil, err
+		}
+		s.traces = t
 	}
 	s.done = make(chan struct{})
 	go s.summarize()
