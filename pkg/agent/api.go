@@ -7,10 +7,11 @@
 // (pkg/symbols) against the running vLLM, and drives vLLM's torch profiler (POST /start_profile, /stop_profile),
 // stopping a profile itself when its time is up whoever asked for it.
 //
-// Every route but /healthz needs the agent's token as a bearer token, compared in constant time; the agent refuses to
-// start without one. Requests are rate limited, bodies bounded and decoded strictly, and each change is logged as
-// one audit line with the Grafana user the app passes in HeaderUser. The agent never calls anything but the local
-// vLLM it was given.
+// Every route but /healthz needs the agent's token as a bearer token, compared in constant time before anything
+// else; the agent refuses to start without one. Each caller is rate limited on its own budget (the token holder's
+// reads and changes apart, callers without the token and /healthz per source address), bodies are bounded and
+// decoded strictly, each change is logged as one audit line with the Grafana user the app passes in HeaderUser, and
+// refusals are counted and summed up. The agent never calls anything but the local vLLM it was given.
 package agent
 
 // Routes of the agent's API. Paths under /v1 need the token.
@@ -72,9 +73,14 @@ type ProfileStatus struct {
 	EndsAt    string `json:"endsAt,omitempty"`
 	StartedBy string `json:"startedBy,omitempty"`
 	// LastError is why the last start or stop failed, cleared by the next success.
-	LastError   string `json:"lastError,omitempty"`
-	MaxSeconds  int    `json:"maxSeconds"`
-	LastStopped string `json:"lastStopped,omitempty"`
+	LastError string `json:"lastError,omitempty"`
+	// StopPending is true while a failed stop is being retried: StopAttempts failed so far, the next at
+	// NextStopAttempt.
+	StopPending     bool   `json:"stopPending,omitempty"`
+	StopAttempts    int    `json:"stopAttempts,omitempty"`
+	NextStopAttempt string `json:"nextStopAttempt,omitempty"`
+	MaxSeconds      int    `json:"maxSeconds"`
+	LastStopped     string `json:"lastStopped,omitempty"`
 }
 
 // Trace is one finished trace file.

@@ -69,3 +69,22 @@ func BenchmarkSymbolsCheck(b *testing.B) {
 		_ = symbols.Check(entries, "0.11.0", map[string]bool{})
 	}
 }
+
+// BenchmarkTraceListing lists a directory of 50 000 trace files (the newest MaxTraces are kept in a bounded heap,
+// the directory read in batches of TraceListBatch).
+func BenchmarkTraceListing(b *testing.B) {
+	dir := b.TempDir()
+	manyTraces(b, dir, 50_000)
+	td, err := pinTraceDir(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer td.root.Close()
+	b.ReportAllocs()
+	for b.Loop() {
+		l, err := td.list(MaxTraces)
+		if err != nil || len(l.Traces) != MaxTraces {
+			b.Fatal(err, len(l.Traces))
+		}
+	}
+}

@@ -18,8 +18,16 @@ import (
 	"github.com/inferscope/inferscope-vllm/pkg/redact"
 )
 
-// ClientTimeout bounds one call to an agent, trace downloads excepted (they are bounded by MaxTraceBytes).
+// ClientTimeout bounds one call to an agent; profile starts and stops get ProfileClientTimeout, trace downloads
+// TraceDownloadTimeout.
 const ClientTimeout = 10 * time.Second
+
+// ProfileClientTimeout bounds a profile start or stop through the app: longer than the agent's own VLLMCallTimeout,
+// so the app never gives up on a stop the agent is still waiting for vLLM to finish.
+const ProfileClientTimeout = VLLMCallTimeout + 30*time.Second
+
+// ErrTraceCut is a trace download that ended before the whole file arrived.
+var ErrTraceCut = errors.New("the trace download was cut")
 
 // TLS is how the app reaches an agent over HTTPS.
 type TLS struct {
@@ -35,6 +43,9 @@ type Client struct {
 	token string
 	hc    *http.Client
 	where string // the agent as messages name it, credentials and query removed
+	// scrub removes the token, the client key and the app's other secrets from everything the agent answers: a
+	// proxy or another service at the agent's URL may echo the request's Authorization header.
+	scrub *redact.Scrubber
 }
 
 // Error is an agent's answer other than 2xx: its status and message.
@@ -58,8 +69,9 @@ func ParseURL(rawURL string) (*url.URL, error) {
 	return u, nil
 }
 
-// NewClient checks the agent's URL and TLS material and builds its client.
-func NewClient(rawURL, token string, t TLS) (*Client, error) {
+// NewClient checks the agent's URL and TLS material and builds its client. Every string the agent answers, error
+// or not, is scrubbed of the token, the client key and secrets (the app's other secure settings).
+func NewClient(rawURL, token string, t TLS, secrets ...string) (*Client, error) {
 	u, err := ParseURL(rawURL)
 	if err != nil {
 		return nil, err
@@ -87,7 +99,8 @@ func NewClient(rawURL, token string, t TLS) (*Client, error) {
 	policy := egress.Policy{}
 	policy.ConfigureTransport(tr)
 	hc := &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	return &Client{base: u, token: token, hc: hc, where: redact.URL(rawURL)}, nil
+	scrub := redact.NewScrubber(append([]string{token, t.ClientKey}, secrets...)...)
+	return &Client{base: u, token: token, hc: hc, where: redact.URL(rawURL), scrub: scrub}, nil
 }
 
 // ProfilerConfig reads metric_enable and enable.
@@ -118,13 +131,17 @@ func (c *Client) Profile(ctx context.Context) (ProfileStatus, error) {
 // StartProfile starts a torch profile of seconds for user.
 func (c *Client) StartProfile(ctx context.Context, user string, seconds int) (ProfileStatus, error) {
 	var v ProfileStatus
-	return v, c.do(ctx, http.MethodPost, PathProfile, user, ProfileStart{Seconds: seconds}, &v)
+	ctx, cancel := context.WithTimeout(ctx, ProfileClientTimeout)
+	defer cancel()
+	return v, c.doWithin(ctx, http.MethodPost, PathProfile, user, ProfileStart{Seconds: seconds}, &v)
 }
 
 // StopProfile stops the running torch profile for user.
 func (c *Client) StopProfile(ctx context.Context, user string) (ProfileStatus, error) {
 	var v ProfileStatus
-	return v, c.do(ctx, http.MethodPost, PathProfileStop, user, map[string]any{}, &v)
+	ctx, cancel := context.WithTimeout(ctx, ProfileClientTimeout)
+	defer cancel()
+	return v, c.doWithin(ctx, http.MethodPost, PathProfileStop, user, map[string]any{}, &v)
 }
 
 // Traces lists the finished trace files.
@@ -133,33 +150,50 @@ func (c *Client) Traces(ctx context.Context) (TraceList, error) {
 	return v, c.do(ctx, http.MethodGet, PathTraces, "", nil, &v)
 }
 
-// Trace opens one trace for user; the caller closes it. The body is at most MaxTraceBytes.
-func (c *Client) Trace(ctx context.Context, user, name string) (io.ReadCloser, int64, error) {
+// Trace downloads one trace for user, whole, within TraceDownloadTimeout: a body shorter than its Content-Length
+// or cut off is ErrTraceCut, and one over MaxTraceBytes an Error, never a shorter trace.
+func (c *Client) Trace(ctx context.Context, user, name string) ([]byte, error) {
 	if !ValidTraceName(name) {
-		return nil, 0, &Error{Status: http.StatusBadRequest, Message: "not a trace name"}
+		return nil, &Error{Status: http.StatusBadRequest, Message: "not a trace name"}
 	}
+	ctx, cancel := context.WithTimeout(ctx, TraceDownloadTimeout)
+	defer cancel()
 	res, err := c.send(ctx, http.MethodGet, PathTraces+"/"+name, user, nil)
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
+	defer res.Body.Close()
 	if res.StatusCode != http.StatusOK {
-		defer res.Body.Close()
-		return nil, 0, c.answerError(res)
+		return nil, c.answerError(res)
 	}
+	tooBig := &Error{Status: http.StatusRequestEntityTooLarge, Message: fmt.Sprintf("the trace is over the %d-byte download limit", MaxTraceBytes)}
 	if res.ContentLength > MaxTraceBytes {
-		_ = res.Body.Close()
-		return nil, 0, &Error{Status: http.StatusRequestEntityTooLarge, Message: "the trace is over the download limit"}
+		return nil, tooBig
 	}
-	return struct {
-		io.Reader
-		io.Closer
-	}{io.LimitReader(res.Body, MaxTraceBytes), res.Body}, res.ContentLength, nil
+	// One buffer of the announced size (at most MaxTraceBytes), not a doubling slice: a download is held whole once.
+	buf := bytes.NewBuffer(make([]byte, 0, max(res.ContentLength, 0)+bytes.MinRead))
+	_, err = buf.ReadFrom(io.LimitReader(res.Body, MaxTraceBytes+1))
+	b := buf.Bytes()
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("%w: %s after %d bytes: %s", ErrTraceCut, name, len(b), c.scrub.Text(unwrapURL(err).Error()))
+	case int64(len(b)) > MaxTraceBytes:
+		return nil, tooBig
+	case res.ContentLength >= 0 && int64(len(b)) != res.ContentLength:
+		return nil, fmt.Errorf("%w: %s: %d of the %d bytes announced", ErrTraceCut, name, len(b), res.ContentLength)
+	}
+	return b, nil
 }
 
-// do sends one JSON call and decodes the answer into out.
+// do sends one JSON call within ClientTimeout and decodes the answer into out.
 func (c *Client) do(ctx context.Context, method, path, user string, in, out any) error {
 	ctx, cancel := context.WithTimeout(ctx, ClientTimeout)
 	defer cancel()
+	return c.doWithin(ctx, method, path, user, in, out)
+}
+
+// doWithin sends one JSON call within ctx's deadline and decodes the answer into out, every string of it scrubbed.
+func (c *Client) doWithin(ctx context.Context, method, path, user string, in, out any) error {
 	res, err := c.send(ctx, method, path, user, in)
 	if err != nil {
 		return err
@@ -169,8 +203,9 @@ func (c *Client) do(ctx context.Context, method, path, user string, in, out any)
 		return c.answerError(res)
 	}
 	if err := json.NewDecoder(io.LimitReader(res.Body, 4<<20)).Decode(out); err != nil {
-		return fmt.Errorf("the agent at %s answered something other than its API: %v", c.where, err)
+		return fmt.Errorf("the agent at %s answered something other than its API: %s", c.where, c.scrub.Text(err.Error()))
 	}
+	c.scrub.Value(out)
 	return nil
 }
 
@@ -199,17 +234,24 @@ func (c *Client) send(ctx context.Context, method, path, user string, in any) (*
 	if err != nil {
 		// url.Error quotes the URL, which holds no secret (NewClient refuses credentials and queries); the cause
 		// (refused, timed out, certificate) is what the operator needs.
-		return nil, fmt.Errorf("%w: %s: %v", ErrUnreachable, c.where, unwrapURL(err))
+		return nil, fmt.Errorf("%w: %s: %s", ErrUnreachable, c.where, c.scrub.Text(unwrapURL(err).Error()))
 	}
 	return res, nil
 }
 
-// answerError reads an agent's {"error": "..."}; the message is the agent's own and holds no token.
+// maxErrorMessage bounds an agent's error message as the app shows it.
+const maxErrorMessage = 1024
+
+// answerError reads an agent's {"error": "..."}, scrubbed: whatever answers at the agent's URL may echo the token.
 func (c *Client) answerError(res *http.Response) error {
 	var b ErrorBody
 	raw, _ := io.ReadAll(io.LimitReader(res.Body, 8<<10))
 	if json.Unmarshal(raw, &b) != nil || b.Error == "" {
 		b.Error = strings.TrimSpace(http.StatusText(res.StatusCode))
 	}
-	return &Error{Status: res.StatusCode, Message: b.Error}
+	msg := c.scrub.Text(b.Error)
+	if len(msg) > maxErrorMessage {
+		msg = strings.ToValidUTF8(msg[:maxErrorMessage], "") + "…"
+	}
+	return &Error{Status: res.StatusCode, Message: msg}
 }

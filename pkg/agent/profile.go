@@ -5,17 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
 	"net/http"
-	"os"
-	"regexp"
-	"sort"
-	"strconv"
 	"sync"
 	"time"
-
-	"github.com/inferscope/inferscope-vllm/pkg/internal/httpjson"
 )
 
 // Errors of the profiler's state machine.
@@ -23,14 +16,27 @@ var (
 	ErrProfileBusy    = errors.New("a torch profile is already running or stopping; one at a time")
 	ErrNoProfile      = errors.New("no torch profile is running")
 	ErrProfilingOff   = errors.New("torch profiling is off on this agent: start it with -trace-dir set to vLLM's VLLM_TORCH_PROFILER_DIR")
+	ErrShuttingDown   = errors.New("the agent is shutting down")
 	errVLLMProfileAPI = errors.New("vLLM refused the profiler call")
 )
 
-// vllmCallTimeout bounds one call to vLLM's profiler API: stop_profile returns once the traces are written, which
-// takes tens of seconds for a long profile.
-const vllmCallTimeout = 2 * time.Minute
+// Time limits of the profiler.
+const (
+	// VLLMCallTimeout bounds one call to vLLM's profiler API: stop_profile returns once the traces are written,
+	// which takes tens of seconds for a long profile. The app waits longer than this for a start or stop.
+	VLLMCallTimeout = 2 * time.Minute
+	// StopRetryFirst and StopRetryMax are the backoff between attempts to stop a profile after a failed stop:
+	// doubling from the first, at most the max, until vLLM stops or the agent exits.
+	StopRetryFirst = time.Second
+	StopRetryMax   = 30 * time.Second
+	// DrainTimeout bounds how long a shutting-down agent waits for requests under way to end.
+	DrainTimeout = 10 * time.Second
+	// ShutdownTimeout bounds how long a shutting-down agent then waits for a start under way and stops a profile.
+	ShutdownTimeout = 20 * time.Second
+)
 
-// profiler drives vLLM's torch profiler: one profile at a time, stopped by the agent's own timer.
+// profiler drives vLLM's torch profiler: one profile at a time, stopped by the agent's own timer, a failed stop
+// retried until it succeeds.
 type profiler struct {
 	client *http.Client
 	vllm   string
@@ -40,13 +46,17 @@ type profiler struct {
 
 	mu       sync.Mutex
 	busy     bool // a start or stop call to vLLM is under way
+	closing  bool // the agent is shutting down: no new profile, no scheduled retry
 	running  bool
 	started  time.Time
 	ends     time.Time
 	by       string
 	lastErr  string
 	lastStop time.Time
-	timer    *time.Timer
+	timer    *time.Timer // ends the profile on time
+	retry    *time.Timer // retries a failed stop
+	tries    int         // failed stops of the running profile
+	nextTry  time.Time
 	gen      int // counts profiles, so a late timer does not stop the next one
 }
 
@@ -60,6 +70,10 @@ func (p *profiler) status() ProfileStatus {
 	st := ProfileStatus{Available: p.dir != "", Running: p.running, LastError: p.lastErr, MaxSeconds: int(p.max / time.Second)}
 	if p.running {
 		st.StartedAt, st.EndsAt, st.StartedBy = stamp(p.started), stamp(p.ends), p.by
+		st.StopPending, st.StopAttempts = p.tries > 0, p.tries
+		if p.tries > 0 && !p.nextTry.IsZero() {
+			st.NextStopAttempt = stamp(p.nextTry)
+		}
 	}
 	if !p.lastStop.IsZero() {
 		st.LastStopped = stamp(p.lastStop)
@@ -75,7 +89,11 @@ func (p *profiler) start(ctx context.Context, d time.Duration, user, remote stri
 		return ProfileStatus{}, ErrProfilingOff
 	}
 	p.mu.Lock()
-	if p.busy || p.running {
+	switch {
+	case p.closing:
+		p.mu.Unlock()
+		return ProfileStatus{}, ErrShuttingDown
+	case p.busy || p.running:
 		p.mu.Unlock()
 		return ProfileStatus{}, ErrProfileBusy
 	}
@@ -94,9 +112,12 @@ func (p *profiler) start(ctx context.Context, d time.Duration, user, remote stri
 	}
 	p.gen++
 	gen := p.gen
-	p.running, p.started, p.by, p.lastErr = true, time.Now(), user, ""
+	p.running, p.started, p.by, p.lastErr, p.tries = true, time.Now(), user, "", 0
 	p.ends = p.started.Add(d)
-	p.timer = time.AfterFunc(d, func() { p.expire(gen) })
+	// A shutdown that began during the start stops this profile itself once the start is done.
+	if !p.closing {
+		p.timer = time.AfterFunc(d, func() { p.expire(gen) })
+	}
 	p.mu.Unlock()
 	p.audit.Info("torch profile started", "user", user, "remote", remote, "seconds", int(d/time.Second))
 	return p.status(), nil
@@ -105,14 +126,34 @@ func (p *profiler) start(ctx context.Context, d time.Duration, user, remote stri
 // expire is the timer's stop: it stops profile gen if that one is still running.
 func (p *profiler) expire(gen int) {
 	p.mu.Lock()
-	current := p.running && p.gen == gen
+	current := p.running && p.gen == gen && !p.closing
 	p.mu.Unlock()
 	if current {
 		_, _ = p.stop(context.Background(), "(agent timer)", "")
 	}
 }
 
-// stop asks vLLM to stop profiling, which writes the traces.
+// retryStop is a failed stop's next attempt, for profile gen.
+func (p *profiler) retryStop(gen int) {
+	p.mu.Lock()
+	current := p.running && p.gen == gen && !p.closing && !p.busy
+	p.mu.Unlock()
+	if current {
+		_, _ = p.stop(context.Background(), "(agent retry)", "")
+	}
+}
+
+// backoff is the wait before attempt tries+1 of a stop.
+func backoff(tries int) time.Duration {
+	d := StopRetryFirst
+	for i := 1; i < tries && d < StopRetryMax; i++ {
+		d *= 2
+	}
+	return min(d, StopRetryMax)
+}
+
+// stop asks vLLM to stop profiling, which writes the traces. When vLLM fails, the profile stays running (vLLM may
+// still be profiling) and the stop is retried with backoff until it succeeds or the agent shuts down.
 func (p *profiler) stop(ctx context.Context, user, remote string) (ProfileStatus, error) {
 	p.mu.Lock()
 	if p.busy {
@@ -124,9 +165,9 @@ func (p *profiler) stop(ctx context.Context, user, remote string) (ProfileStatus
 		return ProfileStatus{}, ErrNoProfile
 	}
 	p.busy = true
-	if p.timer != nil {
-		p.timer.Stop()
-	}
+	stopTimer(p.timer)
+	stopTimer(p.retry)
+	gen := p.gen
 	p.mu.Unlock()
 
 	err := p.call(ctx, "/stop_profile")
@@ -134,31 +175,68 @@ func (p *profiler) stop(ctx context.Context, user, remote string) (ProfileStatus
 	p.mu.Lock()
 	p.busy = false
 	if err != nil {
-		// vLLM may still be profiling: stay running so a retry (or the shutdown) stops it.
 		p.lastErr = err.Error()
+		p.tries++
+		tries, wait := p.tries, backoff(p.tries)
+		p.nextTry = time.Time{}
+		if !p.closing {
+			p.nextTry = time.Now().Add(wait)
+			p.retry = time.AfterFunc(wait, func() { p.retryStop(gen) })
+		}
 		p.mu.Unlock()
-		p.audit.Error("torch profile stop failed", "user", user, "remote", remote, "error", err)
+		p.audit.Error("torch profile stop failed; the agent retries it", "user", user, "remote", remote, "attempt", tries,
+			"retry_in", wait.String(), "error", err)
 		return p.status(), err
 	}
-	p.running, p.lastErr, p.lastStop = false, "", time.Now()
+	p.running, p.lastErr, p.lastStop, p.tries, p.nextTry = false, "", time.Now(), 0, time.Time{}
 	p.mu.Unlock()
 	p.audit.Info("torch profile stopped", "user", user, "remote", remote)
 	return p.status(), nil
 }
 
-// shutdown stops a running profile before the agent exits.
-func (p *profiler) shutdown() {
+func stopTimer(t *time.Timer) {
+	if t != nil {
+		t.Stop()
+	}
+}
+
+// shutdown refuses new profiles, waits for a start or stop under way, then stops a profile that is running (or
+// was starting), retrying until ctx ends.
+func (p *profiler) shutdown(ctx context.Context) {
 	p.mu.Lock()
-	running := p.running
+	p.closing = true
+	stopTimer(p.retry)
 	p.mu.Unlock()
-	if running {
-		_, _ = p.stop(context.Background(), "(agent shutdown)", "")
+	for tries := 0; ; {
+		p.mu.Lock()
+		busy, running := p.busy, p.running
+		p.mu.Unlock()
+		wait := 20 * time.Millisecond // a start or stop under way: poll until it is done
+		if !busy {
+			if !running {
+				return
+			}
+			_, err := p.stop(ctx, "(agent shutdown)", "")
+			if err == nil || errors.Is(err, ErrNoProfile) {
+				return
+			}
+			if !errors.Is(err, ErrProfileBusy) {
+				tries++
+				wait = backoff(tries)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			p.audit.Error("the agent exits with a torch profile it could not stop", "busy", busy, "running", running, "error", ctx.Err())
+			return
+		case <-time.After(wait):
+		}
 	}
 }
 
 // call POSTs to one of vLLM's profiler routes.
 func (p *profiler) call(ctx context.Context, path string) error {
-	ctx, cancel := context.WithTimeout(ctx, vllmCallTimeout)
+	ctx, cancel := context.WithTimeout(ctx, VLLMCallTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.vllm+path, nil)
 	if err != nil {
@@ -193,95 +271,8 @@ func profileStatus(err error) int {
 		return http.StatusNotFound
 	case errors.Is(err, ErrProfileBusy), errors.Is(err, ErrNoProfile):
 		return http.StatusConflict
+	case errors.Is(err, ErrShuttingDown):
+		return http.StatusServiceUnavailable
 	}
 	return http.StatusBadGateway
-}
-
-// traceName is what a trace file may be called: one path segment, no hidden files.
-var traceName = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._+-]{0,254}$`)
-
-// ValidTraceName reports whether name can be a trace's name: the app checks before asking, the agent again.
-func ValidTraceName(name string) bool { return traceName.MatchString(name) }
-
-func (s *Server) listTraces(w http.ResponseWriter, _ *http.Request) {
-	if s.cfg.TraceDir == "" {
-		httpjson.Error(w, http.StatusNotFound, ErrProfilingOff.Error())
-		return
-	}
-	entries, err := os.ReadDir(s.cfg.TraceDir)
-	if err != nil {
-		httpjson.Error(w, http.StatusInternalServerError, fmt.Sprintf("cannot read the trace directory: %v", err))
-		return
-	}
-	list := TraceList{Dir: s.cfg.TraceDir, Traces: []Trace{}, MaxBytes: MaxTraceBytes}
-	for _, e := range entries {
-		// Regular files only: a symlink in the directory could point anywhere on the host.
-		if !e.Type().IsRegular() || !traceName.MatchString(e.Name()) {
-			continue
-		}
-		fi, err := e.Info()
-		if err != nil {
-			continue
-		}
-		list.Traces = append(list.Traces, Trace{Name: e.Name(), Size: fi.Size(), Modified: stamp(fi.ModTime())})
-	}
-	sort.Slice(list.Traces, func(i, j int) bool { return list.Traces[i].Modified > list.Traces[j].Modified })
-	if len(list.Traces) > MaxTraces {
-		list.Traces, list.Truncated = list.Traces[:MaxTraces], true
-	}
-	httpjson.Write(w, http.StatusOK, list)
-}
-
-// getTrace streams one trace file: a regular file directly in the trace directory, at most MaxTraceBytes.
-func (s *Server) getTrace(w http.ResponseWriter, r *http.Request) {
-	if s.cfg.TraceDir == "" {
-		httpjson.Error(w, http.StatusNotFound, ErrProfilingOff.Error())
-		return
-	}
-	name := r.PathValue("name")
-	if !traceName.MatchString(name) {
-		httpjson.Error(w, http.StatusBadRequest, "a trace name is one file name of letters, digits, '.', '_', '+' and '-'")
-		return
-	}
-	root, err := os.OpenRoot(s.cfg.TraceDir)
-	if err != nil {
-		httpjson.Error(w, http.StatusInternalServerError, fmt.Sprintf("cannot open the trace directory: %v", err))
-		return
-	}
-	defer root.Close()
-	fi, err := root.Lstat(name)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		httpjson.Error(w, http.StatusNotFound, "no trace named "+strconv.Quote(name))
-		return
-	case err != nil:
-		httpjson.Error(w, http.StatusInternalServerError, err.Error())
-		return
-	case !fi.Mode().IsRegular():
-		httpjson.Error(w, http.StatusForbidden, strconv.Quote(name)+" is not a regular file")
-		return
-	}
-	f, err := root.Open(name) // os.Root never leaves the directory, whatever is swapped in after the Lstat
-	if err != nil {
-		httpjson.Error(w, http.StatusInternalServerError, err.Error())
-		return
-	}
-	defer f.Close()
-	if fi, err = f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		httpjson.Error(w, http.StatusForbidden, strconv.Quote(name)+" is not a regular file")
-		return
-	}
-	if fi.Size() > MaxTraceBytes {
-		httpjson.Error(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("%s is %d bytes, over the %d-byte download limit: copy it from %s on the host",
-			name, fi.Size(), MaxTraceBytes, s.cfg.TraceDir))
-		return
-	}
-	size := fi.Size()
-	w.Header().Set("Content-Type", "application/octet-stream")
-	w.Header().Set("Content-Length", strconv.FormatInt(size, 10))
-	w.Header().Set("Content-Disposition", `attachment; filename="`+name+`"`)
-	w.WriteHeader(http.StatusOK)
-	// The file may grow while it is sent (vLLM still writing): send the size announced, never more.
-	_, _ = io.CopyN(w, f, size)
-	s.cfg.Audit.Info("trace downloaded", "user", userOf(r), "remote", r.RemoteAddr, "trace", name, "bytes", size)
 }

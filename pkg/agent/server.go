@@ -36,7 +36,8 @@ type Config struct {
 	TraceDir string
 	// MaxProfile bounds one profile; 0 means MaxProfileSeconds.
 	MaxProfile time.Duration
-	// Rate and Burst limit requests per second over all callers; 0 means 50 and 200.
+	// Rate and Burst limit the token holder's requests per second and at once, reads and changes each; 0 means
+	// DefaultRate and DefaultBurst.
 	Rate  float64
 	Burst int
 	// Audit receives one line per change; nil writes nowhere.
@@ -50,7 +51,14 @@ type Server struct {
 	cfg     Config
 	token   [sha256.Size]byte
 	files   *profilerconfig.AllowList
-	limit   *bucket
+	traces  *traceDir
+	reads   *bucket // the token holder's reads
+	writes  *bucket // the token holder's changes: switches, profile starts and stops
+	health  *perAddress
+	unauth  *perAddress
+	refused refusals
+	done    chan struct{} // closed by Shutdown: ends the refusal summaries
+	closed  sync.Once
 	prof    *profiler
 	handler http.Handler
 }
@@ -67,10 +75,10 @@ func New(cfg Config) (*Server, error) {
 		cfg.MaxProfile = MaxProfileSeconds * time.Second
 	}
 	if cfg.Rate <= 0 {
-		cfg.Rate = 50
+		cfg.Rate = DefaultRate
 	}
 	if cfg.Burst <= 0 {
-		cfg.Burst = 200
+		cfg.Burst = DefaultBurst
 	}
 	if cfg.Audit == nil {
 		cfg.Audit = slog.New(slog.DiscardHandler)
@@ -78,7 +86,8 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Client == nil {
 		cfg.Client = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	}
-	s := &Server{cfg: cfg, token: sha256.Sum256([]byte(cfg.Token)), limit: newBucket(cfg.Rate, cfg.Burst)}
+	s := &Server{cfg: cfg, token: sha256.Sum256([]byte(cfg.Token)), reads: newBucket(cfg.Rate, cfg.Burst), writes: newBucket(cfg.Rate, cfg.Burst),
+		health: newPerAddress(HealthRate, HealthBurst, MaxTrackedAddresses), unauth: newPerAddress(RefusedRate, RefusedBurst, MaxTrackedAddresses)}
 	if cfg.ProfilerConfig != "" {
 		l, err := profilerconfig.NewAllowListOf(profilerconfig.Entry{Path: cfg.ProfilerConfig, OverwriteReadOnly: cfg.OverwriteReadOnly})
 		if err != nil {
@@ -86,6 +95,15 @@ func New(cfg Config) (*Server, error) {
 		}
 		s.files = l
 	}
+	if cfg.TraceDir != "" {
+		t, err := pinTraceDir(cfg.TraceDir)
+		if err != nil {
+			return nil, err
+		}
+		s.traces = t
+	}
+	s.done = make(chan struct{})
+	go s.summarize()
 	s.prof = newProfiler(cfg.Client, strings.TrimRight(cfg.VLLM, "/"), cfg.TraceDir, cfg.MaxProfile, cfg.Audit)
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET "+PathHealth, func(w http.ResponseWriter, _ *http.Request) {
@@ -109,27 +127,38 @@ func New(cfg Config) (*Server, error) {
 // Handler is the agent's HTTP API.
 func (s *Server) Handler() http.Handler { return s.handler }
 
-// Close stops a running profile, so shutting the agent down never leaves vLLM profiling.
-func (s *Server) Close() { s.prof.shutdown() }
+// Close is Shutdown bounded by ShutdownTimeout.
+func (s *Server) Close() {
+	ctx, cancel := context.WithTimeout(context.Background(), ShutdownTimeout)
+	defer cancel()
+	s.Shutdown(ctx)
+}
 
-// guard rate-limits every request and checks the token on all but /healthz.
-func (s *Server) guard(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !s.limit.take() {
-			w.Header().Set("Retry-After", "1")
-			httpjson.Error(w, http.StatusTooManyRequests, "too many requests to the agent; retry in a second")
+// Shutdown refuses new profiles, waits (until ctx ends) for a start or stop under way, and stops a profile that is
+// running or was starting, retrying a failed stop until ctx ends, so shutting the agent down never leaves vLLM
+// profiling. It writes the last summary of refused requests.
+func (s *Server) Shutdown(ctx context.Context) {
+	s.closed.Do(func() { close(s.done) })
+	s.prof.shutdown(ctx)
+	s.refused.flush(s.cfg.Audit)
+	if s.traces != nil {
+		_ = s.traces.root.Close()
+	}
+}
+
+// summarize writes the refusals not yet reported once per RefusedSummaryInterval, so the last ones of a flood are
+// not left unreported until the next refusal.
+func (s *Server) summarize() {
+	t := time.NewTicker(RefusedSummaryInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			s.refused.flush(s.cfg.Audit)
+		case <-s.done:
 			return
 		}
-		if r.URL.Path != PathHealth && !s.authorized(r) {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="inferscope-agent"`)
-			s.cfg.Audit.Warn("refused", "reason", "missing or wrong token", "method", r.Method, "path", r.URL.Path,
-				"remote", r.RemoteAddr, "user", userOf(r))
-			httpjson.Error(w, http.StatusUnauthorized, "missing or wrong agent token")
-			return
-		}
-		r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
-		next.ServeHTTP(w, r)
-	})
+	}
 }
 
 // authorized compares the bearer token's hash with the agent's in constant time, so neither the token's length nor
@@ -284,30 +313,4 @@ func bit(b bool) int {
 		return 1
 	}
 	return 0
-}
-
-// bucket is a token bucket: Rate tokens a second up to Burst.
-type bucket struct {
-	mu     sync.Mutex
-	rate   float64
-	burst  float64
-	tokens float64
-	last   time.Time
-}
-
-func newBucket(rate float64, burst int) *bucket {
-	return &bucket{rate: rate, burst: float64(burst), tokens: float64(burst), last: time.Now()}
-}
-
-func (b *bucket) take() bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	now := time.Now()
-	b.tokens = min(b.burst, b.tokens+now.Sub(b.last).Seconds()*b.rate)
-	b.last = now
-	if b.tokens < 1 {
-		return false
-	}
-	b.tokens--
-	return true
 }

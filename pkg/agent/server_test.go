@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -124,8 +125,9 @@ func TestRefusesToStartWithoutAToken(t *testing.T) {
 	}
 }
 
-// TestWrongTokenChangesNothing calls every route without the token and with a wrong one: 401, the token never echoed,
-// and the profiler config byte for byte as it was.
+// TestWrongTokenChangesNothing calls every route without the token and with a wrong one: 401 (429 once the
+// address's small budget for refusals is spent), the token never echoed, the profiler config byte for byte as it
+// was, and the refusals summed up in one audit line.
 func TestWrongTokenChangesNothing(t *testing.T) {
 	vllm := newFakeVLLM(t)
 	a := newTestAgent(t, vllm, nil)
@@ -138,10 +140,13 @@ func TestWrongTokenChangesNothing(t *testing.T) {
 		{"GET", PathProfile, ""}, {"POST", PathProfile, `{"seconds":5}`}, {"POST", PathProfileStop, "{}"},
 		{"GET", PathTraces, ""}, {"GET", PathTraces + "/x.json", ""},
 	}
+	n := 0
 	for _, tok := range []string{"", "wrong-token-wrong-token", testToken + "x", strings.ToUpper(testToken)} {
 		for _, r := range routes {
 			code, body := a.call(t, r.method, r.path, tok, r.body)
-			if code != http.StatusUnauthorized || strings.Contains(body, testToken) {
+			n++
+			if (code != http.StatusUnauthorized && code != http.StatusTooManyRequests) || (n <= RefusedBurst && code != http.StatusUnauthorized) ||
+				strings.Contains(body, testToken) {
 				t.Errorf("%s %s with token %q: %d %s", r.method, r.path, tok, code, body)
 			}
 		}
@@ -152,8 +157,10 @@ func TestWrongTokenChangesNothing(t *testing.T) {
 	if vllm.starts.Load() != 0 {
 		t.Error("an unauthenticated call started a profile")
 	}
-	if !strings.Contains(a.audit.String(), `"reason":"missing or wrong token"`) {
-		t.Errorf("refusals are not audited: %s", a.audit.String())
+	a.srv.Close()
+	if got := strings.Count(a.audit.String(), "\n"); got != 2 || !strings.Contains(a.audit.String(), `"msg":"refused requests","count":1,"unauthorized":1`) ||
+		!strings.Contains(a.audit.String(), fmt.Sprintf(`"count":%d,"unauthorized":%d,"rate_limited":%d`, n-1, RefusedBurst-1, n-RefusedBurst)) {
+		t.Errorf("refusals are not summed up in two lines (the first at once, the rest at shutdown): %s", a.audit.String())
 	}
 	if code, _ := a.call(t, "GET", PathHealth, "", ""); code != http.StatusOK {
 		t.Errorf("health needs no token, got %d", code)

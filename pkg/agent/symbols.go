@@ -8,13 +8,13 @@ import (
 	"io"
 	"io/fs"
 	"net/http"
-	"os"
 	"strings"
 	"time"
 
 	"github.com/inferscope/inferscope-vllm/pkg/exposition"
 	"github.com/inferscope/inferscope-vllm/pkg/internal/httpjson"
 	"github.com/inferscope/inferscope-vllm/pkg/symbols"
+	"github.com/inferscope/inferscope-vllm/pkg/vllm"
 )
 
 // localTimeout bounds the agent's own calls to the local vLLM for the symbols report.
@@ -75,9 +75,10 @@ func (s *Server) getSymbols(w http.ResponseWriter, r *http.Request) {
 	httpjson.Write(w, http.StatusOK, rep)
 }
 
-// readBounded reads a regular file of at most limit bytes.
+// readBounded reads a regular file of at most limit bytes; it opens without blocking and checks the file is
+// regular before reading, so a FIFO or device at the path answers an error at once.
 func readBounded(path string, limit int64) ([]byte, time.Time, error) {
-	f, err := os.Open(path) // #nosec G304 -- the operator names the file on the agent's command line
+	f, err := openNonBlocking(path)
 	if err != nil {
 		return nil, time.Time{}, err
 	}
@@ -119,7 +120,11 @@ func (s *Server) vllmVersion(ctx context.Context) (string, error) {
 	if err := json.NewDecoder(io.LimitReader(res.Body, 4096)).Decode(&v); err != nil || v.Version == "" {
 		return "", errors.New(`vLLM's /version is not {"version": "..."}`)
 	}
-	return v.Version, nil
+	clean := vllm.CleanVersion(v.Version)
+	if clean == "" {
+		return "", fmt.Errorf("vLLM's /version is not a release name (at most %d letters, digits, '.', '+', '-' and '_')", vllm.MaxVersionLen)
+	}
+	return clean, nil
 }
 
 // profilingNames are the vllm_profiling_* sample names of vLLM's /metrics.

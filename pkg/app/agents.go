@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strconv"
 	"sync"
@@ -29,8 +28,9 @@ type agentClient struct {
 func agentClients(s Settings, secure map[string]string) map[string]agentClient {
 	out := make(map[string]agentClient, len(s.Agents))
 	t := agent.TLS{CACert: s.AgentCACert, ClientCert: s.AgentClientCert, ClientKey: secure[AgentClientKeyField]}
+	secrets := secretValues(secure)
 	for _, c := range s.Agents {
-		cl, err := agent.NewClient(c.URL, secure[AgentTokenField(c.Name)], t)
+		cl, err := agent.NewClient(c.URL, secure[AgentTokenField(c.Name)], t, secrets...)
 		ac := agentClient{cfg: c, client: cl}
 		if err != nil {
 			ac.err = err.Error()
@@ -79,6 +79,30 @@ func (a *App) handleAgents(w http.ResponseWriter, r *http.Request) {
 		MaxProfileSeconds: agent.MaxProfileSeconds, MaxTraceBytes: agent.MaxTraceBytes})
 }
 
+// answer is one read-only agent call's result, as the cache keeps it.
+type answer[V any] struct {
+	v   V
+	err error
+}
+
+// agentRead makes one read-only call to an agent through the instance's cache: concurrent and repeated calls
+// within ReadCacheTTL share one.
+func agentRead[V any](a *App, ctx context.Context, ac agentClient, route string, call func(context.Context) (V, error)) (V, error) {
+	r := cached(a.reads, ctx, route+" "+ac.cfg.Name, func(ctx context.Context) answer[V] {
+		v, err := call(ctx)
+		return answer[V]{v, err}
+	})
+	return r.v, r.err
+}
+
+// Routes of the read cache, forgotten after a change through the app.
+const (
+	readConfig  = "config"
+	readProfile = "profile"
+	readSymbols = "symbols"
+	readTraces  = "traces"
+)
+
 func (a *App) agentView(ctx context.Context, ac agentClient) agentView {
 	v := agentView{Name: ac.cfg.Name, URL: redact.URL(ac.cfg.URL), MetricsURL: redact.URL(ac.cfg.MetricsURL), Error: ac.err}
 	if ac.client == nil {
@@ -88,16 +112,16 @@ func (a *App) agentView(ctx context.Context, ac agentClient) agentView {
 	wg.Add(2)
 	go func() {
 		defer wg.Done()
-		if c, err := ac.client.ProfilerConfig(ctx); err != nil {
-			v.ConfigError = agentMessage(ac.cfg.Name, err)
+		if c, err := agentRead(a, ctx, ac, readConfig, ac.client.ProfilerConfig); err != nil {
+			v.ConfigError = a.agentMessage(ac.cfg.Name, err)
 		} else {
 			v.Config = &c
 		}
 	}()
 	go func() {
 		defer wg.Done()
-		if p, err := ac.client.Profile(ctx); err != nil {
-			v.ProfileError = agentMessage(ac.cfg.Name, err)
+		if p, err := agentRead(a, ctx, ac, readProfile, ac.client.Profile); err != nil {
+			v.ProfileError = a.agentMessage(ac.cfg.Name, err)
 		} else {
 			v.Profile = &p
 		}
@@ -122,7 +146,7 @@ func (a *App) agentFor(w http.ResponseWriter, r *http.Request) (agentClient, boo
 		writeError(w, http.StatusNotFound, "no agent named %q on the allow-list", r.PathValue("name"))
 		return ac, false
 	case ac.client == nil:
-		writeError(w, http.StatusBadGateway, "agent %s: %s", ac.cfg.Name, ac.err)
+		writeError(w, http.StatusBadGateway, "agent %s: %s", ac.cfg.Name, a.scrub.Text(ac.err))
 		return ac, false
 	}
 	return ac, true
@@ -145,9 +169,10 @@ func (a *App) handleAgentMetricEnable(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c, err := ac.client.SetMetricEnable(r.Context(), login(u), on)
+	a.reads.forget(readConfig + " " + ac.cfg.Name)
 	if err != nil {
-		a.logger.Error("Failed to change profiler config through an agent", "agent", ac.cfg.Name, "user", login(u), "error", agentMessage(ac.cfg.Name, err))
-		writeAgentError(w, ac.cfg.Name, err)
+		a.logger.Error("Failed to change profiler config through an agent", "agent", ac.cfg.Name, "user", login(u), "error", a.agentMessage(ac.cfg.Name, err))
+		a.writeAgentError(w, ac.cfg.Name, err)
 		return
 	}
 	a.logger.Info("Changed profiler config metric_enable through an agent", "agent", ac.cfg.Name, "user", login(u), "role", u.Role, "new", c.MetricEnable)
@@ -159,9 +184,9 @@ func (a *App) handleAgentSymbols(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	s, err := ac.client.Symbols(r.Context())
+	s, err := agentRead(a, r.Context(), ac, readSymbols, ac.client.Symbols)
 	if err != nil {
-		writeAgentError(w, ac.cfg.Name, err)
+		a.writeAgentError(w, ac.cfg.Name, err)
 		return
 	}
 	httpjson.Write(w, http.StatusOK, s)
@@ -201,8 +226,10 @@ func (a *App) handleAgentProfileStart(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	st, err := ac.client.StartProfile(r.Context(), login(u), int(d/time.Second))
+	a.reads.forget(readProfile + " " + ac.cfg.Name)
 	if err != nil {
-		writeAgentError(w, ac.cfg.Name, err)
+		a.logger.Error("Failed to start a torch profile through an agent", "agent", ac.cfg.Name, "user", login(u), "error", a.agentMessage(ac.cfg.Name, err))
+		a.writeAgentError(w, ac.cfg.Name, err)
 		return
 	}
 	a.logger.Info("Started a torch profile through an agent", "agent", ac.cfg.Name, "user", login(u), "seconds", int(d/time.Second))
@@ -215,8 +242,11 @@ func (a *App) handleAgentProfileStop(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	st, err := ac.client.StopProfile(r.Context(), login(u))
+	a.reads.forget(readProfile + " " + ac.cfg.Name)
+	a.reads.forget(readTraces + " " + ac.cfg.Name)
 	if err != nil {
-		writeAgentError(w, ac.cfg.Name, err)
+		a.logger.Error("Failed to stop a torch profile through an agent", "agent", ac.cfg.Name, "user", login(u), "error", a.agentMessage(ac.cfg.Name, err))
+		a.writeAgentError(w, ac.cfg.Name, err)
 		return
 	}
 	httpjson.Write(w, http.StatusOK, st)
@@ -227,9 +257,9 @@ func (a *App) handleAgentTraces(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	l, err := ac.client.Traces(r.Context())
+	l, err := agentRead(a, r.Context(), ac, readTraces, ac.client.Traces)
 	if err != nil {
-		writeAgentError(w, ac.cfg.Name, err)
+		a.writeAgentError(w, ac.cfg.Name, err)
 		return
 	}
 	httpjson.Write(w, http.StatusOK, l)
@@ -238,61 +268,64 @@ func (a *App) handleAgentTraces(w http.ResponseWriter, r *http.Request) {
 // traceChunk is how much of a trace one resource response message carries: well under gRPC's 4 MB default.
 const traceChunk = 1 << 20
 
-// handleAgentTrace streams one trace to an Admin, in chunks, at most agent.MaxTraceBytes.
+// handleAgentTrace sends one trace to an Admin, in chunks, once the whole of it has arrived from the agent: a cut
+// download is an error, not a 200 with a shorter trace. At most MaxConcurrentDownloads are held at once.
 func (a *App) handleAgentTrace(w http.ResponseWriter, r *http.Request) {
 	ac, u, ok := a.adminAgent(w, r)
 	if !ok {
 		return
 	}
-	if !agent.ValidTraceName(r.PathValue("file")) {
+	file := r.PathValue("file")
+	if !agent.ValidTraceName(file) {
 		writeError(w, http.StatusBadRequest, "a trace name is one file name of letters, digits, '.', '_', '+' and '-'")
 		return
 	}
-	body, size, err := ac.client.Trace(r.Context(), login(u), r.PathValue("file"))
-	if err != nil {
-		writeAgentError(w, ac.cfg.Name, err)
+	select {
+	case a.downloads <- struct{}{}:
+		defer func() { <-a.downloads }()
+	case <-r.Context().Done():
+		writeError(w, http.StatusServiceUnavailable, "the download was cancelled while waiting for another to finish")
 		return
 	}
-	defer body.Close()
-	w.Header().Set("Content-Type", "application/octet-stream")
-	w.Header().Set("Content-Disposition", `attachment; filename="`+r.PathValue("file")+`"`)
-	if size >= 0 {
-		w.Header().Set("Content-Length", strconv.FormatInt(size, 10))
+	body, err := ac.client.Trace(r.Context(), login(u), file)
+	if err != nil {
+		a.logger.Error("Failed to download a trace through an agent", "agent", ac.cfg.Name, "user", login(u), "trace", file, "error", a.agentMessage(ac.cfg.Name, err))
+		a.writeAgentError(w, ac.cfg.Name, err)
+		return
 	}
+	w.Header().Set("Content-Type", "application/octet-stream")
+	w.Header().Set("Content-Disposition", `attachment; filename="`+file+`"`)
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(http.StatusOK)
 	flusher, _ := w.(http.Flusher)
-	buf := make([]byte, traceChunk)
-	for {
-		n, err := io.ReadFull(body, buf)
-		if n > 0 {
-			_, _ = w.Write(buf[:n])
-			if flusher != nil {
-				flusher.Flush()
-			}
-		}
-		if err != nil {
-			break
+	for len(body) > 0 {
+		n := min(len(body), traceChunk)
+		_, _ = w.Write(body[:n])
+		body = body[n:]
+		if flusher != nil {
+			flusher.Flush()
 		}
 	}
-	a.logger.Info("Downloaded a trace through an agent", "agent", ac.cfg.Name, "user", login(u), "trace", r.PathValue("file"))
+	a.logger.Info("Downloaded a trace through an agent", "agent", ac.cfg.Name, "user", login(u), "trace", file)
 }
 
-// agentMessage says what went wrong calling an agent, naming it; the agent's token is never part of an error.
-func agentMessage(name string, err error) string {
+// agentMessage says what went wrong calling an agent, naming it, scrubbed of every secret of the app's settings
+// (the agent client scrubs too; this is the rule for everything the app shows or logs).
+func (a *App) agentMessage(name string, err error) string {
 	var ae *agent.Error
 	if errors.As(err, &ae) && ae.Status == http.StatusUnauthorized {
 		return fmt.Sprintf("agent %s refused the app's token: set the token the agent runs with in the app's settings", name)
 	}
-	return fmt.Sprintf("agent %s: %v", name, err)
+	return a.scrub.Text(fmt.Sprintf("agent %s: %v", name, err))
 }
 
 // writeAgentError passes the agent's client errors (4xx) on with their status; an unreachable agent, a refused
 // token and the agent's own failures are the gateway's (502).
-func writeAgentError(w http.ResponseWriter, name string, err error) {
+func (a *App) writeAgentError(w http.ResponseWriter, name string, err error) {
 	status := http.StatusBadGateway
 	var ae *agent.Error
 	if errors.As(err, &ae) && ae.Status/100 == 4 && ae.Status != http.StatusUnauthorized {
 		status = ae.Status
 	}
-	writeError(w, status, "%s", agentMessage(name, err))
+	writeError(w, status, "%s", a.agentMessage(name, err))
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/build/buildinfo"
 
 	"github.com/inferscope/inferscope-vllm/pkg/profilerconfig"
+	"github.com/inferscope/inferscope-vllm/pkg/redact"
 )
 
 // PluginID is the app's id in plugin.json.
@@ -38,16 +39,25 @@ type App struct {
 	agents map[string]agentClient
 	logger log.Logger
 	client *http.Client
+	// scrub removes every secret of the app's settings from what an agent or a /metrics URL answers, before it
+	// is shown or logged.
+	scrub *redact.Scrubber
+	// reads coalesces, caches and bounds the read-only calls to agents and /metrics URLs.
+	reads *readCache
+	// downloads bounds the trace downloads held at once.
+	downloads chan struct{}
 }
 
 // NewInstance builds an App from the app's instance settings. Invalid settings do not fail it (see App).
 func NewInstance(_ context.Context, s backend.AppInstanceSettings) (instancemgmt.Instance, error) {
+	setMemoryLimit()
 	return newApp(s.JSONData, s.DecryptedSecureJSONData, backend.Logger), nil
 }
 
 // newApp takes the logger as a parameter so tests can check what is logged.
 func newApp(jsonData []byte, secure map[string]string, logger log.Logger) *App {
-	a := &App{logger: logger, client: exposureClient()}
+	a := &App{logger: logger, client: exposureClient(), scrub: redact.NewScrubber(secretValues(secure)...),
+		reads: newReadCache(ReadCacheTTL, MaxConcurrentReads), downloads: make(chan struct{}, MaxConcurrentDownloads)}
 	a.settings, a.files, a.settingsErr = parseSettings(jsonData)
 	if a.settingsErr != nil {
 		logger.Error("Invalid app settings", "error", a.settingsErr)
@@ -58,6 +68,15 @@ func newApp(jsonData []byte, secure map[string]string, logger log.Logger) *App {
 	a.registerRoutes(mux)
 	a.CallResourceHandler = httpadapter.New(cleanPaths(mux))
 	return a
+}
+
+// secretValues are all secure settings' values: every agent token, the client key, and whatever else is stored.
+func secretValues(secure map[string]string) []string {
+	out := make([]string, 0, len(secure))
+	for _, v := range secure {
+		out = append(out, v)
+	}
+	return out
 }
 
 // Dispose releases the instance when Grafana changes the settings or shuts down.

@@ -81,12 +81,18 @@ func call(t *testing.T, a *App, u *backend.User, method, path, body string) resp
 // newTestApp builds an App from settings given as a Go value.
 func newTestApp(t *testing.T, settings any) (*App, *memLogger) {
 	t.Helper()
+	return newAppWithSecrets(t, settings, nil)
+}
+
+// newAppWithSecrets builds an App from settings and secure settings given as Go values.
+func newAppWithSecrets(t *testing.T, settings any, secure map[string]string) (*App, *memLogger) {
+	t.Helper()
 	b, err := json.Marshal(settings)
 	if err != nil {
 		t.Fatal(err)
 	}
 	l := &memLogger{}
-	return newApp(b, nil, l), l
+	return newApp(b, secure, l), l
 }
 
 func readFile(t *testing.T, p string) string {

@@ -147,24 +147,40 @@ func fillState(v *fileView, s profilerconfig.State) {
 	}
 }
 
-// checkExposure scrapes the deployment once, keeping only the profiler's families.
+// exposure is what one /metrics check found.
+type exposure struct {
+	exposed  *bool
+	families int
+	err      string
+}
+
+// checkExposure fills v with whether the deployment exposes the profiler's families.
 func (a *App) checkExposure(ctx context.Context, metricsURL string, v *fileView) {
-	res, err := exposition.Fetch(ctx, a.client, metricsURL, exposition.ScrapeOptions{
-		Timeout: exposureTimeout,
-		Parse:   exposition.ParseOptions{Keep: func(f string) bool { return strings.HasPrefix(f, profilingPrefix) }},
-	})
-	if err != nil {
-		v.ExposedError = err.Error() // FetchError scrubs the URL's credentials and query values, also from the server's answer
-		return
-	}
-	n := 0
-	for _, f := range res.Scrape.Families {
-		if strings.HasPrefix(f.Name, profilingPrefix) && len(f.Samples) > 0 {
-			n++
+	e := a.exposure(ctx, metricsURL)
+	v.Exposed, v.ProfilingFamilies, v.ExposedError = e.exposed, e.families, e.err
+}
+
+// exposure scrapes the deployment once per ReadCacheTTL however many callers ask, keeping only the profiler's
+// families; the error is scrubbed of the URL's credentials and of every secret of the app's settings.
+func (a *App) exposure(ctx context.Context, metricsURL string) exposure {
+	return cached(a.reads, ctx, "exposure "+metricsURL, func(ctx context.Context) exposure {
+		res, err := exposition.Fetch(ctx, a.client, metricsURL, exposition.ScrapeOptions{
+			Timeout: exposureTimeout,
+			Parse:   exposition.ParseOptions{Keep: func(f string) bool { return strings.HasPrefix(f, profilingPrefix) }},
+			Scrub:   a.scrub,
+		})
+		if err != nil {
+			return exposure{err: a.scrub.Error(err)}
 		}
-	}
-	exposed := n > 0
-	v.Exposed, v.ProfilingFamilies = &exposed, n
+		n := 0
+		for _, f := range res.Scrape.Families {
+			if strings.HasPrefix(f.Name, profilingPrefix) && len(f.Samples) > 0 {
+				n++
+			}
+		}
+		exposed := n > 0
+		return exposure{exposed: &exposed, families: n}
+	})
 }
 
 // concurrently calls f on every item at once and returns the results in the items' order: each row of a list is a

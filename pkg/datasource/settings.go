@@ -218,8 +218,9 @@ func (st Settings) validate() error {
 		errs = append(errs, fmt.Errorf("accelerator %q is not a known preset; set peakTflops and peakMemoryTBps instead", query.Truncate(st.Accelerator, 64)))
 	}
 	for name, v := range map[string]float64{"peakTflops": st.PeakTFLOPS, "peakMemoryTBps": st.PeakMemoryTBps} {
-		if v < 0 || v > query.MaxPeak || math.IsNaN(v) {
-			errs = append(errs, fmt.Errorf("%s %v is outside 0–%v", name, v, query.MaxPeak))
+		// 0 means the preset's peak; anything else must be a realistic peak.
+		if v != 0 && (!(v >= query.MinPeak) || v > query.MaxPeak) {
+			errs = append(errs, fmt.Errorf("%s %v is outside %v–%v (0 uses the accelerator preset)", name, v, query.MinPeak, query.MaxPeak))
 		}
 	}
 	if st.Retention < st.ScrapeInterval {

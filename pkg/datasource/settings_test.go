@@ -101,6 +101,10 @@ func TestSettingsPeaks(t *testing.T) {
 		{`{` + eps + `,"accelerator":"tpu-v9"}`, 0, 0, "accelerator \"tpu-v9\" is not a known preset"},
 		{`{` + eps + `,"peakMemoryTBps":-1}`, 0, 0, "peakMemoryTBps -1 is outside"},
 		{`{` + eps + `,"peakTflops":1e9}`, 0, 0, "peakTflops 1e+09 is outside"},
+		{`{` + eps + `,"peakTflops":5e-324}`, 0, 0, "peakTflops 5e-324 is outside"},
+		{`{` + eps + `,"peakMemoryTBps":5e-324}`, 0, 0, "peakMemoryTBps 5e-324 is outside"},
+		{`{` + eps + `,"peakTflops":0.0001}`, 0, 0, "peakTflops 0.0001 is outside"},
+		{`{` + eps + `,"peakTflops":0.001}`, 0.001, 3.35, ""},
 	} {
 		st, err := LoadSettings(backend.DataSourceInstanceSettings{JSONData: []byte(tc.json)})
 		if tc.err != "" {

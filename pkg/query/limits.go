@@ -11,6 +11,9 @@ const (
 	MaxQuantiles = 32
 	// MaxPeak bounds an accelerator peak (TFLOP/s or TB/s) a query or a data source may name.
 	MaxPeak = 1e6
+	// MinPeak is the smallest accelerator peak (TFLOP/s or TB/s) a query or a data source may name: 1 GFLOP/s or
+	// 1 GB/s is below any accelerator, and a subnormal peak such as 5e-324 would make every MFU point +Inf.
+	MinPeak = 1e-3
 	// MaxMatcherBytes bounds each regular expression (endpoint, model, engine, label matchers); a multi-value
 	// variable over a thousand endpoints still fits.
 	MaxMatcherBytes = 64 << 10

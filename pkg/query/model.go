@@ -311,8 +311,8 @@ func (q *Query) validate() error {
 				v := p.def
 				*p.v = &v
 			}
-			if v := **p.v; !(v > 0) || v > MaxPeak {
-				return fmt.Errorf("%s %v is not a peak above 0 and at most %v", p.name, v, MaxPeak)
+			if v := **p.v; !(v >= MinPeak) || v > MaxPeak {
+				return fmt.Errorf("%s %v is not a peak between %v and %v", p.name, v, MinPeak, MaxPeak)
 			}
 		}
 	}

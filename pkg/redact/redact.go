@@ -6,6 +6,7 @@ package redact
 import (
 	"encoding/base64"
 	"net/url"
+	"reflect"
 	"regexp"
 	"sort"
 	"strings"
@@ -100,6 +101,7 @@ func (s *Scrubber) Add(values ...string) {
 		for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding, base64.RawStdEncoding, base64.RawURLEncoding} {
 			forms = append(forms, enc.EncodeToString([]byte(v)))
 		}
+		forms = append(forms, base64Cores(v)...)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -114,6 +116,30 @@ func (s *Scrubber) Add(values ...string) {
 		}
 	}
 	sort.Slice(s.secrets, func(i, j int) bool { return len(s.secrets[i]) > len(s.secrets[j]) })
+}
+
+// minCoreLen is the shortest base64 core registered: shorter runs of base64 would match ordinary text.
+const minCoreLen = 8
+
+// base64Cores are the runs of base64 that v becomes inside any longer encoded text ("Bearer <token>" or
+// "user:<password>" encoded whole, say): for each of the three offsets v can start at, the characters that depend
+// on v's bytes only, in both alphabets. Masking them leaves at most two bytes of v at either end.
+func base64Cores(v string) []string {
+	var out []string
+	for k := range 3 {
+		b := append(make([]byte, k), v...)
+		groups := len(b) / 3
+		from := 0
+		if k > 0 {
+			from = 4 // the first group mixes the text before v with v's first bytes
+		}
+		for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding} {
+			if e := enc.EncodeToString(b); 4*groups-from >= minCoreLen {
+				out = append(out, e[from:4*groups]) // the last, partial group depends on the text after v
+			}
+		}
+	}
+	return out
 }
 
 // AddBasicAuth registers a basic-auth password and the Authorization header value made from user and password.
@@ -180,4 +206,69 @@ func (s *Scrubber) Error(err error) string {
 		return ""
 	}
 	return s.Text(err.Error())
+}
+
+// maxValueDepth bounds how deep Value walks, so a self-referencing value cannot loop.
+const maxValueDepth = 32
+
+// Value scrubs, in place, every string reachable from v (a pointer): struct fields, slice and array elements, map
+// keys and values, and strings held in interfaces, each as Text shows it. It is how a decoded answer from another
+// server (every string field of it, not only its error) is cleaned before it is shown or logged.
+func (s *Scrubber) Value(v any) {
+	rv := reflect.ValueOf(v)
+	if rv.Kind() != reflect.Pointer || rv.IsNil() {
+		return
+	}
+	s.walk(rv.Elem(), 0)
+}
+
+// walk scrubs the settable value v and what it holds.
+func (s *Scrubber) walk(v reflect.Value, depth int) {
+	if depth > maxValueDepth || !v.IsValid() {
+		return
+	}
+	switch v.Kind() {
+	case reflect.String:
+		if v.CanSet() {
+			if t := s.Text(v.String()); t != v.String() {
+				v.SetString(t)
+			}
+		}
+	case reflect.Pointer:
+		if !v.IsNil() {
+			s.walk(v.Elem(), depth+1)
+		}
+	case reflect.Interface:
+		if v.IsNil() || !v.CanSet() {
+			return
+		}
+		c := reflect.New(v.Elem().Type()).Elem()
+		c.Set(v.Elem())
+		s.walk(c, depth+1)
+		v.Set(c)
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if f := v.Field(i); f.CanSet() {
+				s.walk(f, depth+1)
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		for i := range v.Len() {
+			s.walk(v.Index(i), depth+1)
+		}
+	case reflect.Map:
+		if v.IsNil() {
+			return
+		}
+		for _, k := range v.MapKeys() {
+			nk := reflect.New(k.Type()).Elem()
+			nk.Set(k)
+			s.walk(nk, depth+1)
+			nv := reflect.New(v.Type().Elem()).Elem()
+			nv.Set(v.MapIndex(k))
+			s.walk(nv, depth+1)
+			v.SetMapIndex(k, reflect.Value{})
+			v.SetMapIndex(nk, nv)
+		}
+	}
 }

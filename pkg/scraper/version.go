@@ -8,7 +8,6 @@ import (
 	"net/url"
 	"strings"
 	"time"
-	"unicode"
 
 	"github.com/inferscope/inferscope-vllm/pkg/vllm"
 )
@@ -118,20 +117,5 @@ func fetchVersion(ctx context.Context, client *http.Client, metricsURL string, t
 	if json.NewDecoder(io.LimitReader(res.Body, maxVersionBytes)).Decode(&v) != nil {
 		return ""
 	}
-	return cleanVersion(v.Version)
-}
-
-// cleanVersion keeps a version as a server may print it (0.11.0rc2+cu124), nothing else: at most 64 characters of
-// letters, digits, '.', '+', '-' and '_'.
-func cleanVersion(s string) string {
-	s = strings.TrimSpace(s)
-	if s == "" || len(s) > 64 {
-		return ""
-	}
-	for _, c := range s {
-		if !(unicode.IsLetter(c) || unicode.IsDigit(c) || strings.ContainsRune(".+-_", c)) || c > unicode.MaxASCII {
-			return ""
-		}
-	}
-	return s
+	return vllm.CleanVersion(v.Version)
 }

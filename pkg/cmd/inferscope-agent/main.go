@@ -54,8 +54,8 @@ func parse(args []string) (options, error) {
 	fs.StringVar(&o.cfg.VLLM, "vllm-url", "http://127.0.0.1:8000", "the local vLLM server's base URL")
 	fs.StringVar(&o.cfg.TraceDir, "trace-dir", os.Getenv("VLLM_TORCH_PROFILER_DIR"), "vLLM's VLLM_TORCH_PROFILER_DIR; empty switches torch profiling off")
 	fs.IntVar(&o.maxProfileSeconds, "max-profile-seconds", 300, fmt.Sprintf("longest torch profile a caller may ask for (at most %d)", agent.MaxProfileSeconds))
-	fs.Float64Var(&o.cfg.Rate, "rate", 50, "requests per second over all callers")
-	fs.IntVar(&o.cfg.Burst, "burst", 200, "requests allowed at once above -rate")
+	fs.Float64Var(&o.cfg.Rate, "rate", agent.DefaultRate, "the token holder's requests per second, reads and changes each (callers without the token and /healthz have small budgets of their own per address)")
+	fs.IntVar(&o.cfg.Burst, "burst", agent.DefaultBurst, "the token holder's requests allowed at once above -rate, reads and changes each")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -101,7 +101,6 @@ func run(args []string, logTo *os.File) error {
 	if err != nil {
 		return err
 	}
-	defer srv.Close()
 	hs := &http.Server{
 		Handler:           srv.Handler(),
 		ReadHeaderTimeout: 10 * time.Second,
@@ -125,16 +124,26 @@ func run(args []string, logTo *os.File) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	go func() {
-		<-ctx.Done()
-		shut, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = hs.Shutdown(shut)
-	}()
 	logger.Info("inferscope-agent listening", "addr", ln.Addr().String(), "tls", !o.plaintext, "mtls", o.clientCA != "",
 		"profiler_config", o.cfg.ProfilerConfig, "symbols", o.cfg.Symbols, "trace_dir", o.cfg.TraceDir, "vllm", o.cfg.VLLM)
-	if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return err
+	served := make(chan error, 1)
+	go func() { served <- hs.Serve(ln) }()
+	var serveErr error
+	select {
+	case serveErr = <-served:
+	case <-ctx.Done():
+		logger.Info("inferscope-agent shutting down: draining requests, then stopping a torch profile")
+	}
+	// Drain the requests under way (a profile start waiting for vLLM among them), bounded; then stop a profile
+	// that is running or was starting, bounded too, before the process exits.
+	drain, cancel := context.WithTimeout(context.Background(), agent.DrainTimeout)
+	defer cancel()
+	_ = hs.Shutdown(drain)
+	shut, cancelShut := context.WithTimeout(context.Background(), agent.ShutdownTimeout)
+	defer cancelShut()
+	srv.Shutdown(shut)
+	if serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
+		return serveErr
 	}
 	return nil
 }

@@ -1,0 +1,26 @@
+package vllm
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestCleanVersion(t *testing.T) {
+	for in, want := range map[string]string{
+		"0.11.0":                             "0.11.0",
+		" 0.11.0rc2+cu124 \n":                "0.11.0rc2+cu124",
+		"0.9.2.dev1_ascend-1":                "0.9.2.dev1_ascend-1",
+		"":                                   "",
+		"0.11.0\x1b[2J":                      "",
+		"0.11.0\r\nforged":                   "",
+		"0.11.0 (build)":                     "",
+		"0.11.０":                             "",
+		strings.Repeat("1", MaxVersionLen):   strings.Repeat("1", MaxVersionLen),
+		strings.Repeat("1", MaxVersionLen+1): "",
+		"0.11.0" + strings.Repeat("A", 2994): "",
+	} {
+		if got := CleanVersion(in); got != want {
+			t.Errorf("CleanVersion(%.40q) = %q, want %q", in, got, want)
+		}
+	}
+}
