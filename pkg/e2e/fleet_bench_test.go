@@ -21,6 +21,7 @@ import (
 	"github.com/inferscope/inferscope-vllm/pkg/harness"
 	"github.com/inferscope/inferscope-vllm/pkg/internal/dashtest"
 	"github.com/inferscope/inferscope-vllm/pkg/internal/promtest"
+	"github.com/inferscope/inferscope-vllm/pkg/promapi"
 	"github.com/inferscope/inferscope-vllm/pkg/sim"
 )
 
@@ -191,6 +192,50 @@ func (d *dashboardClient) refresh(b *testing.B) fleetRefresh {
 	return r
 }
 
+// plainPromQL is what an operator would write by hand for the fleet overview's panels on a vLLM V1 fleet, by panel
+// title: the same grouping and windows, none of the plugin's generality (other flavors' names, their `or`, the
+// clean-up of mixed bucket layouts, division guards). Panels without an entry (the diagnosis, capacity, and what
+// the benchmark fleet does not expose) are left out of the comparison on both sides.
+var plainPromQL = map[string][]string{
+	"Endpoint scrapes: the 20 least often up":       {`up{job="vllm"}`},
+	"TTFT SLO attainment (≤ 500 ms)":                {`sum by (model_name) (rate(vllm:time_to_first_token_seconds_bucket{le="0.5"}[5m])) / sum by (model_name) (rate(vllm:time_to_first_token_seconds_bucket{le="+Inf"}[5m]))`},
+	"Inter-token latency SLO attainment (≤ 100 ms)": {`sum by (model_name) (rate(vllm:inter_token_latency_seconds_bucket{le="0.1"}[5m])) / sum by (model_name) (rate(vllm:inter_token_latency_seconds_bucket{le="+Inf"}[5m]))`},
+	"Failed and aborted requests": {
+		`sum by (model_name) (rate(vllm:request_success_total{finished_reason=~"abort|error"}[5m]))`,
+		`sum by (model_name) (rate(vllm:request_success_total{finished_reason=~"abort|error"}[5m])) / sum by (model_name) (rate(vllm:request_success_total[5m]))`,
+	},
+	"KV usage %: per model, and the 10 fullest endpoints":            {`avg by (model_name) (vllm:kv_cache_usage_perc) * 100`, `avg by (instance, model_name) (vllm:kv_cache_usage_perc) * 100`},
+	"Preemptions/s: per model, and the 10 endpoints preempting most": {`sum by (model_name) (rate(vllm:num_preemptions_total[5m]))`, `sum by (instance, model_name) (rate(vllm:num_preemptions_total[5m]))`},
+	"Running + waiting": {`sum by (model_name) (vllm:num_requests_running)`, `sum by (model_name) (vllm:num_requests_waiting)`},
+	"DP balance: the 10 most imbalanced endpoints (max/mean of running + waiting)": {
+		`max by (instance) (vllm:num_requests_running + vllm:num_requests_waiting) / avg by (instance) (vllm:num_requests_running + vllm:num_requests_waiting)`,
+		`stddev by (instance) (vllm:num_requests_running + vllm:num_requests_waiting) / avg by (instance) (vllm:num_requests_running + vllm:num_requests_waiting)`,
+	},
+	"Generated tokens/s": {`sum by (model_name) (rate(vllm:generation_tokens_total[20s]))`, `sum by (model_name) (rate(vllm:prompt_tokens_total[20s]))`},
+	"TTFT p50 / p95 / p99 per model": {
+		`histogram_quantile(0.5, sum by (model_name, le) (rate(vllm:time_to_first_token_seconds_bucket[5m])))`,
+		`histogram_quantile(0.95, sum by (model_name, le) (rate(vllm:time_to_first_token_seconds_bucket[5m])))`,
+		`histogram_quantile(0.99, sum by (model_name, le) (rate(vllm:time_to_first_token_seconds_bucket[5m])))`,
+	},
+	"Slowest endpoints: TTFT p95 (top 10)": {`histogram_quantile(0.95, sum by (instance, model_name, le) (rate(vllm:time_to_first_token_seconds_bucket[5m])))`},
+	"Inter-token latency (TPOT) p50 / p95 / p99 per model": {
+		`histogram_quantile(0.5, sum by (model_name, le) (rate(vllm:inter_token_latency_seconds_bucket[5m])))`,
+		`histogram_quantile(0.95, sum by (model_name, le) (rate(vllm:inter_token_latency_seconds_bucket[5m])))`,
+		`histogram_quantile(0.99, sum by (model_name, le) (rate(vllm:inter_token_latency_seconds_bucket[5m])))`,
+	},
+	"Slowest endpoints: Inter-token latency p95 (top 10)": {`histogram_quantile(0.95, sum by (instance, model_name, le) (rate(vllm:inter_token_latency_seconds_bucket[5m])))`},
+	"End-to-end and queue time p95": {
+		`histogram_quantile(0.95, sum by (model_name, le) (rate(vllm:e2e_request_latency_seconds_bucket[5m])))`,
+		`histogram_quantile(0.95, sum by (model_name, le) (rate(vllm:request_queue_time_seconds_bucket[5m])))`,
+	},
+	"Prefix-cache hit rate: per model, and the 10 lowest endpoints": {
+		`sum by (model_name) (rate(vllm:prefix_cache_hits_total[5m])) / sum by (model_name) (rate(vllm:prefix_cache_queries_total[5m]))`,
+		`sum by (instance, model_name) (rate(vllm:prefix_cache_hits_total[5m])) / sum by (instance, model_name) (rate(vllm:prefix_cache_queries_total[5m]))`,
+	},
+	"Spec-decode acceptance rate": {`sum by (model_name) (rate(vllm:spec_decode_num_accepted_tokens_total[5m])) / sum by (model_name) (rate(vllm:spec_decode_num_draft_tokens_total[5m]))`},
+	"Mean acceptance length":      {`1 + sum by (model_name) (rate(vllm:spec_decode_num_accepted_tokens_total[5m])) / sum by (model_name) (rate(vllm:spec_decode_num_drafts_total[5m]))`},
+}
+
 // BenchmarkFleetDashboard measures what users pay for the shipped fleet overview dashboard: the built data source
 // executable, driven over gRPC as Grafana drives it, refreshing every panel over the last hour at a 15 s step for
 // fleets of 1, 64 and 256 simulated endpoints scraped every 5 s, in direct mode and in Prometheus mode against
@@ -228,9 +273,58 @@ func BenchmarkFleetDashboard(b *testing.B) {
 				engines := promtest.EnginesOf(b, promtest.Prometheus3)
 				prom := promtest.Start(b, promtest.Options{Engine: engines[0], Targets: fleet.targets, ScrapeInterval: fleetScrape})
 				benchDashboard(b, exe, panels, fleet, map[string]any{"mode": "prometheus", "scrapeInterval": fleetScrape.String()}, prom.URL)
+				benchPlainPromQL(b, exe, panels, prom.URL)
 			})
 		})
 	}
+}
+
+// benchPlainPromQL compares, on the panels plainPromQL covers, the plugin's Prometheus mode with the hand-written
+// PromQL sent straight to the same server, each as a refresh (six requests at a time) over the same hour and step.
+func benchPlainPromQL(b *testing.B, exe string, panels []dashtest.Panel, url string) {
+	var covered []dashtest.Panel
+	var plain []string
+	for _, p := range panels {
+		if exprs, ok := plainPromQL[p.Title]; ok {
+			covered = append(covered, p)
+			plain = append(plain, exprs...)
+		}
+	}
+	if len(covered) != len(plainPromQL) {
+		b.Fatalf("plainPromQL names %d panels, the dashboard has %d of them", len(plainPromQL), len(covered))
+	}
+	p := harness.Start(b, exe)
+	pc := harness.DataSourceContext(b, harness.DataSource{UID: "fleet-bench-plain", URL: url,
+		JSONData: map[string]any{"mode": "prometheus", "scrapeInterval": fleetScrape.String()}}, nil)
+	d := &dashboardClient{p: p, pc: pc, panels: covered}
+	d.refresh(b) // the data source's name discovery, as a running dashboard has it
+	ours := d.refresh(b)
+	client := &promapi.Client{BaseURL: url, HTTP: &http.Client{Timeout: 5 * time.Minute}}
+	end := time.Now()
+	start := end.Add(-dashboardRange)
+	t0 := time.Now()
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, 6)
+	errs := make([]error, len(plain))
+	for i, e := range plain {
+		wg.Add(1)
+		slots <- struct{}{}
+		go func() {
+			defer func() { <-slots; wg.Done() }()
+			_, _, errs[i] = client.QueryRange(context.Background(), e, start.Truncate(dashboardStep), end.Truncate(dashboardStep), dashboardStep)
+		}()
+	}
+	wg.Wait()
+	plainWall := time.Since(t0)
+	for i, err := range errs {
+		if err != nil {
+			b.Fatalf("%s: %v", plain[i], err)
+		}
+	}
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	b.ReportMetric(ms(ours.wall), "ms-covered-panels-wall")
+	b.ReportMetric(ms(plainWall), "ms-plain-promql-wall")
+	b.ReportMetric(float64(ours.wall)/float64(plainWall), "ours/plain")
 }
 
 // benchDashboard starts one data source over the fleet, lets it (or its Prometheus) scrape for -fleet.history, then
