@@ -1,6 +1,9 @@
 package history
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"math/bits"
+)
 
 // writeBit appends one bit, MSB first.
 func (w *valueAppender) writeBit(bit uint64) {
@@ -85,4 +88,25 @@ func (r *bitReader) readBits(n uint8) uint64 {
 	r.buf <<= n
 	r.n -= n
 	return v
+}
+
+// leadingOnes consumes a run of 1 bits of at most limit (limit < 8) and the 0 that ends a shorter run, and returns
+// the run's length: what up to limit+1 readBit calls return until the first 0. Past the end of the stream bits
+// read as 0, as readBit's do.
+func (r *bitReader) leadingOnes(limit int) int {
+	if r.n <= uint8(limit) { // #nosec G115 -- limit is a small constant
+		r.refill()
+	}
+	ones := min(bits.LeadingZeros64(^r.buf), limit)
+	used := uint8(ones + 1) // #nosec G115 -- at most limit+1
+	if ones == limit {
+		used = uint8(limit) // #nosec G115 -- a full run has no ending 0
+	}
+	if used > r.n { // the run reached the end of the stream, whose missing bits read as zeros and end it
+		r.buf, r.n = 0, 0
+		return ones
+	}
+	r.buf <<= used
+	r.n -= used
+	return ones
 }

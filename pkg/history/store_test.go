@@ -471,3 +471,30 @@ func TestXOR(t *testing.T) {
 		}
 	}
 }
+
+// TestLeadingOnesMatchesReadBit holds the prefix reader to readBit over random streams, truncated ones included.
+func TestLeadingOnesMatchesReadBit(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 5))
+	for trial := range 2000 {
+		b := make([]byte, rng.IntN(20))
+		for i := range b {
+			// Mostly ones, so long runs and runs that reach the end are common.
+			b[i] = byte(rng.Uint32()) | byte(rng.Uint32()) | byte(rng.Uint32())
+		}
+		fast, slow := bitReader{b: b}, bitReader{b: b}
+		for step := range 40 {
+			limit := 1 + rng.IntN(6)
+			want := 0
+			for want < limit && slow.readBit() == 1 {
+				want++
+			}
+			if got := fast.leadingOnes(limit); got != want {
+				t.Fatalf("trial %d step %d limit %d: leadingOnes %d, readBit run %d", trial, step, limit, got, want)
+			}
+			k := uint8(rng.IntN(12))
+			if f, s := fast.readBits(k), slow.readBits(k); f != s {
+				t.Fatalf("trial %d step %d: the readers parted: %x, %x", trial, step, f, s)
+			}
+		}
+	}
+}
