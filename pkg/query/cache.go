@@ -148,6 +148,13 @@ func (k *Cache) eval(c *evalCtx, outputs []measure.Output) ([][]Output, error) {
 	k.mu.Unlock()
 
 	lo, hi, ok := reusable(cached, c, reach)
+	if ok && lo == c.from && hi == c.to {
+		// Every step is held (a refresh that added no step): the entry answers as it is, nothing to merge or keep.
+		k.mu.Lock()
+		k.stats.Reused += (hi-lo)/c.step + 1
+		k.mu.Unlock()
+		return cached.view(lo, hi), nil
+	}
 	var pieces [][][]Output
 	computed := int64(0)
 	segment := func(from, to int64) {
@@ -258,6 +265,19 @@ func (e *cacheEntry) span(lo, hi int64) [][]Output {
 				o.Points = o.Points[a:b]
 				out[i] = append(out[i], o)
 			}
+		}
+	}
+	return out
+}
+
+// view is span for an answer that leaves the cache: its own labels, and points the caller cannot append into the
+// entry's (they are shared, and read only downstream).
+func (e *cacheEntry) view(lo, hi int64) [][]Output {
+	out := e.span(lo, hi)
+	for _, g := range out {
+		for i := range g {
+			g[i].Labels = copyLabels(g[i].Labels)
+			g[i].Points = g[i].Points[:len(g[i].Points):len(g[i].Points)]
 		}
 	}
 	return out
