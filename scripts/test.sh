@@ -18,8 +18,9 @@ step "frontend: typecheck";                    npm run typecheck
 step "frontend: lint";                         npm run lint
 step "frontend: unit tests (Jest)";            npm run test:ci
 step "frontend: component tests (Chromium)";   npm run test:ct
-step "frontend: production build into dist/";  npm run build
-step "backends: app + data source, 5 platforms"; go tool mage -v
+# The production build, both backends for 5 platforms, and the release zip the packaging checks below read.
+step "release zip: npm run package";           npm run package
+zip="$PWD/inferscope-vllm-app-$(node -p 'require("./package.json").version').zip"
 step "go vet";                                 go vet ./pkg/... && go vet -tags mage ./Magefile.go
 # gosec over what handles files, tokens and the agent's API; built once into a versioned cache directory.
 GOSEC_VERSION=v2.30.0
@@ -28,7 +29,8 @@ if [ ! -x "$gosec_bin" ]; then
   GOBIN="$(dirname "$gosec_bin")" go install "github.com/securego/gosec/v2/cmd/gosec@$GOSEC_VERSION"
 fi
 step "gosec (agent, app backend, profiler files)"; "$gosec_bin" -quiet ./pkg/agent/... ./pkg/cmd/inferscope-agent/... ./pkg/symbols/... ./pkg/app/... ./pkg/profilerconfig/...
-# Includes the protocol-harness tests against dist/, the packaging check and the provisioning check.
-step "go tests (race detector)";               go test -race -count=1 -timeout 30m ./pkg/...
+# Includes the protocol-harness tests against dist/, the packaging check (on the very zip just written) and the
+# provisioning check.
+step "go tests (race detector)";               INFERSCOPE_PLUGIN_ZIP="$zip" go test -race -count=1 -timeout 30m ./pkg/...
 # A module of its own (it imports Prometheus's textparse): its test checks the three parsers it benchmarks agree.
 step "parser comparison module";               (cd bench/parse && go vet ./... && go test -count=1 ./...)

@@ -50,6 +50,10 @@ type pluginJSON struct {
 		Screenshots []struct {
 			Path string `json:"path"`
 		} `json:"screenshots"`
+		Links []struct {
+			Name string `json:"name"`
+			URL  string `json:"url"`
+		} `json:"links"`
 	} `json:"info"`
 	Includes []struct {
 		Type string `json:"type"`
@@ -170,6 +174,15 @@ func (c *checker) checkPlugin(rel string, p pluginJSON) {
 	}
 	if !grafanaDepPattern.MatchString(p.Dependencies.GrafanaDependency) {
 		c.addf("grafanadependency", "%s: grafanaDependency %q is not a range such as >=13.2.0", rel, p.Dependencies.GrafanaDependency)
+	}
+	// The catalog page shows these links; a reviewer looks for the source, its documentation and where issues go.
+	if len(p.Info.Links) == 0 {
+		c.addf("links", "%s: info.links is empty: link the source, documentation and issues", rel)
+	}
+	for _, l := range p.Info.Links {
+		if l.Name == "" || !strings.HasPrefix(l.URL, "https://") {
+			c.addf("links", "%s: link %q needs a name and an https URL, got %q", rel, l.Name, l.URL)
+		}
 	}
 	for _, logo := range []string{p.Info.Logos.Small, p.Info.Logos.Large} {
 		c.checkPath(rel, dir, logo, "logos")
