@@ -356,7 +356,14 @@ func (c *checker) checkGoManifest(sourceRoot string) {
 		}
 		listed[file] = hash
 	}
-	err := filepath.WalkDir(sourceRoot, func(p string, d fs.DirEntry, err error) error {
+	// Files are read through an os.Root so that a symlink swapped in during the walk cannot lead outside the sources.
+	root, err := os.OpenRoot(sourceRoot)
+	if err != nil {
+		c.addf("gomanifest", "opening sources: %v", err)
+		return
+	}
+	defer root.Close()
+	err = filepath.WalkDir(sourceRoot, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -370,8 +377,8 @@ func (c *checker) checkGoManifest(sourceRoot string) {
 		if err != nil {
 			return err
 		}
+		b, err := root.ReadFile(rel)
 		rel = filepath.ToSlash(rel)
-		b, err := os.ReadFile(p)
 		if err != nil {
 			return err
 		}
