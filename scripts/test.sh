@@ -2,6 +2,7 @@
 # Runs every InferScope test, in the order a fresh checkout needs: this is the README's test command and what CI runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. ./scripts/node.sh   # Node 24 LTS (.nvmrc) first on PATH, installed from the npm registry when older
 
 step() { printf '\n==> %s\n' "$*"; }
 
@@ -29,6 +30,9 @@ if [ ! -x "$gosec_bin" ]; then
   GOBIN="$(dirname "$gosec_bin")" go install "github.com/securego/gosec/v2/cmd/gosec@$GOSEC_VERSION"
 fi
 step "gosec (agent, app backend, profiler files)"; "$gosec_bin" -quiet ./pkg/agent/... ./pkg/cmd/inferscope-agent/... ./pkg/symbols/... ./pkg/app/... ./pkg/profilerconfig/...
+# As the plugin catalog's reviewers run it: HIGH severity over the whole tree, code that does not ship included
+# (a finding that cannot happen carries `// #nosec Gxxx -- why`).
+step "gosec (whole tree, HIGH)";               "$gosec_bin" -quiet -severity high ./...
 # Includes the protocol-harness tests against dist/, the packaging check (on the very zip just written) and the
 # provisioning check.
 step "go tests (race detector)";               INFERSCOPE_PLUGIN_ZIP="$zip" go test -race -count=1 -timeout 30m ./pkg/...

@@ -219,3 +219,47 @@ func keys(m map[string]bool) []string {
 	sort.Strings(out)
 	return out
 }
+
+// TestReadmePrerequisitesMatchPins keeps the README's prerequisites exact: the Go version is go.mod's go line, the
+// Node version is .nvmrc's (which scripts/node.sh installs), and package.json's engines asks for its major.
+func TestReadmePrerequisitesMatchPins(t *testing.T) {
+	root := harness.RepoRoot(t)
+	read := func(name string) string {
+		b, err := os.ReadFile(filepath.Join(root, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	goLine := regexp.MustCompile(`(?m)^go (\S+)$`).FindStringSubmatch(read("go.mod"))
+	if goLine == nil {
+		t.Fatal("go.mod has no go line")
+	}
+	nodeVersion := strings.TrimSpace(read(".nvmrc"))
+	nodeMajor, _, _ := strings.Cut(nodeVersion, ".")
+	var pkg struct {
+		Engines struct{ Node string } `json:"engines"`
+	}
+	if err := json.Unmarshal([]byte(read("package.json")), &pkg); err != nil {
+		t.Fatal(err)
+	}
+	if pkg.Engines.Node != ">="+nodeMajor {
+		t.Errorf("package.json engines.node is %q, want >=%s (.nvmrc %s)", pkg.Engines.Node, nodeMajor, nodeVersion)
+	}
+	readme := strings.Join(strings.Fields(read("README.md")), " ")
+	for _, want := range []string{
+		"Go " + goLine[1] + " or later (the `go` line of `go.mod`)",
+		"Node " + nodeMajor + " LTS (`.nvmrc` pins " + nodeVersion,
+		"`engines` asks for `>=" + nodeMajor + "`",
+		"node-v" + nodeVersion,
+	} {
+		if !strings.Contains(readme, want) {
+			t.Errorf("README.md's prerequisites do not say %q", want)
+		}
+	}
+	for _, m := range regexp.MustCompile(`\b(Go|Node) (\d+(\.\d+)*)\+? `).FindAllStringSubmatch(readme, -1) {
+		if (m[1] == "Go" && !strings.HasPrefix(goLine[1], m[2])) || (m[1] == "Node" && !strings.HasPrefix(nodeVersion, m[2])) {
+			t.Errorf("README.md says %q: the pins are Go %s and Node %s", strings.TrimSpace(m[0]), goLine[1], nodeVersion)
+		}
+	}
+}
