@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"image/png"
 	"io/fs"
 	"os"
 	"path"
@@ -189,6 +190,7 @@ func (c *checker) checkPlugin(rel string, p pluginJSON) {
 	}
 	for _, s := range p.Info.Screenshots {
 		c.checkPath(rel, dir, s.Path, "screenshots")
+		c.checkTofu(path.Join(dir, s.Path))
 	}
 	if _, ok := c.file(path.Join(dir, "module.js")); !ok {
 		c.addf("modulejs", "%s: module.js is missing next to it", rel)
@@ -202,6 +204,22 @@ func (c *checker) checkPlugin(rel string, p pluginJSON) {
 		c.addf("backendbinary", "%s: backend is true but executable is missing", rel)
 	case p.Backend:
 		c.checkExecutables(rel, path.Join(dir, p.Executable))
+	}
+}
+
+// checkTofu refuses a PNG screenshot showing characters as empty boxes: rendered without a font for its language.
+func (c *checker) checkTofu(rel string) {
+	f, ok := c.file(rel)
+	if !ok || !strings.HasSuffix(rel, ".png") {
+		return
+	}
+	img, err := png.Decode(bytes.NewReader(f.Data))
+	if err != nil {
+		c.addf("screenshots", "%s is not a PNG: %v", rel, err)
+		return
+	}
+	if n := TofuBoxes(img); n >= TofuLimit {
+		c.addf("screenshots", "%s shows %d empty boxes where characters should be: it was rendered without a font for its language (npm run screenshots installs one)", rel, n)
 	}
 }
 

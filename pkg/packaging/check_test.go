@@ -1,7 +1,9 @@
 package packaging
 
 import (
+	"bytes"
 	"encoding/json"
+	"image/png"
 	"os"
 	"path/filepath"
 	"strings"
@@ -169,6 +171,14 @@ func TestCheckFindsProblems(t *testing.T) {
 			delete(a, appID+"/dashboards/vllm-minimal.json")
 			return a
 		}, "metadatapaths", "dashboards/vllm-minimal.json does not exist"},
+		{"screenshot rendered without its font", func(a Archive) Archive {
+			var buf bytes.Buffer
+			if err := png.Encode(&buf, boxes(30, true)); err != nil {
+				t.Fatal(err)
+			}
+			a[appID+"/img/screenshots/query-editor-zh-Hans.png"] = File{Mode: 0o644, Data: buf.Bytes()}
+			return a
+		}, "screenshots", "query-editor-zh-Hans.png shows 30 empty boxes"},
 		{"no links", func(a Archive) Archive {
 			editJSON(a, appID+"/datasource/plugin.json", func(m map[string]any) { delete(m["info"].(map[string]any), "links") })
 			return a
