@@ -51,18 +51,45 @@ function anchored(re: string | undefined, s: string): boolean {
   return !re || new RegExp(`^(?:${re})$`).test(s);
 }
 
-function series(refId: string, name: string, labels: Labels, value: number, from: number, to: number) {
-  const times = [from, (from + to) / 2, to];
+/** POINTS is each series' length: a point a minute over the default hour, so charts and sparklines have a shape. */
+export const POINTS = 61;
+
+/** seedOf spreads series apart: a small deterministic number from the series' name and labels. */
+function seedOf(text: string): number {
+  let h = 7;
+  for (const c of text) {
+    h = (h * 31 + c.charCodeAt(0)) % 9973;
+  }
+  return h;
+}
+
+/**
+ * history is an hour of a series ending at value: load that swells and ebbs with two waves per series, as a fleet's
+ * traffic does; states (engine_state, up) hold still.
+ */
+function history(value: number, steady: boolean, seed: number): number[] {
+  const wave = (k: number) => 0.12 * Math.sin((k + seed) / 7) + 0.06 * Math.sin((k * 3 + seed) / 2.2);
+  // Relative to the last point's wave, so each series ends exactly at its value, without a jump.
+  return Array.from({ length: POINTS }, (_, k) => (steady ? value : value * (1 + wave(k) - wave(POINTS - 1))));
+}
+
+/** legend is the series name the backend gives from the query's legendFormat ({{label}} replaced), if it has one. */
+function legend(format: string | undefined, labels: Labels): string | undefined {
+  return format ? format.replace(/\{\{\s*(\w+)\s*\}\}/g, (_, l: string) => labels[l] ?? '') : undefined;
+}
+
+function series(q: VllmQuery, name: string, labels: Labels, value: number, from: number, to: number, steady = false) {
+  const times = Array.from({ length: POINTS }, (_, k) => from + ((to - from) * k) / (POINTS - 1));
+  const displayNameFromDS = legend(q.legendFormat, labels);
   return {
     schema: {
-      refId,
+      refId: q.refId,
       fields: [
         { name: 'Time', type: 'time' },
-        { name, type: 'number', labels },
+        { name, type: 'number', labels, ...(displayNameFromDS ? { config: { displayNameFromDS } } : {}) },
       ],
     },
-    // A rising trend ending at the value, so sparklines have a shape.
-    data: { values: [times, [value * 0.5, value * 0.8, value]] },
+    data: { values: [times, history(value, steady, seedOf(name + JSON.stringify(labels)))] },
   };
 }
 
@@ -122,23 +149,24 @@ export function frames(q: VllmQuery, fleet: SimEndpoint[], from: number, to: num
     ];
   }
   const name = q.measure ?? q.metric ?? q.queryType ?? 'value';
+  const steady = q.queryType === 'engine_state' || q.queryType === 'raw';
   // A down endpoint answers nothing but up 0.
   const live = selected.filter(({ e }) => e.up === 1 || q.queryType === 'raw');
   if (q.groupBy === 'model') {
     const models = [...new Set(live.map(({ e }) => e.model))];
     return models.map((m, i) =>
-      series(q.refId, name, { model_name: m }, value(q, live.find(({ e }) => e.model === m)!.e, i), from, to)
+      series(q, name, { model_name: m }, value(q, live.find(({ e }) => e.model === m)!.e, i), from, to, steady)
     );
   }
   if (q.groupBy === 'endpoint' || q.queryType === 'raw') {
     return live.map(({ e, i }) =>
-      series(q.refId, name, { endpoint: e.name, model_name: e.model }, value(q, e, i), from, to)
+      series(q, name, { endpoint: e.name, model_name: e.model }, value(q, e, i), from, to, steady)
     );
   }
   return live.flatMap(({ e, i }) =>
     e.kv.map((_, r) => {
       const rank: Labels = e.flavor === 'vllm-ascend' ? { dp: String(r) } : { engine: String(r) };
-      return series(q.refId, name, { endpoint: e.name, model_name: e.model, ...rank }, value(q, e, i, r), from, to);
+      return series(q, name, { endpoint: e.name, model_name: e.model, ...rank }, value(q, e, i, r), from, to, steady);
     })
   );
 }

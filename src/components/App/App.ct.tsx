@@ -7,7 +7,8 @@ import { AppStory } from '../../ct/stories';
 import { testIds } from '../testIds';
 
 // The app's Scenes pages in the browser: Grafana's real table, sparklines and panel chrome; the backend answers the
-// data source's queries from a simulated fleet (src/ct/fleet.ts), panels are stand-ins listing their series.
+// data source's queries from a simulated fleet (src/ct/fleet.ts); time-series panels are drawn with TimeSeries over
+// an hour of it, other panels are stand-ins listing their series (src/ct/scenes.tsx).
 
 const base = '/a/inferscope-vllm-app';
 const resources = '/api/plugins/inferscope-vllm-app/resources';
