@@ -3,52 +3,21 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
 	"io"
-	"log"
-	"net"
-	"net/http"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/inferscope/inferscope-vllm/pkg/harness"
-	"github.com/inferscope/inferscope-vllm/pkg/sim"
+	"github.com/inferscope/inferscope-vllm/pkg/internal/simtest"
 )
-
-// startSim serves a simulated vLLM V1 deployment with two engines, 30× faster than real time, on loopback.
-func startSim(t *testing.T) string {
-	t.Helper()
-	cfg, err := sim.ParseArgs([]string{"-engines=2", "-speed=30", "-qps=8", "-addr=127.0.0.1:0"}, func(string) string { return "" }, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := sim.NewServer(cfg, log.New(io.Discard, "", 0))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Run(ctx, ln) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, http.ErrServerClosed) {
-			t.Errorf("simulator: %v", err)
-		}
-	})
-	return "http://" + ln.Addr().String() + "/metrics"
-}
 
 // TestTryAnswersFromTheBuiltDataSource runs the command as the README's "Try it without Docker" does: the built
 // executable over a simulator, every default query answered with values.
 func TestTryAnswersFromTheBuiltDataSource(t *testing.T) {
 	exe := harness.Executable(t, harness.DatasourceExecutable)
-	url := startSim(t)
+	url := simtest.Start(t, "-engines=2", "-speed=30", "-qps=8")
 	var out, errOut bytes.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
