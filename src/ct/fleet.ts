@@ -16,6 +16,8 @@ export interface SimEndpoint {
   kv: number[];
   findings: number;
   profiler?: boolean;
+  /** Now-values a showcase fleet sets; without them each query's value is derived from the endpoint's index. */
+  now?: { running: number; waiting: number; ttft: number; tps: number; balance: number; acceptance: number };
 }
 
 /** simFleet is n endpoints serving two models, the first three asleep, unhealthy and down. */
@@ -31,6 +33,38 @@ export function simFleet(n: number): SimEndpoint[] {
     findings: i % 5 === 0 ? 2 : 0,
     profiler: i % 4 === 3 ? i % 8 === 3 : undefined,
   }));
+}
+
+/**
+ * showcaseFleet is what the catalog's fleet screenshot shows: a healthy fleet of two models where one endpoint has a
+ * realistic problem — one DP rank's KV cache full, requests queueing, TTFT p95 over a second, two findings.
+ */
+export function showcaseFleet(): SimEndpoint[] {
+  const models = ['meta-llama/Llama-3.1-70B-Instruct', 'Qwen/Qwen3-32B'];
+  return Array.from({ length: 10 }, (_, i) => {
+    const ranks = i < 6 ? 4 : 2;
+    const problem = i === 2;
+    const kv = Array.from({ length: ranks }, (_, r) => (problem && r === 0 ? 97 : 38 + ((i * 11 + r * 7) % 30)));
+    return {
+      name: `${i < 6 ? 'llama-70b' : 'qwen3-32b'}-${String(i < 6 ? i : i - 6).padStart(2, '0')}`,
+      model: models[i < 6 ? 0 : 1],
+      flavor: i === 9 ? 'vllm-ascend' : 'vllm-v1',
+      ranks,
+      up: 1,
+      state: 3,
+      kv,
+      findings: problem ? 2 : 0,
+      profiler: i === 9 ? true : undefined,
+      now: {
+        running: problem ? 61 : 28 + ((i * 5) % 17),
+        waiting: problem ? 14 : i % 3 === 0 ? 1 : 0,
+        ttft: problem ? 1.38 : 0.14 + ((i * 37) % 90) / 1000,
+        tps: problem ? 1650 : 2300 + ((i * 173) % 900),
+        balance: problem ? 2.4 : 1.04 + ((i * 3) % 9) / 100,
+        acceptance: 0.62 + ((i * 7) % 12) / 100,
+      },
+    };
+  });
 }
 
 /** endpointsResource is the data source's endpoints resource for the fleet (direct mode: status and detection). */
@@ -103,15 +137,18 @@ function value(q: VllmQuery, e: SimEndpoint, i: number, rank?: number): number {
     case 'kv_cache_usage':
       return rank === undefined ? Math.max(...e.kv) : e.kv[rank];
     case 'queue':
+      if (e.now) {
+        return q.measure === 'waiting' ? e.now.waiting : e.now.running;
+      }
       return q.measure === 'waiting' ? i % 7 : 10 + i;
     case 'latency':
-      return 0.1 + i / 100;
+      return e.now ? e.now.ttft : 0.1 + i / 100;
     case 'throughput':
-      return 1000 + i * 10;
+      return e.now ? e.now.tps : 1000 + i * 10;
     case 'dp_balance':
-      return 1 + (i % 4) / 4;
+      return e.now ? e.now.balance : 1 + (i % 4) / 4;
     case 'spec_decode':
-      return 0.5 + (i % 5) / 10;
+      return e.now ? e.now.acceptance : 0.5 + (i % 5) / 10;
     default:
       return i;
   }
