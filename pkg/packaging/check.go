@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Problem is one finding, named after the plugin validator analyzer that would report it.
@@ -213,14 +214,32 @@ func (c *checker) checkTofu(rel string) {
 	if !ok || !strings.HasSuffix(rel, ".png") {
 		return
 	}
-	img, err := png.Decode(bytes.NewReader(f.Data))
+	n, err := tofuBoxesOf(f.Data)
 	if err != nil {
 		c.addf("screenshots", "%s is not a PNG: %v", rel, err)
 		return
 	}
-	if n := TofuBoxes(img); n >= TofuLimit {
+	if n >= TofuLimit {
 		c.addf("screenshots", "%s shows %d empty boxes where characters should be: it was rendered without a font for its language (npm run screenshots installs one)", rel, n)
 	}
+}
+
+// tofuCounts remembers TofuBoxes per PNG content: checking an archive decodes every screenshot, and the same images
+// are checked again and again (each release check, each broken copy in the tests).
+var tofuCounts sync.Map
+
+func tofuBoxesOf(data []byte) (int, error) {
+	key := sha256.Sum256(data)
+	if n, ok := tofuCounts.Load(key); ok {
+		return n.(int), nil
+	}
+	img, err := png.Decode(bytes.NewReader(data))
+	if err != nil {
+		return 0, err
+	}
+	n := TofuBoxes(img)
+	tofuCounts.Store(key, n)
+	return n, nil
 }
 
 // checkPath checks a path written in plugin.json: relative, without a leading dot or slash, and present.
