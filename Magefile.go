@@ -10,6 +10,8 @@ import (
 
 	// mage:import
 	build "github.com/grafana/grafana-plugin-sdk-go/build"
+
+	"github.com/inferscope/inferscope-vllm/pkg/packaging"
 )
 
 // backendTarget is one plugin's backend: where its plugin.json is, which main package it builds and where
@@ -43,6 +45,17 @@ func BuildPlugins() error { return buildBackends(platforms) }
 // BuildPluginsLocal builds both backends for this machine only, for a quick edit-test loop.
 func BuildPluginsLocal() error {
 	return buildBackends([][2]string{{runtime.GOOS, runtime.GOARCH}})
+}
+
+// Package zips the built dist/ into inferscope-vllm-app-<version>.zip with .sha256 and .md5 files beside it, in the
+// repository root (npm run package builds first).
+func Package() error {
+	r, err := packaging.Build("dist", ".")
+	if err != nil {
+		return err
+	}
+	fmt.Printf("wrote %s, %s, %s\n", r.Zip, r.SHA256, r.MD5)
+	return nil
 }
 
 // buildBackends runs the SDK's build once per plugin and platform. It calls build.Build methods directly:

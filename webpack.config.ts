@@ -4,7 +4,8 @@ import { merge } from 'webpack-merge';
 import grafanaConfig, { type Env } from './.config/webpack/webpack.config';
 
 // Extends the scaffolded build (never edit .config/): the stock copy patterns only take JSON from src/ and the
-// root plugin's logos, so the nested data source's logo and the top-level dashboards/ need their own patterns.
+// root plugin's logos, so the nested data source's logo, the top-level dashboards/ and the provisioning examples need
+// their own patterns.
 const config = async (env: Env): Promise<Configuration> => {
   const baseConfig = await grafanaConfig(env);
   return merge(baseConfig, {
@@ -13,6 +14,9 @@ const config = async (env: Env): Promise<Configuration> => {
         patterns: [
           { from: 'datasource/img', to: 'datasource/img' },
           { from: '../dashboards', to: 'dashboards' },
+          // Provisioning examples the catalog README (src/README.md) points at inside the archive.
+          { from: '../provisioning/alerting/inferscope-rules.yaml', to: 'provisioning/alerting/' },
+          { from: '../provisioning/datasources/datasources.yaml', to: 'provisioning/datasources/' },
         ],
       }),
     ],

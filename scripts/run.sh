@@ -3,6 +3,7 @@
 # This is the README's run command.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. ./scripts/node.sh   # Node 24 LTS (.nvmrc) first on PATH, installed from the npm registry when older
 
 if ! command -v docker >/dev/null; then
   echo "run.sh: Docker is needed to start Grafana, Prometheus and the simulators, and 'docker' is not installed." >&2

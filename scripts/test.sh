@@ -2,6 +2,7 @@
 # Runs every InferScope test, in the order a fresh checkout needs: this is the README's test command and what CI runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. ./scripts/node.sh   # Node 24 LTS (.nvmrc) first on PATH, installed from the npm registry when older
 
 step() { printf '\n==> %s\n' "$*"; }
 
@@ -18,8 +19,9 @@ step "frontend: typecheck";                    npm run typecheck
 step "frontend: lint";                         npm run lint
 step "frontend: unit tests (Jest)";            npm run test:ci
 step "frontend: component tests (Chromium)";   npm run test:ct
-step "frontend: production build into dist/";  npm run build
-step "backends: app + data source, 5 platforms"; go tool mage -v
+# The production build, both backends for 5 platforms, and the release zip the packaging checks below read.
+step "release zip: npm run package";           npm run package
+zip="$PWD/inferscope-vllm-app-$(node -p 'require("./package.json").version').zip"
 step "go vet";                                 go vet ./pkg/... && go vet -tags mage ./Magefile.go
 # gosec over what handles files, tokens and the agent's API; built once into a versioned cache directory.
 GOSEC_VERSION=v2.30.0
@@ -28,8 +30,12 @@ if [ ! -x "$gosec_bin" ]; then
   GOBIN="$(dirname "$gosec_bin")" go install "github.com/securego/gosec/v2/cmd/gosec@$GOSEC_VERSION"
 fi
 step "gosec (agent, app backend, profiler files)"; "$gosec_bin" -quiet ./pkg/agent/... ./pkg/cmd/inferscope-agent/... ./pkg/symbols/... ./pkg/app/... ./pkg/profilerconfig/...
-# Includes the protocol-harness tests against dist/, the packaging check and the provisioning check.
-step "go tests (race detector)";               go test -race -count=1 -timeout 30m ./pkg/...
+# As the plugin catalog's reviewers run it: HIGH severity over the whole tree, code that does not ship included
+# (a finding that cannot happen carries `// #nosec Gxxx -- why`).
+step "gosec (whole tree, HIGH)";               "$gosec_bin" -quiet -severity high ./...
+# Includes the protocol-harness tests against dist/, the packaging check (on the very zip just written) and the
+# provisioning check.
+step "go tests (race detector)";               INFERSCOPE_PLUGIN_ZIP="$zip" go test -race -count=1 -timeout 30m ./pkg/...
 # Every benchmark once (-benchtime 1x), so none stops compiling or running unnoticed; figures are not asserted. The
 # fleet dashboard benchmark drives the built data source at 1, 64 and 256 endpoints in both modes (a few minutes).
 step "benchmarks, once each";                  go test -run '^$' -bench . -benchtime 1x -timeout 30m ./pkg/...

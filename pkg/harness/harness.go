@@ -81,8 +81,25 @@ type Plugin struct {
 // The process is stopped (and its clean shutdown checked) when the test ends.
 func Start(t testing.TB, executable string, env ...string) *Plugin {
 	t.Helper()
+	p, err := Launch(executable, env...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := p.Stop(); err != nil {
+			t.Error(err)
+		}
+		if t.Failed() {
+			t.Logf("plugin log:\n%s", p.logs.String())
+		}
+	})
+	return p
+}
+
+// Launch starts the executable as Grafana does, outside a test (cmd/inferscope-try); the caller stops it with Stop.
+func Launch(executable string, env ...string) (*Plugin, error) {
 	logs := &syncBuffer{}
-	cmd := exec.Command(executable)
+	cmd := exec.Command(executable) // #nosec G204 -- the plugin executable the caller names, as Grafana runs it
 	// Grafana hands plugins a minimal environment plus its own GF_* settings; mirror that instead of leaking ours.
 	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.TempDir(), "GF_VERSION=13.2.2"}, env...)
 	client := goplugin.NewClient(&goplugin.ClientConfig{
@@ -108,30 +125,25 @@ func Start(t testing.TB, executable string, env ...string) *Plugin {
 		}),
 	})
 	p := &Plugin{client: client, logs: logs}
-	t.Cleanup(func() {
-		if err := p.Stop(); err != nil {
-			t.Error(err)
-		}
-		if t.Failed() {
-			t.Logf("plugin log:\n%s", logs.String())
-		}
-	})
 	rpc, err := client.Client()
 	if err != nil {
-		t.Fatalf("start %s: %v\n%s", executable, err, logs.String())
+		client.Kill()
+		return nil, fmt.Errorf("start %s: %w\n%s", executable, err, logs.String())
 	}
-	dispense := func(name string) any {
+	services := map[string]any{}
+	for _, name := range []string{"diagnostics", "resource", "data", "stream"} {
 		raw, err := rpc.Dispense(name)
 		if err != nil {
-			t.Fatalf("dispense %s: %v", name, err)
+			client.Kill()
+			return nil, fmt.Errorf("dispense %s: %w", name, err)
 		}
-		return raw
+		services[name] = raw
 	}
-	p.Diagnostics = dispense("diagnostics").(pluginv2.DiagnosticsClient)
-	p.Resource = dispense("resource").(pluginv2.ResourceClient)
-	p.Data = dispense("data").(pluginv2.DataClient)
-	p.Stream = dispense("stream").(pluginv2.StreamClient)
-	return p
+	p.Diagnostics = services["diagnostics"].(pluginv2.DiagnosticsClient)
+	p.Resource = services["resource"].(pluginv2.ResourceClient)
+	p.Data = services["data"].(pluginv2.DataClient)
+	p.Stream = services["stream"].(pluginv2.StreamClient)
+	return p, nil
 }
 
 // Stop shuts the plugin down the way Grafana does and reports an error unless it exited on its own.
@@ -223,6 +235,15 @@ type DataSource struct {
 // DataSourceContext builds the PluginContext Grafana sends with a data source request.
 func DataSourceContext(t testing.TB, ds DataSource, user *pluginv2.User) *pluginv2.PluginContext {
 	t.Helper()
+	pc, err := NewDataSourceContext(ds, user)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pc
+}
+
+// NewDataSourceContext is DataSourceContext outside a test: it reports a jsonData that does not marshal.
+func NewDataSourceContext(ds DataSource, user *pluginv2.User) (*pluginv2.PluginContext, error) {
 	if ds.UID == "" {
 		ds.UID = "inferscope-test"
 	}
@@ -232,19 +253,23 @@ func DataSourceContext(t testing.TB, ds DataSource, user *pluginv2.User) *plugin
 	if ds.Updated.IsZero() {
 		ds.Updated = time.Unix(1700000000, 0)
 	}
+	jsonData, err := marshal(ds.JSONData)
+	if err != nil {
+		return nil, err
+	}
 	return &pluginv2.PluginContext{
 		OrgId:    1,
 		PluginId: "inferscope-vllm-datasource",
 		User:     user,
 		DataSourceInstanceSettings: &pluginv2.DataSourceInstanceSettings{
 			Id: 1, Uid: ds.UID, Name: ds.Name, Url: ds.URL,
-			JsonData:                mustJSON(t, ds.JSONData),
+			JsonData:                jsonData,
 			DecryptedSecureJsonData: ds.Secure,
 			LastUpdatedMS:           ds.Updated.UnixMilli(),
 			BasicAuthEnabled:        ds.BasicAuthUser != "",
 			BasicAuthUser:           ds.BasicAuthUser,
 		},
-	}
+	}, nil
 }
 
 // AppContext builds the PluginContext Grafana sends with an app request.
@@ -270,17 +295,22 @@ func User(role string) *pluginv2.User {
 
 func mustJSON(t testing.TB, v any) []byte {
 	t.Helper()
-	if v == nil {
-		return []byte("{}")
-	}
-	if b, ok := v.([]byte); ok {
-		return b
-	}
-	b, err := json.Marshal(v)
+	b, err := marshal(v)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// marshal is the JSON Grafana sends for a settings or query value: {} for nil, raw bytes as they are.
+func marshal(v any) ([]byte, error) {
+	if v == nil {
+		return []byte("{}"), nil
+	}
+	if b, ok := v.([]byte); ok {
+		return b, nil
+	}
+	return json.Marshal(v)
 }
 
 // CheckHealth calls the plugin's health check.
@@ -305,6 +335,14 @@ type Query struct {
 // QueryData sends the queries in one request and decodes the Arrow frames of the answer.
 func (p *Plugin) QueryData(ctx context.Context, t testing.TB, pc *pluginv2.PluginContext, queries ...Query) (*backend.QueryDataResponse, error) {
 	t.Helper()
+	for _, q := range queries {
+		mustJSON(t, q.JSON) // a model that does not marshal is the test's mistake, not the plugin's answer
+	}
+	return p.Query(ctx, pc, queries...)
+}
+
+// Query is QueryData outside a test: Grafana's defaults for an empty range, interval and point count.
+func (p *Plugin) Query(ctx context.Context, pc *pluginv2.PluginContext, queries ...Query) (*backend.QueryDataResponse, error) {
 	req := &pluginv2.QueryDataRequest{PluginContext: pc, Headers: map[string]string{}}
 	for _, q := range queries {
 		if q.To.IsZero() {
@@ -319,11 +357,15 @@ func (p *Plugin) QueryData(ctx context.Context, t testing.TB, pc *pluginv2.Plugi
 		if q.MaxDataPoints == 0 {
 			q.MaxDataPoints = 1000
 		}
+		model, err := marshal(q.JSON)
+		if err != nil {
+			return nil, fmt.Errorf("query %s: %w", q.RefID, err)
+		}
 		req.Queries = append(req.Queries, &pluginv2.DataQuery{
 			RefId: q.RefID, QueryType: q.QueryType, MaxDataPoints: q.MaxDataPoints,
 			IntervalMS: q.Interval.Milliseconds(),
 			TimeRange:  &pluginv2.TimeRange{FromEpochMS: q.From.UnixMilli(), ToEpochMS: q.To.UnixMilli()},
-			Json:       mustJSON(t, q.JSON),
+			Json:       model,
 		})
 	}
 	res, err := p.Data.QueryData(ctx, req)

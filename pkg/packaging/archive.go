@@ -31,6 +31,13 @@ func Zip(distDir, rootName, zipPath string) error {
 	if err != nil {
 		return err
 	}
+	// Files are opened through an os.Root so that a symlink swapped in during the walk cannot lead outside distDir.
+	root, err := os.OpenRoot(distDir)
+	if err != nil {
+		out.Close()
+		return err
+	}
+	defer root.Close()
 	zw := zip.NewWriter(out)
 	// Fast deflate: the archive is mostly Go executables, where the best level saves little and costs seconds.
 	zw.RegisterCompressor(zip.Deflate, func(w io.Writer) (io.WriteCloser, error) { return flate.NewWriter(w, flate.BestSpeed) })
@@ -56,7 +63,7 @@ func Zip(distDir, rootName, zipPath string) error {
 		if err != nil {
 			return err
 		}
-		f, err := os.Open(p)
+		f, err := root.Open(rel)
 		if err != nil {
 			return err
 		}

@@ -7,12 +7,14 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"image/png"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Problem is one finding, named after the plugin validator analyzer that would report it.
@@ -50,6 +52,10 @@ type pluginJSON struct {
 		Screenshots []struct {
 			Path string `json:"path"`
 		} `json:"screenshots"`
+		Links []struct {
+			Name string `json:"name"`
+			URL  string `json:"url"`
+		} `json:"links"`
 	} `json:"info"`
 	Includes []struct {
 		Type string `json:"type"`
@@ -171,11 +177,21 @@ func (c *checker) checkPlugin(rel string, p pluginJSON) {
 	if !grafanaDepPattern.MatchString(p.Dependencies.GrafanaDependency) {
 		c.addf("grafanadependency", "%s: grafanaDependency %q is not a range such as >=13.2.0", rel, p.Dependencies.GrafanaDependency)
 	}
+	// The catalog page shows these links; a reviewer looks for the source, its documentation and where issues go.
+	if len(p.Info.Links) == 0 {
+		c.addf("links", "%s: info.links is empty: link the source, documentation and issues", rel)
+	}
+	for _, l := range p.Info.Links {
+		if l.Name == "" || !strings.HasPrefix(l.URL, "https://") {
+			c.addf("links", "%s: link %q needs a name and an https URL, got %q", rel, l.Name, l.URL)
+		}
+	}
 	for _, logo := range []string{p.Info.Logos.Small, p.Info.Logos.Large} {
 		c.checkPath(rel, dir, logo, "logos")
 	}
 	for _, s := range p.Info.Screenshots {
 		c.checkPath(rel, dir, s.Path, "screenshots")
+		c.checkTofu(path.Join(dir, s.Path))
 	}
 	if _, ok := c.file(path.Join(dir, "module.js")); !ok {
 		c.addf("modulejs", "%s: module.js is missing next to it", rel)
@@ -190,6 +206,40 @@ func (c *checker) checkPlugin(rel string, p pluginJSON) {
 	case p.Backend:
 		c.checkExecutables(rel, path.Join(dir, p.Executable))
 	}
+}
+
+// checkTofu refuses a PNG screenshot showing characters as empty boxes: rendered without a font for its language.
+func (c *checker) checkTofu(rel string) {
+	f, ok := c.file(rel)
+	if !ok || !strings.HasSuffix(rel, ".png") {
+		return
+	}
+	n, err := tofuBoxesOf(f.Data)
+	if err != nil {
+		c.addf("screenshots", "%s is not a PNG: %v", rel, err)
+		return
+	}
+	if n >= TofuLimit {
+		c.addf("screenshots", "%s shows %d empty boxes where characters should be: it was rendered without a font for its language (npm run screenshots installs one)", rel, n)
+	}
+}
+
+// tofuCounts remembers TofuBoxes per PNG content: checking an archive decodes every screenshot, and the same images
+// are checked again and again (each release check, each broken copy in the tests).
+var tofuCounts sync.Map
+
+func tofuBoxesOf(data []byte) (int, error) {
+	key := sha256.Sum256(data)
+	if n, ok := tofuCounts.Load(key); ok {
+		return n.(int), nil
+	}
+	img, err := png.Decode(bytes.NewReader(data))
+	if err != nil {
+		return 0, err
+	}
+	n := TofuBoxes(img)
+	tofuCounts.Store(key, n)
+	return n, nil
 }
 
 // checkPath checks a path written in plugin.json: relative, without a leading dot or slash, and present.
@@ -343,7 +393,14 @@ func (c *checker) checkGoManifest(sourceRoot string) {
 		}
 		listed[file] = hash
 	}
-	err := filepath.WalkDir(sourceRoot, func(p string, d fs.DirEntry, err error) error {
+	// Files are read through an os.Root so that a symlink swapped in during the walk cannot lead outside the sources.
+	root, err := os.OpenRoot(sourceRoot)
+	if err != nil {
+		c.addf("gomanifest", "opening sources: %v", err)
+		return
+	}
+	defer root.Close()
+	err = filepath.WalkDir(sourceRoot, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -357,8 +414,8 @@ func (c *checker) checkGoManifest(sourceRoot string) {
 		if err != nil {
 			return err
 		}
+		b, err := root.ReadFile(rel)
 		rel = filepath.ToSlash(rel)
-		b, err := os.ReadFile(p)
 		if err != nil {
 			return err
 		}

@@ -1,7 +1,9 @@
 package packaging
 
 import (
+	"bytes"
 	"encoding/json"
+	"image/png"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,13 +21,25 @@ var (
 	archiveErr  error
 )
 
-// builtArchive zips the real dist/ exactly as a release would and reads it back, once per test run.
+// zipEnv names a release zip (as npm run package writes it) for the checks to read instead of zipping dist/: CI
+// checks the very archive it would publish.
+const zipEnv = "INFERSCOPE_PLUGIN_ZIP"
+
+// builtArchive reads the release zip named by $INFERSCOPE_PLUGIN_ZIP, or else zips the real dist/ exactly as a
+// release would and reads it back, once per test run.
 func builtArchive(t *testing.T) (Archive, string) {
 	t.Helper()
 	root := harness.RepoRoot(t)
+	if zipPath := os.Getenv(zipEnv); zipPath != "" {
+		archiveOnce.Do(func() { archive, archiveErr = ReadZip(zipPath) })
+		if archiveErr != nil {
+			t.Fatalf("%s=%s: %v", zipEnv, zipPath, archiveErr)
+		}
+		return archive, root
+	}
 	dist := filepath.Join(root, "dist")
 	if _, err := os.Stat(filepath.Join(dist, "plugin.json")); err != nil {
-		t.Fatalf("dist/ is not built: run npm run build and go tool mage -v first (%v)", err)
+		t.Fatalf("dist/ is not built: run npm run package, or npm run build and go tool mage -v, first (%v)", err)
 	}
 	archiveOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "inferscope-archive")
@@ -54,6 +68,8 @@ func TestBuiltArchivePassesChecks(t *testing.T) {
 		"plugin.json", "module.js", "datasource/plugin.json", "datasource/module.js", "img/logo.svg",
 		"datasource/img/logo.svg", "dashboards/vllm-minimal.json", "go_plugin_build_manifest",
 		"gpx_inferscope_app_linux_amd64", "datasource/gpx_inferscope_datasource_windows_amd64.exe",
+		// src/README.md (the catalog page) points at these provisioning examples inside the archive.
+		"provisioning/alerting/inferscope-rules.yaml", "provisioning/datasources/datasources.yaml",
 	} {
 		if _, ok := a[appID+"/"+want]; !ok {
 			t.Errorf("archive lacks %s", want)
@@ -155,6 +171,18 @@ func TestCheckFindsProblems(t *testing.T) {
 			delete(a, appID+"/dashboards/vllm-minimal.json")
 			return a
 		}, "metadatapaths", "dashboards/vllm-minimal.json does not exist"},
+		{"screenshot rendered without its font", func(a Archive) Archive {
+			var buf bytes.Buffer
+			if err := png.Encode(&buf, boxes(30, true)); err != nil {
+				t.Fatal(err)
+			}
+			a[appID+"/img/screenshots/query-editor-zh-Hans.png"] = File{Mode: 0o644, Data: buf.Bytes()}
+			return a
+		}, "screenshots", "query-editor-zh-Hans.png shows 30 empty boxes"},
+		{"no links", func(a Archive) Archive {
+			editJSON(a, appID+"/datasource/plugin.json", func(m map[string]any) { delete(m["info"].(map[string]any), "links") })
+			return a
+		}, "links", "datasource/plugin.json: info.links is empty"},
 		{"debug leftover", func(a Archive) Archive {
 			a[appID+"/standalone.txt"] = File{Mode: 0o644, Data: []byte("1")}
 			return a

@@ -11,7 +11,7 @@ import (
 type rng struct{ *rand.Rand }
 
 func newRNG(seed int64, stream uint64) *rng {
-	return &rng{rand.New(rand.NewPCG(uint64(seed), stream*0x9E3779B97F4A7C15+1))}
+	return &rng{rand.New(rand.NewPCG(uint64(seed), stream*0x9E3779B97F4A7C15+1))} // #nosec G115 G404 -- a reproducible simulation stream from a seed, not a secret: a negative seed wrapping is harmless
 }
 
 // logNormal draws with the given mean (not median) and log-space sigma.

@@ -169,7 +169,7 @@ func (s *Server) Run(ctx context.Context, ln net.Listener) error {
 		}
 	}()
 	hs := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
-	go func() {
+	go func() { // #nosec G118 -- runs once ctx is done: the shutdown needs a deadline of its own, not the cancelled ctx
 		<-ctx.Done()
 		shut, c := context.WithTimeout(context.Background(), 5*time.Second)
 		defer c()

@@ -1,6 +1,6 @@
 import { Observable, of, throwError } from 'rxjs';
 import { config, setBackendSrv, setTemplateSrv } from '@grafana/runtime';
-import { endpointsResource, queryAnswer, simFleet } from './fleet';
+import { endpointsResource, queryAnswer, showcaseFleet, simFleet } from './fleet';
 
 /**
  * HooksConfig is what a component test sends to the browser (playwright/index.tsx): the theme, the signed-in role,
@@ -17,6 +17,8 @@ export interface HooksConfig {
   routes?: Record<string, unknown>;
   /** fleet answers the app pages' data-source queries and endpoints resource from a simulated fleet of n endpoints. */
   fleet?: number;
+  /** showcase replaces that fleet with the catalog screenshot's healthy fleet with one problem (showcaseFleet). */
+  showcase?: boolean;
 }
 
 /** Request is one call the components made, as the tests read it back from window.__requests. */
@@ -63,8 +65,8 @@ function failure(answer: unknown): { status: number; data: unknown } | undefined
 const FLEET = '__fleet';
 const DATA = '__data';
 
-function fleetRoutes(n: number) {
-  const fleet = simFleet(n);
+function fleetRoutes(n: number, showcase?: boolean) {
+  const fleet = showcase ? showcaseFleet() : simFleet(n);
   return (path: string, data: unknown) => {
     if (path === '/api/ds/query') {
       return queryAnswer(data as Parameters<typeof queryAnswer>[0], fleet);
@@ -77,7 +79,7 @@ function fleetRoutes(n: number) {
 export function installBackend(hooks: HooksConfig | undefined) {
   const routes: Record<string, unknown> = { ...hooks?.routes };
   if (hooks?.fleet) {
-    routes[FLEET] = fleetRoutes(hooks.fleet);
+    routes[FLEET] = fleetRoutes(hooks.fleet, hooks.showcase);
   }
   window.__requests = [];
   const respond = (method: string, url: string, data?: unknown): Promise<unknown> => {

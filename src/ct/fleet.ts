@@ -16,6 +16,8 @@ export interface SimEndpoint {
   kv: number[];
   findings: number;
   profiler?: boolean;
+  /** Now-values a showcase fleet sets; without them each query's value is derived from the endpoint's index. */
+  now?: { running: number; waiting: number; ttft: number; tps: number; balance: number; acceptance: number };
 }
 
 /** simFleet is n endpoints serving two models, the first three asleep, unhealthy and down. */
@@ -31,6 +33,38 @@ export function simFleet(n: number): SimEndpoint[] {
     findings: i % 5 === 0 ? 2 : 0,
     profiler: i % 4 === 3 ? i % 8 === 3 : undefined,
   }));
+}
+
+/**
+ * showcaseFleet is what the catalog's fleet screenshot shows: a healthy fleet of two models where one endpoint has a
+ * realistic problem — one DP rank's KV cache full, requests queueing, TTFT p95 over a second, two findings.
+ */
+export function showcaseFleet(): SimEndpoint[] {
+  const models = ['meta-llama/Llama-3.1-70B-Instruct', 'Qwen/Qwen3-32B'];
+  return Array.from({ length: 10 }, (_, i) => {
+    const ranks = i < 6 ? 4 : 2;
+    const problem = i === 2;
+    const kv = Array.from({ length: ranks }, (_, r) => (problem && r === 0 ? 97 : 38 + ((i * 11 + r * 7) % 30)));
+    return {
+      name: `${i < 6 ? 'llama-70b' : 'qwen3-32b'}-${String(i < 6 ? i : i - 6).padStart(2, '0')}`,
+      model: models[i < 6 ? 0 : 1],
+      flavor: i === 9 ? 'vllm-ascend' : 'vllm-v1',
+      ranks,
+      up: 1,
+      state: 3,
+      kv,
+      findings: problem ? 2 : 0,
+      profiler: i === 9 ? true : undefined,
+      now: {
+        running: problem ? 61 : 28 + ((i * 5) % 17),
+        waiting: problem ? 14 : i % 3 === 0 ? 1 : 0,
+        ttft: problem ? 1.38 : 0.14 + ((i * 37) % 90) / 1000,
+        tps: problem ? 1650 : 2300 + ((i * 173) % 900),
+        balance: problem ? 2.4 : 1.04 + ((i * 3) % 9) / 100,
+        acceptance: 0.62 + ((i * 7) % 12) / 100,
+      },
+    };
+  });
 }
 
 /** endpointsResource is the data source's endpoints resource for the fleet (direct mode: status and detection). */
@@ -51,18 +85,45 @@ function anchored(re: string | undefined, s: string): boolean {
   return !re || new RegExp(`^(?:${re})$`).test(s);
 }
 
-function series(refId: string, name: string, labels: Labels, value: number, from: number, to: number) {
-  const times = [from, (from + to) / 2, to];
+/** POINTS is each series' length: a point a minute over the default hour, so charts and sparklines have a shape. */
+export const POINTS = 61;
+
+/** seedOf spreads series apart: a small deterministic number from the series' name and labels. */
+function seedOf(text: string): number {
+  let h = 7;
+  for (const c of text) {
+    h = (h * 31 + c.charCodeAt(0)) % 9973;
+  }
+  return h;
+}
+
+/**
+ * history is an hour of a series ending at value: load that swells and ebbs with two waves per series, as a fleet's
+ * traffic does; states (engine_state, up) hold still.
+ */
+function history(value: number, steady: boolean, seed: number): number[] {
+  const wave = (k: number) => 0.12 * Math.sin((k + seed) / 7) + 0.06 * Math.sin((k * 3 + seed) / 2.2);
+  // Relative to the last point's wave, so each series ends exactly at its value, without a jump.
+  return Array.from({ length: POINTS }, (_, k) => (steady ? value : value * (1 + wave(k) - wave(POINTS - 1))));
+}
+
+/** legend is the series name the backend gives from the query's legendFormat ({{label}} replaced), if it has one. */
+function legend(format: string | undefined, labels: Labels): string | undefined {
+  return format ? format.replace(/\{\{\s*(\w+)\s*\}\}/g, (_, l: string) => labels[l] ?? '') : undefined;
+}
+
+function series(q: VllmQuery, name: string, labels: Labels, value: number, from: number, to: number, steady = false) {
+  const times = Array.from({ length: POINTS }, (_, k) => from + ((to - from) * k) / (POINTS - 1));
+  const displayNameFromDS = legend(q.legendFormat, labels);
   return {
     schema: {
-      refId,
+      refId: q.refId,
       fields: [
         { name: 'Time', type: 'time' },
-        { name, type: 'number', labels },
+        { name, type: 'number', labels, ...(displayNameFromDS ? { config: { displayNameFromDS } } : {}) },
       ],
     },
-    // A rising trend ending at the value, so sparklines have a shape.
-    data: { values: [times, [value * 0.5, value * 0.8, value]] },
+    data: { values: [times, history(value, steady, seedOf(name + JSON.stringify(labels)))] },
   };
 }
 
@@ -76,15 +137,18 @@ function value(q: VllmQuery, e: SimEndpoint, i: number, rank?: number): number {
     case 'kv_cache_usage':
       return rank === undefined ? Math.max(...e.kv) : e.kv[rank];
     case 'queue':
+      if (e.now) {
+        return q.measure === 'waiting' ? e.now.waiting : e.now.running;
+      }
       return q.measure === 'waiting' ? i % 7 : 10 + i;
     case 'latency':
-      return 0.1 + i / 100;
+      return e.now ? e.now.ttft : 0.1 + i / 100;
     case 'throughput':
-      return 1000 + i * 10;
+      return e.now ? e.now.tps : 1000 + i * 10;
     case 'dp_balance':
-      return 1 + (i % 4) / 4;
+      return e.now ? e.now.balance : 1 + (i % 4) / 4;
     case 'spec_decode':
-      return 0.5 + (i % 5) / 10;
+      return e.now ? e.now.acceptance : 0.5 + (i % 5) / 10;
     default:
       return i;
   }
@@ -122,23 +186,24 @@ export function frames(q: VllmQuery, fleet: SimEndpoint[], from: number, to: num
     ];
   }
   const name = q.measure ?? q.metric ?? q.queryType ?? 'value';
+  const steady = q.queryType === 'engine_state' || q.queryType === 'raw';
   // A down endpoint answers nothing but up 0.
   const live = selected.filter(({ e }) => e.up === 1 || q.queryType === 'raw');
   if (q.groupBy === 'model') {
     const models = [...new Set(live.map(({ e }) => e.model))];
     return models.map((m, i) =>
-      series(q.refId, name, { model_name: m }, value(q, live.find(({ e }) => e.model === m)!.e, i), from, to)
+      series(q, name, { model_name: m }, value(q, live.find(({ e }) => e.model === m)!.e, i), from, to, steady)
     );
   }
   if (q.groupBy === 'endpoint' || q.queryType === 'raw') {
     return live.map(({ e, i }) =>
-      series(q.refId, name, { endpoint: e.name, model_name: e.model }, value(q, e, i), from, to)
+      series(q, name, { endpoint: e.name, model_name: e.model }, value(q, e, i), from, to, steady)
     );
   }
   return live.flatMap(({ e, i }) =>
     e.kv.map((_, r) => {
       const rank: Labels = e.flavor === 'vllm-ascend' ? { dp: String(r) } : { engine: String(r) };
-      return series(q.refId, name, { endpoint: e.name, model_name: e.model, ...rank }, value(q, e, i, r), from, to);
+      return series(q, name, { endpoint: e.name, model_name: e.model, ...rank }, value(q, e, i, r), from, to, steady);
     })
   );
 }

@@ -2,8 +2,12 @@ import React, { useLayoutEffect, useState } from 'react';
 import { Route, Router, Routes } from 'react-router-dom';
 import { from, map, type Observable } from 'rxjs';
 import {
+  type DataFrame,
   DataQueryResponse,
   DataSourceInstanceSettings,
+  EventBusSrv,
+  FieldColorModeId,
+  FieldType,
   LoadingState,
   PanelPlugin,
   PanelProps,
@@ -20,13 +24,22 @@ import {
   setTemplateSrv,
 } from '@grafana/runtime';
 import { sceneGraph, type SceneObject } from '@grafana/scenes';
+import {
+  GraphDrawStyle,
+  GraphGradientMode,
+  LegendDisplayMode,
+  LineInterpolation,
+  VisibilityMode,
+} from '@grafana/schema';
+import { PanelContextProvider, TimeSeries } from '@grafana/ui';
 import { DataSource } from '../datasource/datasource';
 import type { VllmOptions } from '../datasource/types';
 
 // What Grafana provides the app's Scenes pages at run time, for tests: the data-source service (one InferScope data
 // source, the real DataSource class, whose queries go to getBackendSrv), a runRequest that calls the data source
 // as Grafana's does, a template service that interpolates scene variables, and panel plugins: Grafana's own
-// (timeseries, table) are not packages, so a stand-in lists what each panel received, for the tests to read.
+// (timeseries, table) are not packages, so a stand-in lists what each panel received, for the tests to read, and a
+// time-series panel also draws its frames with @grafana/ui's TimeSeries, as Grafana's panel does, for screenshots.
 
 /** StandInPanel lists the panel's series by display name (and a table's rows), for tests to read. */
 function StandInPanel({ data }: PanelProps) {
@@ -46,12 +59,67 @@ function StandInPanel({ data }: PanelProps) {
   );
 }
 
+/** lineStyle gives a frame's value fields the time-series panel's default line style and classic palette. */
+function lineStyle(frame: DataFrame): DataFrame {
+  return {
+    ...frame,
+    fields: frame.fields.map((f) =>
+      f.type === FieldType.time
+        ? f
+        : {
+            ...f,
+            config: {
+              ...f.config,
+              color: { mode: FieldColorModeId.PaletteClassic },
+              custom: {
+                drawStyle: GraphDrawStyle.Line,
+                lineInterpolation: LineInterpolation.Smooth,
+                lineWidth: 1,
+                fillOpacity: 10,
+                gradientMode: GraphGradientMode.Opacity,
+                showPoints: VisibilityMode.Never,
+                spanNulls: true,
+                ...f.config.custom,
+              },
+            },
+          }
+    ),
+  };
+}
+
+const eventBus = new EventBusSrv();
+
+/** ChartPanel draws a time-series panel's frames with TimeSeries, keeping the stand-in list (hidden) for tests. */
+function ChartPanel(props: PanelProps) {
+  const frames = props.data.series.filter((f) => f.fields.some((x) => x.type === FieldType.time)).map(lineStyle);
+  if (frames.length === 0) {
+    return <StandInPanel {...props} />;
+  }
+  return (
+    <div style={{ position: 'relative' }}>
+      <PanelContextProvider value={{ eventsScope: 'global', eventBus }}>
+        <TimeSeries
+          frames={frames}
+          timeRange={props.timeRange}
+          timeZone={props.timeZone}
+          width={props.width}
+          height={props.height}
+          legend={{ showLegend: true, displayMode: LegendDisplayMode.List, placement: 'bottom', calcs: [] }}
+        />
+      </PanelContextProvider>
+      <div style={{ position: 'absolute', width: 1, height: 1, overflow: 'hidden', clipPath: 'inset(50%)' }}>
+        <StandInPanel {...props} />
+      </div>
+    </div>
+  );
+}
+
 const plugins = new Map<string, PanelPlugin>();
 let pluginsInstalled = false;
 
 function standIn(id: string): PanelPlugin {
   if (!plugins.has(id)) {
-    const plugin = new PanelPlugin(StandInPanel);
+    const plugin = new PanelPlugin(id === 'timeseries' ? ChartPanel : StandInPanel);
     plugin.meta = { id, name: id, info: { version: '' } } as unknown as PanelPluginMeta;
     plugins.set(id, plugin);
   }

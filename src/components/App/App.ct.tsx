@@ -7,7 +7,8 @@ import { AppStory } from '../../ct/stories';
 import { testIds } from '../testIds';
 
 // The app's Scenes pages in the browser: Grafana's real table, sparklines and panel chrome; the backend answers the
-// data source's queries from a simulated fleet (src/ct/fleet.ts), panels are stand-ins listing their series.
+// data source's queries from a simulated fleet (src/ct/fleet.ts); time-series panels are drawn with TimeSeries over
+// an hour of it, other panels are stand-ins listing their series (src/ct/scenes.tsx).
 
 const base = '/a/inferscope-vllm-app';
 const resources = '/api/plugins/inferscope-vllm-app/resources';
@@ -246,8 +247,9 @@ test('the pages in Chinese (zh-Hans)', async ({ mount, page }) => {
 for (const theme of THEMES) {
   test(`screenshot: fleet, ${theme}`, async ({ mount, page }) => {
     await page.setViewportSize({ width: 1800, height: 800 }); // every column in view
-    await mount(<AppStory path={base} />, hooks(12, { theme }));
-    await expect(page.getByTestId(testIds.fleet.table('endpoint')).getByRole('row')).toHaveCount(13);
+    // The catalog's picture: a healthy fleet with one realistic problem (src/ct/fleet.ts, showcaseFleet).
+    await mount(<AppStory path={base} />, hooks(10, { theme, showcase: true }));
+    await expect(page.getByTestId(testIds.fleet.table('endpoint')).getByRole('row')).toHaveCount(11);
     await screenshot(page, `fleet-${theme}`);
   });
 

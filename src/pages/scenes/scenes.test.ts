@@ -11,7 +11,7 @@ import {
   VizPanel,
   sceneGraph,
 } from '@grafana/scenes';
-import { endpointsResource, queryAnswer, simFleet, type SimEndpoint } from '../../ct/fleet';
+import { endpointsResource, POINTS, queryAnswer, simFleet, type SimEndpoint } from '../../ct/fleet';
 import { installScenes } from '../../ct/scenes';
 import type { VllmQuery } from '../../datasource/types';
 import { fleetApp } from './app';
@@ -150,7 +150,7 @@ describe('joinFleet', () => {
     expect(byName['vllm-02']).toMatchObject({ state: 'down', engines: 0, kv: undefined });
     // Worst first: the down endpoint leads.
     expect(rows.map((r) => r.name)).toEqual(['vllm-02', 'vllm-01', 'vllm-00']);
-    expect(byName['vllm-01'].kvTrend?.y.values).toHaveLength(3);
+    expect(byName['vllm-01'].kvTrend?.y.values).toHaveLength(POINTS);
     expect(rows.filter((r) => r.dpRanks).map((r) => r.name)).toEqual([]); // no vLLM-Ascend among the three
   });
 
