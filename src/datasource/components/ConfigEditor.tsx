@@ -5,6 +5,7 @@ import { DataSourcePluginOptionsEditorProps } from '@grafana/data';
 import { AdvancedHttpSettings, Auth, AuthMethod, ConnectionSettings, convertLegacyAuthProps } from '@grafana/plugin-ui';
 import { Field, FieldSet, RadioButtonGroup, Stack, Switch } from '@grafana/ui';
 import { testIds } from '../../components/testIds';
+import { SETTINGS } from '../settings.gen';
 import { Mode, VllmOptions, VllmSecureOptions } from '../types';
 import { validateSettings } from '../validation';
 import { AcceleratorPeaks } from './config/AcceleratorPeaks';
@@ -81,8 +82,7 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
                   'config-editor.how-often-each-endpoint-is.description',
                   'How often each endpoint is scraped (min 1s).'
                 )}
-                // eslint-disable-next-line @grafana/i18n/no-untranslated-strings -- an example value, the same in every language
-                placeholder="5s"
+                placeholder={SETTINGS.defaultScrapeInterval}
                 value={jsonData.scrapeInterval}
                 error={errors.scrapeInterval}
                 testId={testIds.configEditor.scrapeInterval}
@@ -94,8 +94,7 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
                   'config-editor.per-scrape-at-most-the.description',
                   'Per scrape, at most the interval. Default 80 % of it.'
                 )}
-                // eslint-disable-next-line @grafana/i18n/no-untranslated-strings -- an example value, the same in every language
-                placeholder="4s"
+                placeholder={SETTINGS.defaultScrapeTimeout}
                 value={jsonData.scrapeTimeout}
                 error={errors.scrapeTimeout}
                 testId={testIds.configEditor.scrapeTimeout}
@@ -104,8 +103,7 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
               <DurationInput
                 label={t('config-editor.retention.label', 'Retention')}
                 description={t('config-editor.history-kept-in-memory.description', 'History kept in memory.')}
-                // eslint-disable-next-line @grafana/i18n/no-untranslated-strings -- an example value, the same in every language
-                placeholder="1h"
+                placeholder={SETTINGS.defaultRetention}
                 value={jsonData.retention}
                 error={errors.retention}
                 testId={testIds.configEditor.retention}
@@ -119,8 +117,7 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
                   'config-editor.for-the-history-oldest-data.description',
                   'For the history; oldest data goes first.'
                 )}
-                // eslint-disable-next-line @grafana/i18n/no-untranslated-strings -- an example value, the same in every language
-                placeholder="512"
+                placeholder={String(SETTINGS.defaultMaxMemoryMB)}
                 value={jsonData.maxMemoryMB}
                 error={errors.maxMemoryMB}
                 testId={testIds.configEditor.maxMemoryMB}
@@ -129,8 +126,7 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
               <NumberInput
                 label={t('config-editor.max-body-mb.label', 'Max body (MB)')}
                 description={t('config-editor.per-scrape-of-one-endpoint.description', 'Per scrape of one endpoint.')}
-                // eslint-disable-next-line @grafana/i18n/no-untranslated-strings -- an example value, the same in every language
-                placeholder="16"
+                placeholder={String(SETTINGS.defaultMaxBodyMB)}
                 value={jsonData.maxBodyMB}
                 error={errors.limits}
                 testId={testIds.configEditor.maxBodyMB}
@@ -142,8 +138,7 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
                   'config-editor.vllm-series-kept-per-scrape.description',
                   'vLLM series kept per scrape of one endpoint.'
                 )}
-                // eslint-disable-next-line @grafana/i18n/no-untranslated-strings -- an example value, the same in every language
-                placeholder="50000"
+                placeholder={String(SETTINGS.defaultMaxSamples)}
                 value={jsonData.maxSamples}
                 testId={testIds.configEditor.maxSamples}
                 onChange={(maxSamples) => update({ maxSamples })}
@@ -194,8 +189,7 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
               'config-editor.the-prometheus-server-s-scrape.description',
               "The Prometheus server's scrape interval for vLLM targets; sets the minimum step and rate windows."
             )}
-            // eslint-disable-next-line @grafana/i18n/no-untranslated-strings -- an example value, the same in every language
-            placeholder="15s"
+            placeholder={SETTINGS.defaultScrapeInterval}
             value={jsonData.scrapeInterval}
             error={errors.scrapeInterval}
             testId={testIds.configEditor.scrapeInterval}
