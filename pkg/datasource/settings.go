@@ -109,7 +109,7 @@ const SecureBearerToken = "bearerToken"
 
 // Defaults for direct mode, matching how operators usually scrape vLLM.
 const (
-	DefaultScrapeInterval = 5 * time.Second
+	DefaultScrapeInterval = query.DefaultScrapeInterval
 	DefaultRetention      = time.Hour
 	DefaultMaxMemoryMB    = 512
 )

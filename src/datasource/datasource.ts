@@ -7,6 +7,7 @@ import {
   ScopedVars,
 } from '@grafana/data';
 import { DataSourceWithBackend, getTemplateSrv } from '@grafana/runtime';
+import { QUERY_TYPE } from './catalog.gen';
 import { DEFAULT_QUERY, REGEX_FIELDS, VariableQuery, VariableResource, VllmOptions, VllmQuery } from './types';
 import { VllmVariableSupport } from './variables';
 
@@ -98,7 +99,7 @@ export class DataSource extends DataSourceWithBackend<VllmQuery, VllmOptions> {
     }
     for (const f of filters ?? []) {
       const matcher = adHocMatcher(f);
-      if (matcher === undefined || query.queryType === 'promql') {
+      if (matcher === undefined || query.queryType === QUERY_TYPE.promql) {
         continue;
       }
       const field = AD_HOC_FIELDS[f.key];
@@ -107,7 +108,7 @@ export class DataSource extends DataSourceWithBackend<VllmQuery, VllmOptions> {
         if (!current || current === '.*') {
           out[field] = matcher;
         }
-      } else if (query.queryType === 'raw') {
+      } else if (query.queryType === QUERY_TYPE.raw) {
         out.labels = { ...(out.labels as Record<string, string> | undefined), [f.key]: matcher };
       }
     }
