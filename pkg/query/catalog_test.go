@@ -165,6 +165,16 @@ func renderCatalogTS() []byte {
 		fams = append(fams, f.Name)
 	}
 	names("FIELD", "FIELD names the query fields a measure may read (catalog entries' fields).", fields)
+	b.WriteString("/** REGEX_FIELDS are the fields holding regular expressions; multi-value variables expand into them as (a|b). */\n")
+	b.WriteString("export const REGEX_FIELDS = [")
+	sep := ""
+	for _, f := range FieldSpecs {
+		if f.Regex {
+			fmt.Fprintf(&b, "%s'%s'", sep, f.Name)
+			sep = ", "
+		}
+	}
+	b.WriteString("] as const;\n\n")
 	names("GROUP_BY", "GROUP_BY names the groupBy values.", groups)
 	names("FAMILY", "FAMILY names the latency families.", fams)
 	names("SCORE", "SCORE names the dp_balance imbalance scores.", measure.Scores)

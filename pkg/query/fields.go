@@ -20,6 +20,8 @@ type FieldSpec struct {
 	Default any `json:"default,omitempty"`
 	// Values are the values a choice may take.
 	Values []string `json:"values,omitempty"`
+	// Regex marks fields that hold a regular expression, anchored as PromQL's =~.
+	Regex bool `json:"regex,omitempty"`
 	// Settings marks fields the data source fills from its settings rather than the query editor.
 	Settings bool `json:"settings,omitempty"`
 }
@@ -28,10 +30,10 @@ func bound(v float64) *float64 { return &v }
 
 // FieldSpecs are every measure.Field's bounds and default, in measure.FieldOrder.
 var FieldSpecs = []FieldSpec{
-	{Name: measure.FieldEndpoint, MaxBytes: MaxMatcherBytes},
-	{Name: measure.FieldModel, MaxBytes: MaxMatcherBytes},
-	{Name: measure.FieldEngine, MaxBytes: MaxMatcherBytes},
-	{Name: measure.FieldRole, MaxBytes: MaxMatcherBytes},
+	{Name: measure.FieldEndpoint, MaxBytes: MaxMatcherBytes, Regex: true},
+	{Name: measure.FieldModel, MaxBytes: MaxMatcherBytes, Regex: true},
+	{Name: measure.FieldEngine, MaxBytes: MaxMatcherBytes, Regex: true},
+	{Name: measure.FieldRole, MaxBytes: MaxMatcherBytes, Regex: true},
 	{Name: measure.FieldGroupBy, Default: GroupEngine},
 	{Name: measure.FieldFamily, Default: measure.DefaultFamily},
 	{Name: measure.FieldMetric, MaxBytes: MaxTextBytes},

@@ -153,6 +153,9 @@ export const FIELD = {
   peakMemoryTBps: 'peakMemoryTBps',
 } as const;
 
+/** REGEX_FIELDS are the fields holding regular expressions; multi-value variables expand into them as (a|b). */
+export const REGEX_FIELDS = ['endpoint', 'model', 'engine', 'role'] as const;
+
 /** GROUP_BY names the groupBy values. */
 export const GROUP_BY = {
   engine: 'engine',

@@ -148,8 +148,7 @@ export interface VllmQuery extends DataQuery {
   expr?: string;
 }
 
-/** Fields holding regular expressions; multi-value variables expand into them as (a|b). */
-export const REGEX_FIELDS = ['endpoint', 'model', 'engine', 'role'] as const;
+export { REGEX_FIELDS } from './catalog.gen';
 
 export const DEFAULT_QUERY: Partial<VllmQuery> = { queryType: QUERY_TYPE.kv_cache_usage };
 

@@ -1,6 +1,6 @@
 import { t } from '@grafana/i18n';
 import { tf } from '../i18n';
-import { FIELD, QUERY_TYPE } from './catalog.gen';
+import { FIELD, Field, QUERY_TYPE, REGEX_FIELDS } from './catalog.gen';
 import { SETTINGS } from './settings.gen';
 import { DEFAULT_HEADROOM, Endpoint, FIELD_SPECS, FieldSpec, queryFields, VllmOptions, VllmQuery } from './types';
 
@@ -207,22 +207,7 @@ export function validateSettings(jsonData: VllmOptions): SettingsErrors {
 }
 
 /** QueryErrors holds the query editor's messages, keyed by query field. */
-export type QueryErrors = Partial<
-  Record<
-    | 'endpoint'
-    | 'model'
-    | 'engine'
-    | 'role'
-    | 'window'
-    | 'quantiles'
-    | 'headroom'
-    | 'threshold'
-    | 'metric'
-    | 'labels'
-    | 'expr',
-    string
-  >
->;
+export type QueryErrors = Partial<Record<Field, string>>;
 
 /** outside reports whether a number lies outside a field's bounds (pkg/query FieldSpecs). */
 function outside(v: number, spec: FieldSpec): boolean {
@@ -250,7 +235,7 @@ function regexError(re: string | undefined): string | undefined {
 /** validateQuery mirrors pkg/query/model.go's Validate for what can be checked before the query runs. */
 export function validateQuery(q: VllmQuery): QueryErrors {
   const errors: QueryErrors = {};
-  for (const field of ['endpoint', 'model', 'engine', 'role'] as const) {
+  for (const field of REGEX_FIELDS) {
     const msg = regexError(q[field]);
     if (msg) {
       errors[field] = msg;
