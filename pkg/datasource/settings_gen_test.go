@@ -14,10 +14,10 @@ import (
 	"github.com/inferscope/inferscope-vllm/pkg/scraper"
 )
 
-var updateSettings = flag.Bool("update", false, "rewrite src/datasource/settings.gen.ts from settings.go")
+var updateSettings = flag.Bool("update-settings", false, "rewrite src/datasource/settings.gen.ts from settings.go")
 
 // settingsTS is the config editor's copy of the settings' defaults and bounds; TestSettingsTypeScriptIsCurrent fails
-// when it is out of step, and `go test ./pkg/datasource -run SettingsTypeScript -update` rewrites it.
+// when it is out of step, and `go test ./pkg/datasource -run SettingsTypeScript -update-settings` rewrites it.
 const settingsTS = "../../src/datasource/settings.gen.ts"
 
 // short is a duration as a user writes it: 1h, not 1h0m0s.
@@ -36,7 +36,7 @@ func short(d time.Duration) string {
 func renderSettingsTS() []byte {
 	ms := func(d time.Duration) int64 { return d.Milliseconds() }
 	var b bytes.Buffer
-	b.WriteString("// Generated from pkg/datasource/settings.go by `go test ./pkg/datasource -run SettingsTypeScript -update`; do not edit.\n\n")
+	b.WriteString("// Generated from pkg/datasource/settings.go by `go test ./pkg/datasource -run SettingsTypeScript -update-settings`; do not edit.\n\n")
 	b.WriteString("/** SETTINGS are the data source settings' defaults and bounds (pkg/datasource settings.go). */\nexport const SETTINGS = {\n")
 	for _, f := range []struct {
 		name  string
@@ -87,6 +87,6 @@ func TestSettingsTypeScriptIsCurrent(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(got, want) {
-		t.Errorf("%s is out of step with settings.go: run go test ./pkg/datasource -run SettingsTypeScript -update", settingsTS)
+		t.Errorf("%s is out of step with settings.go: run go test ./pkg/datasource -run SettingsTypeScript -update-settings", settingsTS)
 	}
 }

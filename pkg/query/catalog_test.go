@@ -3,6 +3,7 @@ package query
 import (
 	"bytes"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"strings"
@@ -12,13 +13,20 @@ import (
 	"github.com/inferscope/inferscope-vllm/pkg/vllm"
 )
 
-// The editors and the README read the catalog through two generated files; these tests fail when either is out of
-// step with pkg/measure, and `go test ./pkg/query -run Catalog -update` rewrites both.
+// The editors and the README read the catalog through generated files; these tests fail when one is out of step
+// with pkg/measure. Each kind has its own flag, so that rewriting one cannot carry an unnoticed change to another:
+// `go test ./pkg/query -run Catalog -update-catalog` rewrites the editors' files, `-update-readme` the README table
+// (and `-update` only the golden frames).
+var (
+	updateCatalog = flag.Bool("update-catalog", false, "rewrite src/datasource/catalog.json and catalog.gen.ts from pkg/measure")
+	updateReadme  = flag.Bool("update-readme", false, "rewrite README.md's measure table from pkg/measure")
+)
+
 const (
 	catalogJSON = "../../src/datasource/catalog.json"
 	catalogTS   = "../../src/datasource/catalog.gen.ts"
 	readmePath  = "../../README.md"
-	readmeBegin = "<!-- catalog:begin (generated from pkg/measure by `go test ./pkg/query -run Catalog -update`) -->\n"
+	readmeBegin = "<!-- catalog:begin (generated from pkg/measure by `go test ./pkg/query -run Catalog -update-readme`) -->\n"
 	readmeEnd   = "<!-- catalog:end -->\n"
 )
 
@@ -117,7 +125,7 @@ func renderReadmeCatalog() string {
 
 func TestCatalogEditorFileIsCurrent(t *testing.T) {
 	want := renderEditorCatalog()
-	if *updateGolden {
+	if *updateCatalog {
 		if err := os.WriteFile(catalogJSON, want, 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -127,7 +135,7 @@ func TestCatalogEditorFileIsCurrent(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(got, want) {
-		t.Errorf("%s is out of step with pkg/measure: run go test ./pkg/query -run Catalog -update", catalogJSON)
+		t.Errorf("%s is out of step with pkg/measure: run go test ./pkg/query -run Catalog -update-catalog", catalogJSON)
 	}
 }
 
@@ -135,7 +143,7 @@ func TestCatalogEditorFileIsCurrent(t *testing.T) {
 // so that the frontend names a query type, measure, field, grouping or state code only through them.
 func renderCatalogTS() []byte {
 	var b strings.Builder
-	b.WriteString("// Generated from pkg/measure and pkg/query by `go test ./pkg/query -run Catalog -update`; do not edit.\n\n")
+	b.WriteString("// Generated from pkg/measure and pkg/query by `go test ./pkg/query -run Catalog -update-catalog`; do not edit.\n\n")
 	names := func(name, doc string, values []string) {
 		fmt.Fprintf(&b, "/** %s */\nexport const %s = {\n", doc, name)
 		for _, v := range values {
@@ -223,7 +231,7 @@ func tsKey(s string) string {
 
 func TestCatalogTypeScriptIsCurrent(t *testing.T) {
 	want := renderCatalogTS()
-	if *updateGolden {
+	if *updateCatalog {
 		if err := os.WriteFile(catalogTS, want, 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -233,7 +241,7 @@ func TestCatalogTypeScriptIsCurrent(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(got, want) {
-		t.Errorf("%s is out of step with pkg/measure: run go test ./pkg/query -run Catalog -update", catalogTS)
+		t.Errorf("%s is out of step with pkg/measure: run go test ./pkg/query -run Catalog -update-catalog", catalogTS)
 	}
 }
 
@@ -248,7 +256,7 @@ func TestCatalogReadmeTableIsCurrent(t *testing.T) {
 		t.Fatalf("README.md has no catalog block (%q … %q)", readmeBegin, readmeEnd)
 	}
 	want := renderReadmeCatalog()
-	if *updateGolden {
+	if *updateReadme {
 		readme = readme[:i] + want + readme[j+len(readmeEnd):]
 		if err := os.WriteFile(readmePath, []byte(readme), 0o644); err != nil {
 			t.Fatal(err)
@@ -256,7 +264,7 @@ func TestCatalogReadmeTableIsCurrent(t *testing.T) {
 		return
 	}
 	if readme[i:j+len(readmeEnd)] != want {
-		t.Errorf("README.md's measure table is out of step with pkg/measure: run go test ./pkg/query -run Catalog -update")
+		t.Errorf("README.md's measure table is out of step with pkg/measure: run go test ./pkg/query -run Catalog -update-readme")
 	}
 }
 

@@ -1,4 +1,4 @@
-// Generated from pkg/measure and pkg/query by `go test ./pkg/query -run Catalog -update`; do not edit.
+// Generated from pkg/measure and pkg/query by `go test ./pkg/query -run Catalog -update-catalog`; do not edit.
 
 /** QUERY_TYPE names each query type (pkg/measure Types), in the editor's order. */
 export const QUERY_TYPE = {

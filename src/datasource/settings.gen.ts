@@ -1,4 +1,4 @@
-// Generated from pkg/datasource/settings.go by `go test ./pkg/datasource -run SettingsTypeScript -update`; do not edit.
+// Generated from pkg/datasource/settings.go by `go test ./pkg/datasource -run SettingsTypeScript -update-settings`; do not edit.
 
 /** SETTINGS are the data source settings' defaults and bounds (pkg/datasource settings.go). */
 export const SETTINGS = {
