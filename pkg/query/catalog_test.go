@@ -124,18 +124,23 @@ func renderReadmeCatalog() string {
 }
 
 func TestCatalogEditorFileIsCurrent(t *testing.T) {
-	want := renderEditorCatalog()
-	if *updateCatalog {
-		if err := os.WriteFile(catalogJSON, want, 0o644); err != nil {
+	checkGenerated(t, catalogJSON, renderEditorCatalog(), *updateCatalog, "go test ./pkg/query -run Catalog -update-catalog")
+}
+
+// checkGenerated fails unless the file at path holds want; with update it writes want there first.
+func checkGenerated(t *testing.T, path string, want []byte, update bool, regenerate string) {
+	t.Helper()
+	if update {
+		if err := os.WriteFile(path, want, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	got, err := os.ReadFile(catalogJSON)
+	got, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(got, want) {
-		t.Errorf("%s is out of step with pkg/measure: run go test ./pkg/query -run Catalog -update-catalog", catalogJSON)
+		t.Errorf("%s is out of step with its source: run %s", path, regenerate)
 	}
 }
 
@@ -230,19 +235,7 @@ func tsKey(s string) string {
 }
 
 func TestCatalogTypeScriptIsCurrent(t *testing.T) {
-	want := renderCatalogTS()
-	if *updateCatalog {
-		if err := os.WriteFile(catalogTS, want, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	got, err := os.ReadFile(catalogTS)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s is out of step with pkg/measure: run go test ./pkg/query -run Catalog -update-catalog", catalogTS)
-	}
+	checkGenerated(t, catalogTS, renderCatalogTS(), *updateCatalog, "go test ./pkg/query -run Catalog -update-catalog")
 }
 
 func TestCatalogReadmeTableIsCurrent(t *testing.T) {
