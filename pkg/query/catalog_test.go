@@ -32,20 +32,16 @@ const (
 
 // editorCatalog is what src/datasource/catalog.json holds.
 type editorCatalog struct {
-	Types            []measure.TypeInfo              `json:"types"`
-	Measures         map[measure.Type]editorMeasures `json:"measures"`
-	LatencyMetrics   []measure.Family                `json:"latencyMetrics"`
-	DefaultMetric    string                          `json:"defaultMetric"`
-	TimerPrefix      string                          `json:"timerPrefix"`
-	Scores           []string                        `json:"scores"`
-	GroupBy          []Group                         `json:"groupBy"`
-	DefaultQuantiles []float64                       `json:"defaultQuantiles"`
-	DefaultHeadroom  float64                         `json:"defaultHeadroom"`
-	Accelerators     []measure.Accelerator           `json:"accelerators"`
-	DefaultAccel     string                          `json:"defaultAccelerator"`
-	MaxPeak          float64                         `json:"maxPeak"`
-	Fields           []FieldSpec                     `json:"fields"`
-	EngineStates     []measure.Code                  `json:"engineStates"`
+	Types          []measure.TypeInfo              `json:"types"`
+	Measures       map[measure.Type]editorMeasures `json:"measures"`
+	LatencyMetrics []measure.Family                `json:"latencyMetrics"`
+	DefaultMetric  string                          `json:"defaultMetric"`
+	TimerPrefix    string                          `json:"timerPrefix"`
+	Scores         []string                        `json:"scores"`
+	Accelerators   []measure.Accelerator           `json:"accelerators"`
+	DefaultAccel   string                          `json:"defaultAccelerator"`
+	Fields         []FieldSpec                     `json:"fields"`
+	EngineStates   []measure.Code                  `json:"engineStates"`
 }
 
 type editorMeasures struct {
@@ -57,8 +53,7 @@ func renderEditorCatalog() []byte {
 	c := editorCatalog{
 		Types: measure.Types, Measures: map[measure.Type]editorMeasures{}, LatencyMetrics: measure.Families,
 		DefaultMetric: measure.DefaultFamily, TimerPrefix: measure.TimerPrefix, Scores: measure.Scores,
-		GroupBy: measure.Groups, DefaultQuantiles: DefaultQuantiles,
-		DefaultHeadroom: DefaultHeadroom, Accelerators: measure.Accelerators, DefaultAccel: measure.DefaultAccelerator, MaxPeak: MaxPeak,
+		Accelerators: measure.Accelerators, DefaultAccel: measure.DefaultAccelerator,
 		Fields: FieldSpecs, EngineStates: measure.EngineStates,
 	}
 	for _, t := range measure.Types {
