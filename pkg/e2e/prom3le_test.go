@@ -81,10 +81,11 @@ func TestBucketSeriesMatchPrometheus3(t *testing.T) {
 	t.Cleanup(sc.Stop)
 	prom.WaitFor(t, `count(count by (instance) (dynamo_component_request_duration_seconds_bucket or dynamo_frontend_time_to_first_token_seconds_bucket))`,
 		time.Minute, func(v model.Vector) bool { return len(v) == 1 && int(v[0].Value) == len(targets) })
-	// Both sides now hold samples. Every step of the compared range ending now has a value on each once both have
-	// scraped every target after it: wait for that (bounded).
-	to := time.Now()
-	req := query.Request{From: to.Add(-2 * time.Second), To: to, Interval: time.Second}
+	// Both sides now hold samples, so a range starting now has a value on each at its first step; every later step
+	// has one once both have scraped every target after the range's end: wait for that (bounded).
+	from := time.Now().Truncate(time.Second).Add(time.Second)
+	to := from.Add(2 * time.Second)
+	req := query.Request{From: from, To: to, Interval: time.Second}
 	prom.WaitFor(t, fmt.Sprintf(`min(timestamp(up)) >= %.3f`, float64(to.UnixMilli())/1000), time.Minute,
 		func(v model.Vector) bool { return len(v) == 1 })
 	src := query.HistorySource{Store: store}
