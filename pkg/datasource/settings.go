@@ -115,7 +115,7 @@ const (
 )
 
 // Ranges the settings must lie in. Each bound keeps the arithmetic on it (MB << 20, durations) far from overflow
-// and the work it allows finite; the config editor (src/datasource/validation.ts) checks the same numbers.
+// and the work it allows finite; the config editor checks the same numbers, generated into src/datasource/settings.gen.ts.
 const (
 	MinMemoryMB       = 16
 	MaxMemoryMB       = 64 << 10 // 64 GiB of history per data source
