@@ -1,13 +1,13 @@
 import fs from 'fs';
 import path from 'path';
 import catalog from './datasource/catalog.json';
-import { SETTINGS } from './datasource/settings.gen';
-import { FIELD, GROUP_BY, SCORE } from './datasource/catalog.gen';
+import { MODE, SETTINGS } from './datasource/settings.gen';
+import { FIELD, GROUP_BY, HISTOGRAM, SCORE } from './datasource/catalog.gen';
 
 // The catalog (pkg/measure, pkg/query) and the settings (pkg/datasource) reach the frontend through generated files
 // only: catalog.json, catalog.gen.ts and settings.gen.ts. This test reads every other source of the plugin (tests,
 // component-test stories and locale files aside) and fails where one writes a query type, measure, latency family,
-// score, grouping, field list, limit, default or engine-state code by hand.
+// score, grouping, histogram form, mode, field list, limit, default or engine-state code by hand.
 
 const SRC = __dirname;
 const GENERATED = /(\.gen\.ts|catalog\.json)$/;
@@ -28,6 +28,8 @@ const families = new Set(catalog.latencyMetrics.map((f) => f.value));
 const scores = new Set<string>(Object.values(SCORE));
 const groupings = new Set<string>(Object.values(GROUP_BY));
 const fields = new Set<string>(Object.values(FIELD));
+const histograms = new Set<string>(Object.values(HISTOGRAM));
+const modes = new Set<string>(Object.values(MODE));
 
 /** A quoted literal after a key or comparison: `queryType: 'raw'`, `measure === 'goodput'`. */
 function quoted(key: string): RegExp {
@@ -41,6 +43,8 @@ const CHECKS: Array<{ what: string; re: RegExp; is: (v: string) => boolean }> = 
   { what: 'latency family', re: quoted('metric'), is: (v) => families.has(v) },
   { what: 'score', re: quoted('score'), is: (v) => scores.has(v) },
   { what: 'grouping', re: quoted('groupBy'), is: (v) => groupings.has(v) },
+  { what: 'histogram', re: quoted('histogram'), is: (v) => histograms.has(v) },
+  { what: 'mode', re: quoted('mode'), is: (v) => modes.has(v) },
   // Two or more field names in one array literal: a list of fields the catalog gives.
   {
     what: 'field list',

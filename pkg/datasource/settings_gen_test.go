@@ -71,7 +71,9 @@ func renderSettingsTS() []byte {
 			fmt.Fprintf(&b, "  %s: %v,\n", f.name, v)
 		}
 	}
-	b.WriteString("} as const;\n")
+	b.WriteString("} as const;\n\n")
+	fmt.Fprintf(&b, "/** MODE names the data source's modes; a data source that names none is in %s mode. */\n", ModeDirect)
+	fmt.Fprintf(&b, "export const MODE = {\n  %s: '%s',\n  %s: '%s',\n} as const;\n", ModeDirect, ModeDirect, ModePrometheus, ModePrometheus)
 	return b.Bytes()
 }
 

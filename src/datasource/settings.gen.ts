@@ -22,3 +22,9 @@ export const SETTINGS = {
   maxEndpoints: 1000,
   maxPeak: 1000000,
 } as const;
+
+/** MODE names the data source's modes; a data source that names none is in direct mode. */
+export const MODE = {
+  direct: 'direct',
+  prometheus: 'prometheus',
+} as const;

@@ -2,6 +2,7 @@ import type { DataSourceJsonData } from '@grafana/data';
 import type { DataQuery } from '@grafana/schema';
 
 import catalog from './catalog.json';
+import type { MODE } from './settings.gen';
 import {
   FIELD,
   Field,
@@ -176,7 +177,8 @@ export interface VariableQuery extends DataQuery {
   label?: string;
 }
 
-export type Mode = 'direct' | 'prometheus';
+/** Mode is where the data source reads metrics from (pkg/datasource Mode). */
+export type Mode = (typeof MODE)[keyof typeof MODE];
 
 export interface Endpoint {
   url: string;

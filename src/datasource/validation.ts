@@ -1,7 +1,7 @@
 import { t } from '@grafana/i18n';
 import { tf } from '../i18n';
 import { FIELD, Field, QUERY_TYPE, REGEX_FIELDS } from './catalog.gen';
-import { SETTINGS } from './settings.gen';
+import { MODE, SETTINGS } from './settings.gen';
 import { DEFAULT_HEADROOM, Endpoint, FIELD_SPECS, FieldSpec, queryFields, VllmOptions, VllmQuery } from './types';
 
 const UNITS: Record<string, number> = { ns: 1e-6, us: 1e-3, µs: 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
@@ -124,8 +124,8 @@ function endpointErrors(endpoints: Endpoint[]): Record<number, string> {
 /** validateSettings mirrors pkg/datasource/settings.go's validation, so mistakes show before "Save & test". */
 export function validateSettings(jsonData: VllmOptions): SettingsErrors {
   const errors: SettingsErrors = { endpoints: {} };
-  const mode = jsonData.mode ?? 'direct';
-  if (mode === 'direct') {
+  const mode = jsonData.mode ?? MODE.direct;
+  if (mode === MODE.direct) {
     const endpoints = jsonData.endpoints ?? [];
     if (endpoints.length === 0) {
       errors.endpointsMissing = t(

@@ -5,7 +5,7 @@ import { DataSourcePluginOptionsEditorProps } from '@grafana/data';
 import { AdvancedHttpSettings, Auth, AuthMethod, ConnectionSettings, convertLegacyAuthProps } from '@grafana/plugin-ui';
 import { Field, FieldSet, RadioButtonGroup, Stack, Switch } from '@grafana/ui';
 import { testIds } from '../../components/testIds';
-import { SETTINGS } from '../settings.gen';
+import { MODE, SETTINGS } from '../settings.gen';
 import { Mode, VllmOptions, VllmSecureOptions } from '../types';
 import { validateSettings } from '../validation';
 import { AcceleratorPeaks } from './config/AcceleratorPeaks';
@@ -18,8 +18,12 @@ import { EndpointStatus } from './config/EndpointStatus';
 type Props = DataSourcePluginOptionsEditorProps<VllmOptions, VllmSecureOptions>;
 
 export const MODES: Array<{ label: string; value: Mode; description: string }> = [
-  { label: 'Direct', value: 'direct', description: 'Scrape vLLM /metrics endpoints and keep history in memory.' },
-  { label: 'Prometheus', value: 'prometheus', description: 'Query a Prometheus-compatible server that scrapes vLLM.' },
+  { label: 'Direct', value: MODE.direct, description: 'Scrape vLLM /metrics endpoints and keep history in memory.' },
+  {
+    label: 'Prometheus',
+    value: MODE.prometheus,
+    description: 'Query a Prometheus-compatible server that scrapes vLLM.',
+  },
 ];
 
 /**
@@ -47,7 +51,7 @@ function PrometheusConnection({ options, onOptionsChange }: Props) {
  */
 export function ConfigEditor({ options, onOptionsChange }: Props) {
   const jsonData = options.jsonData;
-  const mode = jsonData.mode ?? 'direct';
+  const mode = jsonData.mode ?? MODE.direct;
   const errors = validateSettings(jsonData);
   const update = (patch: Partial<VllmOptions>) => onOptionsChange({ ...options, jsonData: { ...jsonData, ...patch } });
 
@@ -66,7 +70,7 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
             />
           </div>
         </Field>
-        {mode === 'direct' && (
+        {mode === MODE.direct && (
           <>
             <EndpointList
               uid={options.uid}
@@ -160,7 +164,7 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
             onChange={(e) => update({ allowLinkLocalTargets: e.currentTarget.checked || undefined })}
           />
         </Field>
-        {mode === 'prometheus' && (
+        {mode === MODE.prometheus && (
           <Field
             label={t('config-editor.http-method.label', 'HTTP method')}
             description={t(
@@ -182,7 +186,7 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
             </div>
           </Field>
         )}
-        {mode === 'prometheus' && (
+        {mode === MODE.prometheus && (
           <DurationInput
             label={t('config-editor.scrape-interval.label', 'Scrape interval')}
             description={t(
@@ -197,7 +201,7 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
           />
         )}
       </FieldSet>
-      {mode === 'prometheus' ? (
+      {mode === MODE.prometheus ? (
         <PrometheusConnection options={options} onOptionsChange={onOptionsChange} />
       ) : (
         <FieldSet label={t('config-editor.authentication-and-tls.label', 'Authentication and TLS')}>
@@ -207,7 +211,7 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
       <FieldSet label={t('config-editor.bearer-token.label', 'Bearer token')}>
         <BearerToken options={options} onOptionsChange={onOptionsChange} />
       </FieldSet>
-      {mode === 'direct' && options.uid && (
+      {mode === MODE.direct && options.uid && (
         <FieldSet label={t('config-editor.health.label', 'Health')}>
           <EndpointStatus uid={options.uid} version={options.version} />
         </FieldSet>
