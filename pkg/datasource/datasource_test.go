@@ -180,3 +180,46 @@ func TestProbeIsAdminOnly(t *testing.T) {
 		}
 	}
 }
+
+// TestHealthWaitsForTheRoundInFlight: a health check made while a scrape round is in flight waits for that round
+// (up to a scrape timeout) before its own; its deadline used to leave its own round only 2 s, so an endpoint that
+// answers within the timeout was reported timed out (pkg/e2e saw every endpoint "timed out" on a loaded machine).
+func TestHealthWaitsForTheRoundInFlight(t *testing.T) {
+	body := fixture(t, "dynamo_vllm_worker_8081_v1_single_engine.txt")
+	inFlight := make(chan struct{}, 1)
+	release := make(chan struct{})
+	hanging := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case inFlight <- struct{}{}:
+		default:
+		}
+		select {
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
+	defer func() { close(release); hanging.Close() }()
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-time.After(2500 * time.Millisecond): // within the 3 s timeout
+			_, _ = w.Write(body)
+		case <-r.Context().Done():
+		}
+	}))
+	defer slow.Close()
+	js, _ := json.Marshal(map[string]any{"scrapeInterval": "3s", "scrapeTimeout": "3s", "endpoints": []map[string]string{
+		{"url": hanging.URL + "/metrics", "name": "hanging"}, {"url": slow.URL + "/metrics", "name": "slow"}}})
+	d := instance(t, backend.DataSourceInstanceSettings{UID: "u", JSONData: js})
+	select {
+	case <-inFlight: // the instance's first round has started
+	case <-time.After(time.Minute):
+		t.Fatal("the instance never scraped")
+	}
+	res, err := d.CheckHealth(context.Background(), &backend.CheckHealthRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(res.Message, "1 of 2 endpoint(s) reachable") || !strings.Contains(res.Message, "hanging: scrape") {
+		t.Fatalf("health while a round is in flight: %s", res.Message)
+	}
+}

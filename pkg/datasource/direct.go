@@ -113,9 +113,10 @@ func (d *direct) answer(ctx context.Context, q query.Query, r query.Request) (*q
 	return res, nil
 }
 
-// health scrapes every endpoint now and reports each one.
+// health scrapes every endpoint now and reports each one. Its round waits for one in flight (up to a scrape
+// timeout), so the deadline leaves room for both.
 func (d *direct) health(ctx context.Context) Health {
-	ctx, cancel := context.WithTimeout(ctx, time.Duration(d.settings.ScrapeTimeout)+2*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Duration(d.settings.ScrapeTimeout)+2*time.Second)
 	defer cancel()
 	d.scraper.ScrapeAll(ctx)
 	d.scraper.WaitVersions(ctx)

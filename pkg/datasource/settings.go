@@ -109,13 +109,13 @@ const SecureBearerToken = "bearerToken"
 
 // Defaults for direct mode, matching how operators usually scrape vLLM.
 const (
-	DefaultScrapeInterval = 5 * time.Second
+	DefaultScrapeInterval = query.DefaultScrapeInterval
 	DefaultRetention      = time.Hour
 	DefaultMaxMemoryMB    = 512
 )
 
 // Ranges the settings must lie in. Each bound keeps the arithmetic on it (MB << 20, durations) far from overflow
-// and the work it allows finite; the config editor (src/datasource/validation.ts) checks the same numbers.
+// and the work it allows finite; the config editor checks the same numbers, generated into src/datasource/settings.gen.ts.
 const (
 	MinMemoryMB       = 16
 	MaxMemoryMB       = 64 << 10 // 64 GiB of history per data source
@@ -155,6 +155,10 @@ func (st Settings) HistoryBytes() int64 { return st.MaxMemoryBytes() - st.CacheB
 // MaxBodyBytes is one scrape's body cap in bytes; 0 leaves the scraper's default.
 func (st Settings) MaxBodyBytes() int64 { return st.MaxBodyMB << 20 }
 
+// defaultTimeout is the scrape timeout of an interval: a scrape must finish before the next one starts, or slow
+// endpoints pile up requests.
+func defaultTimeout(interval time.Duration) time.Duration { return interval * 4 / 5 }
+
 // LoadSettings parses and validates the instance settings Grafana passes with every request.
 func LoadSettings(s backend.DataSourceInstanceSettings) (Settings, error) {
 	var st Settings
@@ -174,8 +178,7 @@ func LoadSettings(s backend.DataSourceInstanceSettings) (Settings, error) {
 		st.ScrapeInterval = Duration(DefaultScrapeInterval)
 	}
 	if st.ScrapeTimeout == 0 {
-		// A scrape must finish before the next one starts, or slow endpoints pile up requests.
-		st.ScrapeTimeout = Duration(time.Duration(st.ScrapeInterval) * 4 / 5)
+		st.ScrapeTimeout = Duration(defaultTimeout(time.Duration(st.ScrapeInterval)))
 	}
 	if st.Retention == 0 {
 		st.Retention = Duration(DefaultRetention)

@@ -19,15 +19,10 @@ func TestRatios(t *testing.T) {
 		{"ratio 0/0", Ratio, 0, 0, nan, false},
 		{"ratio NaN num", Ratio, nan, 1, nan, false},
 		{"ratio NaN den", Ratio, 1, nan, nan, false},
-		{"acceptance", AcceptanceRate, 30, 40, 0.75, true},
-		{"acceptance no drafts", AcceptanceRate, 0, 0, nan, false},
 		// vllm-project/vllm#9565: acceptance vector [1,0,1,0] → 2/4.
-		{"acceptance issue 9565", AcceptanceRate, 2, 4, 0.5, true},
 		{"acceptance length", MeanAcceptanceLength, 30, 10, 4, true},
 		{"acceptance length none accepted", MeanAcceptanceLength, 0, 10, 1, true},
 		{"acceptance length no drafts", MeanAcceptanceLength, 0, 0, nan, false},
-		{"prefix hit rate", PrefixCacheHitRate, 512, 2048, 0.25, true},
-		{"prefix hit rate no queries", PrefixCacheHitRate, 0, 0, nan, false},
 		{"blocks", KVUsagePercentFromBlocks, 250, 1000, 75, true},
 		{"blocks all free", KVUsagePercentFromBlocks, 1000, 1000, 0, true},
 		{"blocks zero total", KVUsagePercentFromBlocks, 0, 0, nan, false},
@@ -42,13 +37,5 @@ func TestRatios(t *testing.T) {
 				t.Fatalf("got %v, %v; want %v, %v", got, ok, tc.want, tc.ok)
 			}
 		})
-	}
-}
-
-func TestKVUsagePercent(t *testing.T) {
-	for in, want := range map[float64]float64{0: 0, 0.5: 50, 1: 100, 0.123: 12.3} {
-		if got := KVUsagePercent(in); !near(got, want) {
-			t.Errorf("KVUsagePercent(%v) = %v, want %v", in, got, want)
-		}
 	}
 }

@@ -36,7 +36,9 @@ func startFleet(t *testing.T, p *harness.Plugin, uid string, eps []map[string]st
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	t.Cleanup(cancel)
 	pc := harness.DataSourceContext(t, harness.DataSource{UID: uid,
-		JSONData: map[string]any{"mode": "direct", "endpoints": eps, "scrapeInterval": "1s", "scrapeTimeout": "800ms"}}, nil)
+		// The timeout is the whole 1 s interval (the most settings allow): the fleets' 1 s scrapes stand for Grafana's
+		// 15 s at 30× speed, and on a loaded machine a scrape may take most of a second.
+		JSONData: map[string]any{"mode": "direct", "endpoints": eps, "scrapeInterval": "1s", "scrapeTimeout": "1s"}}, nil)
 	if _, err := p.CheckHealth(ctx, pc); err != nil { // creates the instance, which starts scraping
 		t.Fatal(err)
 	}
@@ -144,7 +146,13 @@ func TestDashboardPanelsAndAlertRules(t *testing.T) {
 	trip := startFleet(t, p, "trip", tripFleet(t))
 	healthy := startFleet(t, p, "healthy", healthyFleet(t))
 	slow := startFleet(t, p, "slow", slowBurnFleet(t))
-	time.Sleep(20 * time.Second) // 10 simulated minutes at 30×
+	// 10 simulated minutes at 30×: wait until each fleet's history holds 20 s (from its first scrape, however late
+	// a loaded machine starts it), bounded by the fleets' contexts.
+	for _, f := range []*contentFleet{trip, healthy, slow} {
+		poll(f.ctx, func() bool {
+			return heldSince(f.query(t, map[string]any{"queryType": "raw", "metric": "up"}, time.Minute), time.Now().Add(-20*time.Second))
+		})
+	}
 
 	t.Run("dashboards", func(t *testing.T) {
 		files, _ := filepath.Glob(filepath.Join(harness.RepoRoot(t), "dashboards", "*.json"))
@@ -172,6 +180,9 @@ func TestDashboardPanelsAndAlertRules(t *testing.T) {
 			t.Fatalf("SLO attainment at 0.3 s: %v", slo.Error)
 		}
 		var notices []string
+		if slo.Frames[0].Meta == nil {
+			t.Fatalf("the SLO answer's frame has no meta: %s", frameTable(slo.Frames[0]))
+		}
 		for _, n := range slo.Frames[0].Meta.Notices {
 			notices = append(notices, n.Text)
 		}

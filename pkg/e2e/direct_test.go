@@ -59,9 +59,9 @@ func TestDirectModeFleet(t *testing.T) {
 	p := harness.Start(t, harness.Executable(t, harness.DatasourceExecutable))
 	pc := harness.DataSourceContext(t, harness.DataSource{
 		UID:      "direct-e2e",
-		JSONData: map[string]any{"mode": "direct", "endpoints": eps, "scrapeInterval": "1s", "scrapeTimeout": "800ms"},
+		JSONData: map[string]any{"mode": "direct", "endpoints": eps, "scrapeInterval": testScrapeInterval, "scrapeTimeout": testScrapeInterval},
 	}, harness.User("Viewer"))
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 
 	health, err := p.CheckHealth(ctx, pc)
@@ -78,9 +78,6 @@ func TestDirectModeFleet(t *testing.T) {
 			t.Errorf("health message lacks %q:\n%s", want, health.Message)
 		}
 	}
-
-	// Let a few scrape rounds of accelerated traffic accumulate so rates and quantiles have two points.
-	time.Sleep(6 * time.Second)
 
 	cases := []struct {
 		name      string
@@ -104,22 +101,29 @@ func TestDirectModeFleet(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			now := time.Now()
-			resp, err := p.QueryData(ctx, t, pc, harness.Query{RefID: "A", JSON: tc.query, From: now.Add(-time.Minute), To: now, Interval: time.Second})
-			if err != nil {
-				t.Fatal(err)
-			}
-			r := resp.Responses["A"]
-			if r.Error != nil {
-				t.Fatalf("query failed: %v", r.Error)
-			}
+			// Rates and quantiles need a few scrape rounds of accelerated traffic: ask until every endpoint answers
+			// (bounded by ctx), then check the last answer.
+			var r backend.DataResponse
 			seen := map[string]bool{}
-			for _, f := range r.Frames {
-				for _, fld := range f.Fields[1:] {
-					if fld.Name == tc.measure && fld.Len() > 0 {
-						seen[fld.Labels["endpoint"]] = true
+			poll(ctx, func() bool {
+				now := time.Now()
+				resp, err := p.QueryData(ctx, t, pc, harness.Query{RefID: "A", JSON: tc.query, From: now.Add(-time.Minute), To: now, Interval: time.Second})
+				if err != nil {
+					t.Fatal(err)
+				}
+				r = resp.Responses["A"]
+				seen = map[string]bool{}
+				for _, f := range r.Frames {
+					for _, fld := range valueFields(f) {
+						if fld.Name == tc.measure && fld.Len() > 0 {
+							seen[fld.Labels["endpoint"]] = true
+						}
 					}
 				}
+				return r.Error == nil && len(seen) > 0 && hasAll(seen, tc.endpoints)
+			})
+			if r.Error != nil {
+				t.Fatalf("query failed: %v", r.Error)
 			}
 			if len(seen) == 0 {
 				t.Fatalf("no %s values; frames: %s", tc.measure, frameSummary(r.Frames))
@@ -131,8 +135,12 @@ func TestDirectModeFleet(t *testing.T) {
 			}
 			if tc.measure == "up" {
 				for _, f := range r.Frames {
-					v := f.Fields[1].At(f.Fields[1].Len() - 1).(float64)
-					ep := f.Fields[1].Labels["endpoint"]
+					v, ok := lastFloat(f)
+					if !ok {
+						t.Errorf("an up frame has no value: %s", frameSummary(data.Frames{f}))
+						continue
+					}
+					ep := valueFields(f)[0].Labels["endpoint"]
 					if want := map[bool]float64{true: 0, false: 1}[ep == "stopped" || ep == "garbage" || ep == "hanging"]; v != want {
 						t.Errorf("up{endpoint=%s} = %v, want %v", ep, v, want)
 					}
@@ -144,8 +152,8 @@ func TestDirectModeFleet(t *testing.T) {
 					t.Errorf("no notice naming %q in %q", broken, notices)
 				}
 			}
-			if ch := r.Frames[0].Meta.Channel; !strings.HasPrefix(ch, "ds/direct-e2e/query/") {
-				t.Errorf("frame channel = %q, want a live channel of this data source", ch)
+			if f := firstFrame(t, r); f.Meta == nil || !strings.HasPrefix(f.Meta.Channel, "ds/direct-e2e/query/") {
+				t.Errorf("frame meta %+v, want a live channel of this data source", f.Meta)
 			}
 		})
 	}
@@ -154,7 +162,7 @@ func TestDirectModeFleet(t *testing.T) {
 func frameSummary(frames data.Frames) string {
 	var b strings.Builder
 	for _, f := range frames {
-		for _, fld := range f.Fields[1:] {
+		for _, fld := range valueFields(f) {
 			b.WriteString(fld.Name + fld.Labels.String() + " ")
 		}
 	}

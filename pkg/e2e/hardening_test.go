@@ -80,12 +80,18 @@ func TestViewerQueriesAreBounded(t *testing.T) {
 	pc := harness.DataSourceContext(t, harness.DataSource{UID: "bounded",
 		JSONData: map[string]any{"mode": "direct", "endpoints": []map[string]string{{"url": url, "name": "v1"}},
 			"scrapeInterval": "1s"}}, harness.User("Viewer"))
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	if _, err := p.CheckHealth(ctx, pc); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(2 * time.Second) // a few scrapes, before the last step (queries below use 1 s steps)
+	// A few scrapes before the last step (queries below use 1 s steps): wait until the running gauge has two.
+	poll(ctx, func() bool {
+		now := time.Now()
+		resp, err := p.QueryData(ctx, t, pc, harness.Query{RefID: "A", JSON: map[string]any{"queryType": "queue", "measure": "running", "engine": "0"},
+			From: now.Add(-time.Minute), To: now, Interval: time.Second})
+		return err == nil && valueCount(resp.Responses["A"]) >= 2
+	})
 	now := time.Now()
 	ask := func(t *testing.T, model map[string]any, from time.Time, maxPoints int64) backend.DataResponse {
 		t.Helper()
@@ -128,8 +134,8 @@ func TestViewerQueriesAreBounded(t *testing.T) {
 		if len(r.Frames) < 8 {
 			t.Fatalf("want queue series per engine, got %d frames", len(r.Frames))
 		}
-		if s := r.Frames[0].Meta.ExecutedQueryString; s == "" || len(s) > query.MaxExecutedQueryBytes {
-			t.Errorf("first frame's executed query string is %d bytes", len(s))
+		if m := r.Frames[0].Meta; m == nil || m.ExecutedQueryString == "" || len(m.ExecutedQueryString) > query.MaxExecutedQueryBytes {
+			t.Errorf("first frame's meta %+v, want an executed query string of at most %d bytes", m, query.MaxExecutedQueryBytes)
 		}
 		for _, f := range r.Frames[1:] {
 			if f.Meta != nil && f.Meta.ExecutedQueryString != "" {
@@ -151,29 +157,36 @@ func TestDiagnosisNamesDownEndpoints(t *testing.T) {
 	p := harness.Start(t, harness.Executable(t, harness.DatasourceExecutable))
 	pc := harness.DataSourceContext(t, harness.DataSource{UID: "diagnosis-down",
 		JSONData: map[string]any{"mode": "direct", "endpoints": eps, "scrapeInterval": "1s"}}, harness.User("Viewer"))
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	if _, err := p.CheckHealth(ctx, pc); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(2 * time.Second) // steps are aligned down to the second: let a scrape fall before the last one
-	now := time.Now()
-	resp, err := p.QueryData(ctx, t, pc, harness.Query{RefID: "A", JSON: map[string]any{"queryType": "diagnosis"},
-		From: now.Add(-time.Hour), To: now, Interval: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := resp.Responses["A"]
-	if r.Error != nil {
-		t.Fatal(r.Error)
-	}
-	f := r.Frames[0]
+	// Steps are aligned down to the second: ask until a scrape has fallen before the last one and the findings say
+	// which endpoints are down, then check the last answer.
+	var r backend.DataResponse
+	var f *data.Frame
 	down := map[string]bool{}
-	for i := 0; i < f.Rows(); i++ {
-		if strings.HasPrefix(f.Fields[1].At(i).(string), "endpoint down") {
-			down[f.Fields[2].At(i).(string)] = true
+	poll(ctx, func() bool {
+		now := time.Now()
+		resp, err := p.QueryData(ctx, t, pc, harness.Query{RefID: "A", JSON: map[string]any{"queryType": "diagnosis"},
+			From: now.Add(-time.Hour), To: now, Interval: time.Second})
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
+		r = resp.Responses["A"]
+		if r.Error != nil {
+			t.Fatal(r.Error)
+		}
+		f = firstFrame(t, r)
+		down = map[string]bool{}
+		for i := 0; i < f.Rows(); i++ {
+			if strings.HasPrefix(stringAt(t, f, 1, i), "endpoint down") {
+				down[stringAt(t, f, 2, i)] = true
+			}
+		}
+		return down["stopped"] && down["garbage"]
+	})
 	if !down["stopped"] || !down["garbage"] || down["v1"] {
 		t.Errorf("endpoint-down findings for %v, want stopped and garbage; frame:\n%s", down, frameTable(f))
 	}

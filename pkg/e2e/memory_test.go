@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+
 	"github.com/inferscope/inferscope-vllm/pkg/harness"
 )
 
@@ -138,7 +140,7 @@ func TestMemoryUnderAttack(t *testing.T) {
 	want := int(end.Sub(start)/time.Second) - 3
 	for _, f := range r.Frames {
 		if f.Rows() < want {
-			t.Errorf("healthy series %s has %d points over %s, want at least %d", f.Fields[1].Labels, f.Rows(), end.Sub(start).Round(time.Second), want)
+			t.Errorf("healthy series %s has %d points over %s, want at least %d", frameSummary(data.Frames{f}), f.Rows(), end.Sub(start).Round(time.Second), want)
 		}
 	}
 	if len(r.Frames) == 0 {

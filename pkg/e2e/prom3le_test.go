@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -79,15 +80,30 @@ func TestBucketSeriesMatchPrometheus3(t *testing.T) {
 	sc.Start()
 	t.Cleanup(sc.Stop)
 	prom.WaitFor(t, `count(count by (instance) (dynamo_component_request_duration_seconds_bucket or dynamo_frontend_time_to_first_token_seconds_bucket))`,
-		30*time.Second, func(v model.Vector) bool { return len(v) == 1 && int(v[0].Value) == len(targets) })
-	// Both sides now hold samples; a few more rounds give every step of the compared range a value on each.
-	time.Sleep(4 * time.Second)
+		time.Minute, func(v model.Vector) bool { return len(v) == 1 && int(v[0].Value) == len(targets) })
+	// Both sides now hold samples, so a range starting now has a value on each at its first step; every later step
+	// has one once both have scraped every target after the range's end: wait for that (bounded).
+	from := time.Now().Truncate(time.Second).Add(time.Second)
+	to := from.Add(2 * time.Second)
+	req := query.Request{From: from, To: to, Interval: time.Second}
+	prom.WaitFor(t, fmt.Sprintf(`min(timestamp(up)) >= %.3f`, float64(to.UnixMilli())/1000), time.Minute,
+		func(v model.Vector) bool { return len(v) == 1 })
+	src := query.HistorySource{Store: store}
+	wctx, wcancel := context.WithTimeout(context.Background(), time.Minute)
+	defer wcancel()
+	waitFor(wctx, t, "a direct scrape of every target after the range", func() bool {
+		eps := src.Endpoints()
+		for _, ep := range eps {
+			if _, newest, held := src.Bounds(ep); !held || newest < to.UnixMilli() {
+				return false
+			}
+		}
+		return len(eps) == len(targets)
+	})
 
-	eng := &query.Engine{Source: query.HistorySource{Store: store}, ScrapeInterval: time.Second}
+	eng := &query.Engine{Source: src, ScrapeInterval: time.Second}
 	client := &promapi.Client{BaseURL: prom.URL, HTTP: &http.Client{Timeout: 20 * time.Second}}
 	ev := &promapi.Evaluator{Client: client, Discovery: &promapi.Discovery{Client: client, Lookback: time.Hour}, ScrapeInterval: time.Second}
-	to := time.Now().Add(-time.Second)
-	req := query.Request{From: to.Add(-2 * time.Second), To: to, Interval: time.Second}
 	for _, tc := range []struct {
 		name string
 		q    query.Query

@@ -27,17 +27,15 @@ func TestPrometheusModeSeesDownEndpoints(t *testing.T) {
 	prom := promtest.Start(t, promtest.Options{ScrapeInterval: time.Second, Targets: []promtest.Target{
 		{Job: "vllm", Addr: live}, {Job: "vllm", Addr: dead}, {Job: "node", Addr: other},
 	}})
-	prom.WaitFor(t, `count(up)`, 20*time.Second, func(v model.Vector) bool { return len(v) == 1 && v[0].Value == 3 })
-	prom.WaitFor(t, `count(vllm:num_requests_running)`, 20*time.Second, func(v model.Vector) bool { return len(v) == 1 })
-	time.Sleep(3 * time.Second)
-
+	prom.WaitFor(t, `count(up)`, time.Minute, func(v model.Vector) bool { return len(v) == 1 && v[0].Value == 3 })
+	prom.WaitFor(t, `count(vllm:num_requests_running)`, time.Minute, func(v model.Vector) bool { return len(v) == 1 })
 	p := harness.Start(t, harness.Executable(t, harness.DatasourceExecutable))
 	pc := harness.DataSourceContext(t, harness.DataSource{UID: "prom-down", URL: prom.URL,
 		JSONData: map[string]any{"mode": "prometheus", "scrapeInterval": "1s"}}, harness.User("Viewer"))
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	now := time.Now()
 	ask := func(model map[string]any) data.Frames {
+		now := time.Now()
 		resp, err := p.QueryData(ctx, t, pc, harness.Query{RefID: "A", JSON: model, From: now.Add(-2 * time.Minute), To: now, Interval: time.Second})
 		if err != nil {
 			t.Fatal(err)
@@ -49,23 +47,34 @@ func TestPrometheusModeSeesDownEndpoints(t *testing.T) {
 		return r.Frames
 	}
 
-	up := map[string]float64{}
-	upFrames := ask(map[string]any{"queryType": "raw", "metric": "up"})
-	for _, f := range upFrames {
-		if len(f.Fields) > 1 && f.Fields[1].Len() > 0 {
-			up[f.Fields[1].Labels["endpoint"]] = f.Fields[1].At(f.Fields[1].Len() - 1).(float64)
-		}
-	}
-	if len(up) != 2 || up[live] != 1 || up[dead] != 0 {
-		t.Errorf("up = %v, want %s=1 and %s=0 and nothing of the node job; ran %s", up, live, dead, upFrames[0].Meta.ExecutedQueryString)
-	}
-
-	f := ask(map[string]any{"queryType": "diagnosis"})[0]
+	// Prometheus has scraped all three targets; ask until the answers hold a step after those scrapes (bounded by
+	// ctx), then check the last ones.
+	var up map[string]float64
+	var upFrames data.Frames
 	var down []string
-	for i := 0; i < f.Rows(); i++ {
-		if strings.HasPrefix(f.Fields[1].At(i).(string), "endpoint down") {
-			down = append(down, f.Fields[2].At(i).(string))
+	poll(ctx, func() bool {
+		up = map[string]float64{}
+		upFrames = ask(map[string]any{"queryType": "raw", "metric": "up"})
+		for _, f := range upFrames {
+			if v, ok := lastFloat(f); ok {
+				up[valueFields(f)[0].Labels["endpoint"]] = v
+			}
 		}
+		diagnosis := ask(map[string]any{"queryType": "diagnosis"})
+		if len(diagnosis) == 0 {
+			t.Fatal("the diagnosis returned no frame")
+		}
+		f := diagnosis[0]
+		down = nil
+		for i := 0; i < f.Rows(); i++ {
+			if strings.HasPrefix(stringAt(t, f, 1, i), "endpoint down") {
+				down = append(down, stringAt(t, f, 2, i))
+			}
+		}
+		return len(up) == 2 && up[live] == 1 && up[dead] == 0 && len(down) == 1
+	})
+	if len(up) != 2 || up[live] != 1 || up[dead] != 0 {
+		t.Errorf("up = %v, want %s=1 and %s=0 and nothing of the node job; frames %s", up, live, dead, frameSummary(upFrames))
 	}
 	if len(down) != 1 || down[0] != dead {
 		t.Errorf("endpoint-down findings %v, want [%s]", down, dead)

@@ -21,29 +21,44 @@ func TestDirectModeStreamAndResources(t *testing.T) {
 		UID:      "stream-e2e",
 		JSONData: map[string]any{"mode": "direct", "endpoints": []map[string]string{{"url": url, "name": "sim"}}, "scrapeInterval": "1s"},
 	}, harness.User("Viewer"))
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	if h, err := p.CheckHealth(ctx, pc); err != nil || !strings.Contains(h.Message, "1 of 1") {
 		t.Fatalf("health: %v %v", h, err)
 	}
-	time.Sleep(3 * time.Second)
 
 	t.Run("resources", func(t *testing.T) {
-		for path, want := range map[string]string{
+		want := map[string]string{
 			"models": `["llama-3-8b"]`, "engines": `["0","1"]`, "label-values?label=finished_reason": `"stop"`,
 			"metrics": `"vllm:time_to_first_token_seconds"`, "endpoints": `"up":true`,
-		} {
-			res, err := p.CallResource(ctx, pc, http.MethodGet, path, nil)
-			if err != nil {
-				t.Fatal(err)
+		}
+		got := map[string]*harness.ResourceResponse{}
+		// The resources list what the scrapes have seen: ask until every one has it (bounded by ctx).
+		poll(ctx, func() bool {
+			for path, w := range want {
+				if r := got[path]; r != nil && r.Status == http.StatusOK && strings.Contains(string(r.Body), w) {
+					continue
+				}
+				res, err := p.CallResource(ctx, pc, http.MethodGet, path, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got[path] = res
 			}
-			if res.Status != http.StatusOK || !strings.Contains(string(res.Body), want) {
-				t.Errorf("GET %s = %d %s, want it to contain %s", path, res.Status, res.Body, want)
+			for path, w := range want {
+				if r := got[path]; r.Status != http.StatusOK || !strings.Contains(string(r.Body), w) {
+					return false
+				}
+			}
+			return true
+		})
+		for path, w := range want {
+			if res := got[path]; res.Status != http.StatusOK || !strings.Contains(string(res.Body), w) {
+				t.Errorf("GET %s = %d %s, want it to contain %s", path, res.Status, res.Body, w)
 			}
 		}
-		res, _ := p.CallResource(ctx, pc, http.MethodGet, "metrics", nil)
-		if strings.Contains(string(res.Body), "_bucket") {
-			t.Errorf("metric names list histogram series instead of families: %s", res.Body)
+		if strings.Contains(string(got["metrics"].Body), "_bucket") {
+			t.Errorf("metric names list histogram series instead of families: %s", got["metrics"].Body)
 		}
 	})
 
@@ -54,7 +69,11 @@ func TestDirectModeStreamAndResources(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		channel := resp.Responses["A"].Frames[0].Meta.Channel
+		first := firstFrame(t, resp.Responses["A"])
+		if first.Meta == nil {
+			t.Fatalf("the answer's frame has no meta, so no channel: %s", frameTable(first))
+		}
+		channel := first.Meta.Channel
 		path := strings.TrimPrefix(channel, "ds/stream-e2e/")
 		sub, err := p.SubscribeStream(ctx, pc, path, nil)
 		if err != nil || sub.Status != pluginv2.SubscribeStreamResponse_OK {
@@ -77,10 +96,13 @@ func TestDirectModeStreamAndResources(t *testing.T) {
 				if err := json.Unmarshal(pkt.Data, &f); err != nil {
 					t.Fatalf("packet is not a frame: %v", err)
 				}
-				if len(f.Fields) != 3 || f.Fields[1].Name != "running" || f.Fields[1].Labels["engine"] == "" {
+				if len(f.Fields) != 3 || f.Rows() == 0 || f.Fields[1].Name != "running" || f.Fields[1].Labels["engine"] == "" {
 					t.Fatalf("unexpected frame %s", pkt.Data)
 				}
-				ts := f.Fields[0].At(0).(time.Time)
+				ts, ok := f.Fields[0].At(0).(time.Time)
+				if !ok {
+					t.Fatalf("the frame's first field is not time: %s", pkt.Data)
+				}
 				if !ts.After(last) {
 					t.Fatalf("stream did not move forward: %s after %s", ts, last)
 				}

@@ -72,6 +72,8 @@ type Output struct {
 	Node Node   `json:"-"`
 	// Flavors, when set, are the entry's flavors that have this output (an entry may read several sources).
 	Flavors []vllm.Flavor `json:"flavors,omitempty"`
+	// Codes, when set, say what each of the output's values stands for (engine states).
+	Codes []Code `json:"codes,omitempty"`
 }
 
 // Placeholders in output names and units.
@@ -96,6 +98,11 @@ type Entry struct {
 	// Needs is what the server must run besides its flavor, any one of them (NeedsNIXL); the catalog walk checks
 	// the entry answers where it runs and nothing elsewhere.
 	Needs []string `json:"needs,omitempty"`
+	// Fields are the query fields the entry reads, from its formulas (fields.go) and any set here; Required are
+	// those it cannot do without, GroupBy the groupings it answers.
+	Fields   []Field `json:"fields"`
+	Required []Field `json:"required,omitempty"`
+	GroupBy  []Group `json:"groupBy,omitempty"`
 }
 
 // What entries need besides a flavor (Entry.Needs).
@@ -393,7 +400,7 @@ var (
 
 	EngineStatus = &Entry{Type: TypeEngineState, Name: "state", Label: "State", Default: true,
 		Description: "Each engine's state: 3 online, 2 asleep (engine_sleep_state other than awake), 1 unhealthy (engine_healthy 0 under --enable-fault-tolerance); the lowest of a group's engines when grouped wider. A down endpoint has no state: its scrapes fail (raw up is 0).",
-		Outputs:     []Output{{Name: "engine_state", Unit: "short", Node: &EngineState{}}}, Flavors: v1Flavors, Recent: true}
+		Outputs:     []Output{{Name: "engine_state", Unit: "short", Node: &EngineState{}, Codes: EngineStates}}, Flavors: v1Flavors, Recent: true}
 	RawSeries = &Entry{Type: TypeRaw, Name: "series", Label: "Series", Default: true,
 		Description: "Any vLLM, vLLM-Ascend or Dynamo series by name with label matchers; histograms as buckets or quantiles; up is 1 or 0 per endpoint after each scrape.",
 		Outputs:     []Output{{Node: &Raw{}}}, Flavors: withFrontend}
@@ -599,12 +606,12 @@ var Catalog = []*Entry{
 		}, Flavors: v1Flavors, Needs: []string{NeedsLoRA}},
 	{Type: TypeLoRA, Name: "by_adapter", Label: "By adapter",
 		Description: "Each adapter's state per endpoint: 2 while a running batch uses it, 1 while only waiting requests name it; no value otherwise.",
-		Outputs:     []Output{{Name: "lora_adapter_state", Unit: "short", Node: &LoRA{Part: LoRAState}}},
+		Outputs:     []Output{{Name: "lora_adapter_state", Unit: "short", Node: &LoRA{Part: LoRAState}, Codes: LoRAStates}},
 		Flavors:     v1Flavors, Needs: []string{NeedsLoRA}},
 
 	RawSeries,
 	{Type: TypeDiagnosis, Name: "findings", Label: "Findings", Default: true,
 		Description: "A table of what is wrong now: symptom, endpoint, engine, value, likely cause and the knob to turn."},
 	{Type: TypePromQL, Name: "series", Label: "Series", Default: true,
-		Description: "Prometheus mode only: the user's PromQL, labels as the server returns them."},
+		Description: "Prometheus mode only: the user's PromQL, labels as the server returns them.", Fields: []Field{FieldExpr}},
 }

@@ -236,22 +236,7 @@ func Walk(n Node, f func(Node)) {
 		return
 	}
 	f(n)
-	switch n := n.(type) {
-	case *Div:
-		Walk(n.Num, f)
-		Walk(n.Den, f)
-	case *Add:
-		Walk(n.A, f)
-		Walk(n.B, f)
-	case *Or:
-		for _, p := range n.Parts {
-			Walk(p, f)
-		}
-	case *Balance:
-		Walk(n.Load, f)
-		Walk(n.Waiting, f)
-	case *Capacity:
-		Walk(n.Pool, f)
-		Walk(n.Mean, f)
+	for _, c := range shapeOf(n).children {
+		Walk(c, f)
 	}
 }

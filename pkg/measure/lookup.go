@@ -2,6 +2,7 @@ package measure
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/inferscope/inferscope-vllm/pkg/vllm"
@@ -112,13 +113,12 @@ func Outputs(entries []*Entry, score string) []Output {
 // ReadsRates reports whether the outputs' formulas take rates over a window (of counters, or a histogram's buckets,
 // sum or count), where engines' rate semantics differ.
 func ReadsRates(outs []Output) bool {
-	return Reads(outs, func(n Node) bool {
-		switch n.(type) {
-		case *Rate, *Quantiles, *Mean, *Attainment, *PerGPU:
-			return true
-		}
-		return false
-	})
+	return Reads(outs, func(n Node) bool { return shapeOf(n).rates })
+}
+
+// ReadsQuantiles reports whether the outputs' formulas read the query's quantiles.
+func ReadsQuantiles(outs []Output) bool {
+	return Reads(outs, func(n Node) bool { return slices.Contains(shapeOf(n).fields, FieldQuantiles) })
 }
 
 // ReadsNode reports whether any of the outputs has a node of type T, e.g. ReadsNode[*PD].

@@ -60,7 +60,9 @@ func Generate(q query.Query, names Names, facts *Facts, window time.Duration) ([
 	if facts == nil {
 		facts = &Facts{}
 	}
-	g := &gen{q: q, names: names, configs: facts.CacheConfigs, bounds: facts.Bounds, layouts: facts.Layouts, w: model.Duration(window).String(), rankRe: q.Matchers().Engine}
+	var failed error
+	g := &gen{q: q, names: names, configs: facts.CacheConfigs, bounds: facts.Bounds, layouts: facts.Layouts, w: model.Duration(window).String(),
+		rankRe: q.Matchers().Engine, err: &failed}
 	metricUnit := q.LatencySignal().Unit
 	var out []Expr
 	for _, o := range outputs {
@@ -75,7 +77,7 @@ func Generate(q query.Query, names Names, facts *Facts, window time.Duration) ([
 			out = append(out, e)
 		}
 	}
-	return out, nil
+	return out, failed
 }
 
 type gen struct {
@@ -86,6 +88,15 @@ type gen struct {
 	layouts map[string]string
 	w       string
 	rankRe  *regexp.Regexp
+	// err is where print records a node it cannot print (shared by the copies a printer makes for sub-terms).
+	err *error
+}
+
+// fail records the first node print could not print.
+func (g *gen) fail(err error) {
+	if g.err != nil && *g.err == nil {
+		*g.err = err
+	}
 }
 
 // exprs prints one output's node: one expression, or one per quantile for a histogram quantile.
@@ -162,6 +173,11 @@ func (g *gen) print(n measure.Node) string {
 			return ""
 		}
 		return "(" + pool + ") / (" + mean + " > 0) * " + strconv.FormatFloat(1-*g.q.Headroom, 'g', -1, 64)
+	case *measure.Quantiles, *measure.Raw, *measure.LoRA, *measure.PD:
+		// Quantiles and raw series are whole outputs (exprs); the data source composes LoRA and P/D answers.
+		g.fail(fmt.Errorf("internal error: measure node %T cannot be printed inside a formula", n))
+	default:
+		g.fail(measure.Unhandled(n))
 	}
 	return ""
 }

@@ -238,7 +238,7 @@ type endpointNames struct {
 func (e *Engine) newEvalCtx(ctx context.Context, q Query, rng Range, requestedFrom int64) *evalCtx {
 	scrape := e.ScrapeInterval.Milliseconds()
 	if scrape <= 0 {
-		scrape = 5000
+		scrape = DefaultScrapeInterval.Milliseconds()
 	}
 	step, window := rng.Step.Milliseconds(), rng.Window.Milliseconds()
 	start, end := rng.From.UnixMilli(), rng.To.UnixMilli()

@@ -14,7 +14,7 @@ import (
 	"github.com/inferscope/inferscope-vllm/pkg/exposition"
 )
 
-var updateGolden = flag.Bool("update", false, "rewrite testdata/*.golden.jsonc from the current output")
+var updateGolden = flag.Bool("update", false, "rewrite testdata/*.jsonc golden frames from the current output (only those)")
 
 // goldenQueries is one query per type (and the measures dashboards use), answered over two minutes of the
 // synthetic fleet; the frames are checked field by field against testdata/<name>.golden.jsonc.

@@ -1,6 +1,7 @@
 package query
 
 import (
+	"fmt"
 	"math"
 	"sort"
 	"strconv"
@@ -53,9 +54,21 @@ func (c *evalCtx) eval(n measure.Node) []Output {
 		outs = c.engineState()
 	case *measure.PerGPU:
 		outs = c.perGPU(n)
+	case *measure.LoRA, *measure.PD:
+		// CheckEngineQuery refuses the queries that read them: the data source composes their answers.
+		c.fail(fmt.Errorf("internal error: measure node %T is answered by the data source, not by an engine", n))
+	default:
+		c.fail(measure.Unhandled(n))
 	}
 	c.memo[n] = outs
 	return outs
+}
+
+// fail stops the evaluation with err unless it has already stopped.
+func (c *evalCtx) fail(err error) {
+	if c.budget.err == nil {
+		c.budget.err = err
+	}
 }
 
 func aggOf(a measure.Agg) aggregation {

@@ -9,6 +9,7 @@ import (
 	"maps"
 	"math"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -52,17 +53,16 @@ var Measures = func() map[Type][]string {
 	return m
 }()
 
-// Group says how series are aggregated before they are returned.
-type Group string
+// Group says how series are aggregated before they are returned; pkg/measure defines the levels.
+type Group = measure.Group
 
 // Aggregation levels.
 const (
-	GroupEngine   Group = "engine"   // one series per endpoint and engine / DP rank (default)
-	GroupEndpoint Group = "endpoint" // one series per endpoint
-	GroupModel    Group = "model"    // one series per model_name across endpoints
-	GroupFleet    Group = "fleet"    // one series for everything selected
-	// GroupRole is one series per prefill/decode role (pkg/role), answered by the data source over the modes.
-	GroupRole Group = "role"
+	GroupEngine   = measure.GroupEngine
+	GroupEndpoint = measure.GroupEndpoint
+	GroupModel    = measure.GroupModel
+	GroupFleet    = measure.GroupFleet
+	GroupRole     = measure.GroupRole
 )
 
 // How a raw query returns a histogram (its histogram field).
@@ -226,11 +226,10 @@ func (q *Query) validate() error {
 	if err != nil {
 		return err
 	}
-	switch q.GroupBy {
-	case "":
+	if q.GroupBy == "" {
 		q.GroupBy = GroupEngine
-	case GroupEngine, GroupEndpoint, GroupModel, GroupFleet, GroupRole:
-	default:
+	}
+	if !slices.Contains(measure.Groups, q.GroupBy) {
 		return fmt.Errorf("groupBy %q is unknown: use engine, endpoint, model, fleet or role", q.GroupBy)
 	}
 	if _, err := compileAnchored(q.Role); err != nil {
@@ -241,13 +240,9 @@ func (q *Query) validate() error {
 			return err
 		}
 	}
-	quantiles := measure.Reads(q.Outputs(), func(n measure.Node) bool {
-		switch n.(type) {
-		case *measure.Quantiles, *measure.PD:
-			return true
-		}
-		return false
-	})
+	outs := q.Outputs()
+	// A raw query reads quantiles only when it returns a histogram as quantiles.
+	quantiles := measure.ReadsQuantiles(outs) && !measure.ReadsNode[*measure.Raw](outs)
 	if quantiles || q.QueryType == TypeLatency || (q.QueryType == TypeRaw && q.Histogram == HistogramQuantiles) {
 		if len(q.Quantiles) == 0 {
 			q.Quantiles = append([]float64(nil), DefaultQuantiles...)
@@ -322,8 +317,8 @@ func (q *Query) validate() error {
 			h := DefaultHeadroom
 			q.Headroom = &h
 		}
-		if *q.Headroom < 0 || *q.Headroom > 0.9 {
-			return fmt.Errorf("headroom %v is outside 0–0.9", *q.Headroom)
+		if *q.Headroom < 0 || *q.Headroom > MaxHeadroom {
+			return fmt.Errorf("headroom %v is outside 0–%v", *q.Headroom, MaxHeadroom)
 		}
 	}
 	q.matchers = m

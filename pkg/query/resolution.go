@@ -19,6 +19,10 @@ const maxStep = 100 * 365 * 24 * time.Hour
 // maxAbsTimestamp bounds request timestamps (ms) so that from − window − lookback and to − from cannot overflow.
 const maxAbsTimestamp = int64(1) << 61
 
+// DefaultScrapeInterval is the scrape interval of a data source that names none (pkg/datasource), and what the
+// engine assumes when it is given none.
+const DefaultScrapeInterval = 5 * time.Second
+
 // ResolveRange computes a query's Range: step = max(interval, scrape interval, range ÷ maxDataPoints) in whole
 // seconds, raised further when the range would hold more than MaxPointsPerSeries steps (as Grafana and
 // Prometheus do); window = max(step + scrape, 4 × scrape) unless the query sets one; from/to aligned down to
@@ -27,7 +31,7 @@ const maxAbsTimestamp = int64(1) << 61
 func ResolveRange(q Query, r Request, scrapeInterval time.Duration) (Range, error) {
 	scrape := scrapeInterval.Milliseconds()
 	if scrape <= 0 {
-		scrape = 5000
+		scrape = DefaultScrapeInterval.Milliseconds()
 	}
 	f, t := r.From.UnixMilli(), r.To.UnixMilli()
 	if t < f {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/inferscope/inferscope-vllm/pkg/exposition"
@@ -68,11 +69,12 @@ type Scraper struct {
 	rec     Recorder
 
 	// round serialises scrape rounds: a health check's round waits for the background one, so history always
-	// receives an endpoint's scrapes in time order.
-	round  sync.Mutex
-	mu     sync.RWMutex
-	status map[string]Status
-	subs   map[chan int64]struct{}
+	// receives an endpoint's scrapes in time order. started counts the rounds begun.
+	round   sync.Mutex
+	started atomic.Uint64
+	mu      sync.RWMutex
+	status  map[string]Status
+	subs    map[chan int64]struct{}
 	// tried holds, per target, a channel closed when its first scrape has finished, so that the first queries
 	// after Grafana creates the instance can wait for data instead of answering empty.
 	tried map[string]chan struct{}
@@ -136,9 +138,16 @@ func (s *Scraper) Stop() {
 }
 
 // ScrapeAll scrapes every target once, concurrently, records the results and notifies subscribers.
+// A round begun after the call and finished while it waited serves it: its results are as fresh, and a caller
+// that waited behind the background loop would otherwise wait for one round after another.
 func (s *Scraper) ScrapeAll(ctx context.Context) {
+	before := s.started.Load()
 	s.round.Lock()
 	defer s.round.Unlock()
+	if s.started.Load() > before {
+		return
+	}
+	s.started.Add(1)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go func() {

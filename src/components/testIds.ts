@@ -85,6 +85,7 @@ export const testIds = {
     quantiles: 'data-testid inferscope-query-quantiles',
     headroom: 'data-testid inferscope-query-headroom',
     threshold: 'data-testid inferscope-query-threshold',
+    score: 'data-testid inferscope-query-score',
     rawMetric: 'data-testid inferscope-query-raw-metric',
     histogram: 'data-testid inferscope-query-histogram',
     labelName: (i: number) => `data-testid inferscope-query-label-name-${i}`,

@@ -7,25 +7,26 @@ import {
   ScopedVars,
 } from '@grafana/data';
 import { DataSourceWithBackend, getTemplateSrv } from '@grafana/runtime';
-import { DEFAULT_QUERY, REGEX_FIELDS, VariableQuery, VariableResource, VllmOptions, VllmQuery } from './types';
+import { FIELD, QUERY_TYPE, REGEX_FIELDS } from './catalog.gen';
+import { DEFAULT_QUERY, VariableQuery, VariableResource, VllmOptions, VllmQuery } from './types';
 import { VllmVariableSupport } from './variables';
 
 /** Ad-hoc filter keys and the query fields they set; other keys become label matchers of raw queries. */
 const AD_HOC_FIELDS: Record<string, (typeof REGEX_FIELDS)[number]> = {
-  endpoint: 'endpoint',
-  model: 'model',
-  model_name: 'model',
-  engine: 'engine',
-  dp: 'engine',
-  dp_rank: 'engine',
-  role: 'role',
+  endpoint: FIELD.endpoint,
+  model: FIELD.model,
+  model_name: FIELD.model,
+  engine: FIELD.engine,
+  dp: FIELD.engine,
+  dp_rank: FIELD.engine,
+  role: FIELD.role,
 };
 
 const AD_HOC_RESOURCES: Record<(typeof REGEX_FIELDS)[number], VariableResource> = {
-  endpoint: 'endpoints',
-  model: 'models',
-  engine: 'engines',
-  role: 'roles',
+  [FIELD.endpoint]: 'endpoints',
+  [FIELD.model]: 'models',
+  [FIELD.engine]: 'engines',
+  [FIELD.role]: 'roles',
 };
 
 /** escapeRegex quotes a literal for a matcher the way Grafana's regex format does. */
@@ -98,7 +99,7 @@ export class DataSource extends DataSourceWithBackend<VllmQuery, VllmOptions> {
     }
     for (const f of filters ?? []) {
       const matcher = adHocMatcher(f);
-      if (matcher === undefined || query.queryType === 'promql') {
+      if (matcher === undefined || query.queryType === QUERY_TYPE.promql) {
         continue;
       }
       const field = AD_HOC_FIELDS[f.key];
@@ -107,7 +108,7 @@ export class DataSource extends DataSourceWithBackend<VllmQuery, VllmOptions> {
         if (!current || current === '.*') {
           out[field] = matcher;
         }
-      } else if (query.queryType === 'raw') {
+      } else if (query.queryType === QUERY_TYPE.raw) {
         out.labels = { ...(out.labels as Record<string, string> | undefined), [f.key]: matcher };
       }
     }
@@ -141,7 +142,7 @@ export class DataSource extends DataSourceWithBackend<VllmQuery, VllmOptions> {
 
   /** getTagKeys offers the filters every query type understands; raw queries accept any label. */
   async getTagKeys(): Promise<MetricFindValue[]> {
-    return ['endpoint', 'model', 'engine', 'role'].map((text) => ({ text }));
+    return REGEX_FIELDS.map((text) => ({ text }));
   }
 
   /** getTagValues lists values for an ad-hoc filter key from the backend's resources. */

@@ -2,43 +2,37 @@ import type { DataSourceJsonData } from '@grafana/data';
 import type { DataQuery } from '@grafana/schema';
 
 import catalog from './catalog.json';
+import type { MODE } from './settings.gen';
+import {
+  FIELD,
+  Field,
+  GROUP_BY as GROUP_BY_VALUE,
+  GroupBy,
+  Histogram,
+  QUERY_TYPE,
+  QueryType,
+  Score,
+} from './catalog.gen';
+
+export type { Field, GroupBy, QueryType } from './catalog.gen';
 
 /**
  * QUERY_TYPE_VALUES are the query types of the backend's measure catalog (pkg/measure), the same names in direct
- * and Prometheus mode; a test fails when this list and src/datasource/catalog.json disagree.
+ * and Prometheus mode, generated into catalog.gen.ts.
  */
-export const QUERY_TYPE_VALUES = [
-  'kv_cache_usage',
-  'spec_decode',
-  'dp_balance',
-  'latency',
-  'throughput',
-  'queue',
-  'cache',
-  'capacity',
-  'engine_state',
-  'mfu',
-  'lora',
-  'kv_transfer',
-  'kv_offload',
-  'lmcache',
-  'prompt_sources',
-  'raw',
-  'diagnosis',
-  'promql',
-] as const;
-
-/** QueryType names what the backend computes. */
-export type QueryType = (typeof QUERY_TYPE_VALUES)[number];
+export const QUERY_TYPE_VALUES = Object.values(QUERY_TYPE);
 
 type Option = { value: string; label: string; description: string };
 
-/** MeasureOption is one catalog entry: a measure of a query type, its outputs and the servers that have it. */
+/** MeasureOption is one catalog entry: a measure of a query type, its outputs, the fields it reads, its servers. */
 export interface MeasureOption extends Option {
   type: QueryType;
   default?: boolean;
-  outputs: Array<{ name: string; unit: string }>;
+  outputs: Array<{ name: string; unit: string; codes?: Array<{ value: number; name: string }> }>;
   flavors: string[];
+  fields: Field[];
+  required?: Field[];
+  groupBy?: GroupBy[];
 }
 
 /** QUERY_TYPES are the query types in the editor's order, from the catalog. */
@@ -56,69 +50,79 @@ export const LATENCY_METRICS: Option[] = catalog.latencyMetrics;
 /** TIMER_PREFIX marks a latency metric that names an Ascend profiler histogram. */
 export const TIMER_PREFIX = catalog.timerPrefix;
 
+/** DEFAULT_METRIC is the latency family of a latency query without a metric. */
+export const DEFAULT_METRIC = catalog.defaultMetric;
+
 /** BALANCE_SCORES are the imbalance scores a dp_balance query's score field may pick. */
-export const BALANCE_SCORES = catalog.scores;
+export const BALANCE_SCORES = catalog.scores as Score[];
 
-export type GroupBy = 'engine' | 'endpoint' | 'model' | 'fleet' | 'role';
-
-export const GROUP_BY: Array<{ value: GroupBy; label: string; description: string }> = [
-  { value: 'engine', label: 'Engine', description: 'One series per endpoint and engine / DP rank (default).' },
-  { value: 'endpoint', label: 'Endpoint', description: 'One series per endpoint.' },
-  { value: 'model', label: 'Model', description: 'One series per model across endpoints.' },
-  { value: 'fleet', label: 'Fleet', description: 'One series for everything selected.' },
-  { value: 'role', label: 'Role', description: 'One series per prefill/decode role (prefill, decode, both, unified).' },
-];
-
-export const DEFAULT_QUANTILES: number[] = catalog.defaultQuantiles;
-
-/** ACCELERATORS are the peak presets of MFU queries (pkg/measure); MAX_PEAK bounds a custom peak. */
-export const ACCELERATORS: Array<{ value: string; label: string; tflops: number; tbps: number }> = catalog.accelerators;
-export const DEFAULT_ACCELERATOR: string = catalog.defaultAccelerator;
-export const MAX_PEAK: number = catalog.maxPeak;
-export const DEFAULT_HEADROOM: number = catalog.defaultHeadroom;
-
-/** TypeFields says which optional fields a query type uses, so the editor shows only those. */
-export interface TypeFields {
-  filters: boolean;
-  groupBy: boolean;
-  window: boolean;
-  latency: boolean;
-  headroom: boolean;
-  raw: boolean;
-  promql: boolean;
+/** FieldSpec is a query field's bounds and default (pkg/query FieldSpecs). */
+export interface FieldSpec {
+  name: Field;
+  min?: number;
+  max?: number;
+  minExclusive?: boolean;
+  maxItems?: number;
+  maxBytes?: number;
+  default?: unknown;
+  values?: string[];
+  settings?: boolean;
 }
 
-const base: TypeFields = {
-  filters: true,
-  groupBy: true,
-  window: true,
-  latency: false,
-  headroom: false,
-  raw: false,
-  promql: false,
-};
+/** FIELD_SPECS are the query fields' bounds and defaults, by field. */
+export const FIELD_SPECS = Object.fromEntries((catalog.fields as FieldSpec[]).map((f) => [f.name, f])) as Record<
+  Field,
+  FieldSpec
+>;
 
-/** TYPE_FIELDS lists each query type's fields. */
-export const TYPE_FIELDS: Record<QueryType, TypeFields> = {
-  kv_cache_usage: { ...base, window: false },
-  spec_decode: base,
-  dp_balance: base,
-  latency: { ...base, latency: true },
-  throughput: base,
-  queue: base,
-  cache: base,
-  capacity: { ...base, headroom: true },
-  kv_transfer: base,
-  kv_offload: base,
-  lmcache: base,
-  prompt_sources: base,
-  engine_state: { ...base, window: false },
-  lora: { ...base, window: false },
-  mfu: base,
-  raw: { ...base, raw: true },
-  diagnosis: { ...base, groupBy: false, window: false },
-  promql: { ...base, filters: false, groupBy: false, window: false, promql: true },
-};
+/** GROUP_BY are the groupings with their English labels; the values come from the catalog. */
+export const GROUP_BY: Array<{ value: GroupBy; label: string; description: string }> = [
+  {
+    value: GROUP_BY_VALUE.engine,
+    label: 'Engine',
+    description: 'One series per endpoint and engine / DP rank (default).',
+  },
+  { value: GROUP_BY_VALUE.endpoint, label: 'Endpoint', description: 'One series per endpoint.' },
+  { value: GROUP_BY_VALUE.model, label: 'Model', description: 'One series per model across endpoints.' },
+  { value: GROUP_BY_VALUE.fleet, label: 'Fleet', description: 'One series for everything selected.' },
+  {
+    value: GROUP_BY_VALUE.role,
+    label: 'Role',
+    description: 'One series per prefill/decode role (prefill, decode, both, unified).',
+  },
+];
+
+export const DEFAULT_QUANTILES = FIELD_SPECS[FIELD.quantiles].default as number[];
+
+/** ACCELERATORS are the peak presets of MFU queries (pkg/measure). */
+export const ACCELERATORS: Array<{ value: string; label: string; tflops: number; tbps: number }> = catalog.accelerators;
+export const DEFAULT_ACCELERATOR: string = catalog.defaultAccelerator;
+export const DEFAULT_HEADROOM = FIELD_SPECS[FIELD.headroom].default as number;
+
+/** selectedMeasures are the catalog entries a query returns: its measure, or its type's defaults. */
+export function selectedMeasures(queryType: QueryType, measure?: string): MeasureOption[] {
+  const m = MEASURES[queryType];
+  if (!m) {
+    return [];
+  }
+  return m.options.filter((o) => (measure ? o.value === measure : m.defaults.includes(o.value)));
+}
+
+/** QueryFields are the fields a query reads (the union over its measures), those it needs, and its groupings. */
+export interface QueryFields {
+  reads: (f: Field) => boolean;
+  requires: (f: Field) => boolean;
+  groupBy: GroupBy[];
+}
+
+/** queryFields reads from the catalog which fields the editor shows and checks for a query. */
+export function queryFields(queryType: QueryType, measure?: string): QueryFields {
+  const entries = selectedMeasures(queryType, measure);
+  const reads = new Set(entries.flatMap((e) => e.fields));
+  const required = new Set(entries.flatMap((e) => e.required ?? []));
+  const groupBy = GROUP_BY.map((g) => g.value).filter((g) => entries.every((e) => e.groupBy?.includes(g)));
+  return { reads: (f) => reads.has(f), requires: (f) => required.has(f), groupBy };
+}
 
 /** VllmQuery mirrors the backend's query model (pkg/query/model.go; documented in the README). */
 export interface VllmQuery extends DataQuery {
@@ -137,21 +141,20 @@ export interface VllmQuery extends DataQuery {
   limit?: number;
   rank?: 'highest' | 'lowest';
   /** score restricts a dp_balance query to one imbalance score, without the per-rank loads. */
-  score?: string;
+  score?: Score;
   headroom?: number;
-  /** threshold is the SLO target, in seconds, of a latency slo_attainment query. */
+  /** threshold is the SLO target, in seconds, of a latency slo_attainment or goodput query. */
   threshold?: number;
   labels?: Record<string, string>;
-  histogram?: 'buckets' | 'quantiles';
+  histogram?: Histogram;
   legendFormat?: string;
   /** expr is the PromQL expression of a `promql` query. */
   expr?: string;
 }
 
-/** Fields holding regular expressions; multi-value variables expand into them as (a|b). */
-export const REGEX_FIELDS = ['endpoint', 'model', 'engine', 'role'] as const;
+export { REGEX_FIELDS } from './catalog.gen';
 
-export const DEFAULT_QUERY: Partial<VllmQuery> = { queryType: 'kv_cache_usage' };
+export const DEFAULT_QUERY: Partial<VllmQuery> = { queryType: QUERY_TYPE.kv_cache_usage };
 
 /** VariableResource names the backend resources template variables can list. */
 export type VariableResource = 'models' | 'engines' | 'endpoints' | 'roles' | 'metrics' | 'label-values';
@@ -177,7 +180,8 @@ export interface VariableQuery extends DataQuery {
   label?: string;
 }
 
-export type Mode = 'direct' | 'prometheus';
+/** Mode is where the data source reads metrics from (pkg/datasource Mode). */
+export type Mode = (typeof MODE)[keyof typeof MODE];
 
 export interface Endpoint {
   url: string;

@@ -1,6 +1,8 @@
 import { t } from '@grafana/i18n';
 import { tf } from '../i18n';
-import { DEFAULT_HEADROOM, Endpoint, MAX_PEAK, VllmOptions, VllmQuery } from './types';
+import { FIELD, Field, QUERY_TYPE, REGEX_FIELDS } from './catalog.gen';
+import { MODE, SETTINGS } from './settings.gen';
+import { DEFAULT_HEADROOM, Endpoint, FIELD_SPECS, FieldSpec, queryFields, VllmOptions, VllmQuery } from './types';
 
 const UNITS: Record<string, number> = { ns: 1e-6, us: 1e-3, µs: 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 
@@ -36,17 +38,6 @@ export interface SettingsErrors {
   limits?: string;
   peaks?: string;
 }
-
-/** Ranges mirrored from pkg/datasource/settings.go. */
-export const SETTINGS_LIMITS = {
-  minMemoryMB: 16,
-  maxMemoryMB: 65536,
-  maxBodyMB: 1024,
-  maxSamples: 10_000_000,
-  maxScrapeIntervalMs: 3_600_000,
-  maxRetentionMs: 744 * 3_600_000,
-  maxEndpoints: 1000,
-};
 
 function parseURL(raw: string): URL | undefined {
   try {
@@ -133,8 +124,8 @@ function endpointErrors(endpoints: Endpoint[]): Record<number, string> {
 /** validateSettings mirrors pkg/datasource/settings.go's validation, so mistakes show before "Save & test". */
 export function validateSettings(jsonData: VllmOptions): SettingsErrors {
   const errors: SettingsErrors = { endpoints: {} };
-  const mode = jsonData.mode ?? 'direct';
-  if (mode === 'direct') {
+  const mode = jsonData.mode ?? MODE.direct;
+  if (mode === MODE.direct) {
     const endpoints = jsonData.endpoints ?? [];
     if (endpoints.length === 0) {
       errors.endpointsMissing = t(
@@ -142,20 +133,24 @@ export function validateSettings(jsonData: VllmOptions): SettingsErrors {
         'Direct mode needs at least one /metrics endpoint URL.'
       );
     }
-    if (endpoints.length > SETTINGS_LIMITS.maxEndpoints) {
+    if (endpoints.length > SETTINGS.maxEndpoints) {
       errors.endpointsMissing = tf('validation.too-many-endpoints', 'At most {{max}} endpoints per data source.', {
-        max: SETTINGS_LIMITS.maxEndpoints,
+        max: SETTINGS.maxEndpoints,
       });
     }
     errors.endpoints = endpointErrors(endpoints);
   }
-  const interval = jsonData.scrapeInterval ? parseDuration(jsonData.scrapeInterval) : 5000;
+  const interval = jsonData.scrapeInterval ? parseDuration(jsonData.scrapeInterval) : SETTINGS.defaultScrapeIntervalMs;
   if (interval === undefined) {
     errors.scrapeInterval = t('validation.interval-not-duration', 'Use a duration such as 5s or 1m.');
-  } else if (interval < 1000) {
-    errors.scrapeInterval = t('validation.interval-too-short', 'The scrape interval must be at least 1s.');
-  } else if (interval > SETTINGS_LIMITS.maxScrapeIntervalMs) {
-    errors.scrapeInterval = t('validation.interval-too-long', 'The scrape interval must be at most 1h.');
+  } else if (interval < SETTINGS.minScrapeIntervalMs) {
+    errors.scrapeInterval = tf('validation.interval-too-short', 'The scrape interval must be at least {{min}}.', {
+      min: SETTINGS.minScrapeInterval,
+    });
+  } else if (interval > SETTINGS.maxScrapeIntervalMs) {
+    errors.scrapeInterval = tf('validation.interval-too-long', 'The scrape interval must be at most {{max}}.', {
+      max: SETTINGS.maxScrapeInterval,
+    });
   }
   if (jsonData.scrapeTimeout) {
     const timeout = parseDuration(jsonData.scrapeTimeout);
@@ -174,48 +169,56 @@ export function validateSettings(jsonData: VllmOptions): SettingsErrors {
       errors.retention = t('validation.retention-not-duration', 'Use a duration such as 1h or 30m.');
     } else if (interval !== undefined && retention < interval) {
       errors.retention = t('validation.retention-must-be-at-least', 'Retention must be at least one scrape interval.');
-    } else if (retention > SETTINGS_LIMITS.maxRetentionMs) {
-      errors.retention = t('validation.retention-must-be-at-most', 'Retention must be at most 744h (31 days).');
+    } else if (retention > SETTINGS.maxRetentionMs) {
+      errors.retention = tf('validation.retention-must-be-at-most', 'Retention must be at most {{max}}.', {
+        max: SETTINGS.maxRetention,
+      });
     }
   }
   const memory = jsonData.maxMemoryMB ?? 0;
-  if (memory !== 0 && (memory < SETTINGS_LIMITS.minMemoryMB || memory > SETTINGS_LIMITS.maxMemoryMB)) {
-    errors.maxMemoryMB = t('validation.the-memory-cap-must-be', 'The memory cap must be between 16 and 65536 MB.');
+  if (memory !== 0 && (memory < SETTINGS.minMemoryMB || memory > SETTINGS.maxMemoryMB)) {
+    errors.maxMemoryMB = tf(
+      'validation.the-memory-cap-must-be',
+      'The memory cap must be between {{min}} and {{max}} MB.',
+      {
+        min: SETTINGS.minMemoryMB,
+        max: SETTINGS.maxMemoryMB,
+      }
+    );
   }
   const body = jsonData.maxBodyMB ?? 0;
   const samples = jsonData.maxSamples ?? 0;
   if (body < 0 || samples < 0) {
     errors.limits = t('validation.scrape-limits-must-not-be', 'Scrape limits must not be negative.');
-  } else if (body > SETTINGS_LIMITS.maxBodyMB || samples > SETTINGS_LIMITS.maxSamples) {
-    errors.limits = t(
+  } else if (body > SETTINGS.maxBodyMB || samples > SETTINGS.maxSamples) {
+    errors.limits = tf(
       'validation.scrape-limits-are-at-most',
-      'Scrape limits are at most 1024 MB per body and 10000000 samples per scrape.'
+      'Scrape limits are at most {{body}} MB per body and {{samples}} samples per scrape.',
+      { body: SETTINGS.maxBodyMB, samples: SETTINGS.maxSamples }
     );
   }
   const peaks = [jsonData.peakTflops ?? 0, jsonData.peakMemoryTBps ?? 0];
-  if (peaks.some((p) => !(p >= 0 && p <= MAX_PEAK))) {
-    errors.peaks = tf('validation.peaks-out-of-range', 'Peaks must be between 0 and {{max}}.', { max: MAX_PEAK });
+  if (peaks.some((p) => !(p >= 0 && p <= SETTINGS.maxPeak))) {
+    errors.peaks = tf('validation.peaks-out-of-range', 'Peaks must be between 0 and {{max}}.', {
+      max: SETTINGS.maxPeak,
+    });
   }
   return errors;
 }
 
 /** QueryErrors holds the query editor's messages, keyed by query field. */
-export type QueryErrors = Partial<
-  Record<
-    | 'endpoint'
-    | 'model'
-    | 'engine'
-    | 'role'
-    | 'window'
-    | 'quantiles'
-    | 'headroom'
-    | 'threshold'
-    | 'metric'
-    | 'labels'
-    | 'expr',
-    string
-  >
->;
+export type QueryErrors = Partial<Record<Field, string>>;
+
+/** outside reports whether a number lies outside a field's bounds (pkg/query FieldSpecs). */
+function outside(v: number, spec: FieldSpec): boolean {
+  if (!Number.isFinite(v)) {
+    return true;
+  }
+  if (spec.min !== undefined && (spec.minExclusive ? v <= spec.min : v < spec.min)) {
+    return true;
+  }
+  return spec.max !== undefined && v > spec.max;
+}
 
 function regexError(re: string | undefined): string | undefined {
   if (!re || hasVariable(re)) {
@@ -232,7 +235,7 @@ function regexError(re: string | undefined): string | undefined {
 /** validateQuery mirrors pkg/query/model.go's Validate for what can be checked before the query runs. */
 export function validateQuery(q: VllmQuery): QueryErrors {
   const errors: QueryErrors = {};
-  for (const field of ['endpoint', 'model', 'engine', 'role'] as const) {
+  for (const field of REGEX_FIELDS) {
     const msg = regexError(q[field]);
     if (msg) {
       errors[field] = msg;
@@ -249,23 +252,38 @@ export function validateQuery(q: VllmQuery): QueryErrors {
   if (q.window && !hasVariable(q.window) && !parseDuration(q.window)) {
     errors.window = t('validation.use-a-positive-duration-such', 'Use a positive duration such as 1m or 30s.');
   }
-  if (q.quantiles?.some((v) => !(v >= 0 && v <= 1))) {
-    errors.quantiles = t(
-      'validation.quantiles-must-be-between-0',
-      'Quantiles must be between 0 and 1, e.g. 0.5, 0.99.'
-    );
+  const fields = queryFields(q.queryType ?? QUERY_TYPE.kv_cache_usage, q.measure);
+  const quantiles = FIELD_SPECS[FIELD.quantiles];
+  if (q.quantiles && fields.reads(FIELD.quantiles)) {
+    if (q.quantiles.some((v) => outside(v, quantiles))) {
+      errors.quantiles = tf(
+        'validation.quantiles-out-of-range',
+        'Quantiles must be between {{min}} and {{max}}, e.g. 0.5, 0.99.',
+        { min: quantiles.min, max: quantiles.max }
+      );
+    } else if (quantiles.maxItems && q.quantiles.length > quantiles.maxItems) {
+      errors.quantiles = tf('validation.too-many-quantiles', 'At most {{max}} quantiles per query.', {
+        max: quantiles.maxItems,
+      });
+    }
   }
-  if (q.queryType === 'latency' && q.measure === 'slo_attainment' && !((q.threshold ?? 0) > 0)) {
-    errors.threshold = t('validation.threshold-positive', 'The SLO target must be a positive number of seconds.');
+  if (fields.reads(FIELD.threshold)) {
+    const threshold = q.threshold;
+    if (threshold === undefined ? fields.requires(FIELD.threshold) : outside(threshold, FIELD_SPECS[FIELD.threshold])) {
+      errors.threshold = t('validation.threshold-positive', 'The SLO target must be a positive number of seconds.');
+    }
   }
-  const headroom = q.headroom ?? DEFAULT_HEADROOM;
-  if (q.queryType === 'capacity' && !(headroom >= 0 && headroom <= 0.9)) {
-    errors.headroom = t('validation.headroom-must-be-between-0', 'Headroom must be between 0 and 0.9.');
+  const headroom = FIELD_SPECS[FIELD.headroom];
+  if (fields.reads(FIELD.headroom) && outside(q.headroom ?? DEFAULT_HEADROOM, headroom)) {
+    errors.headroom = tf('validation.headroom-out-of-range', 'Headroom must be between {{min}} and {{max}}.', {
+      min: headroom.min,
+      max: headroom.max,
+    });
   }
-  if (q.queryType === 'raw' && !q.metric) {
+  if (fields.requires(FIELD.metric) && !q.metric) {
     errors.metric = t('validation.raw-queries-need-a-metric', 'Raw queries need a metric name.');
   }
-  if (q.queryType === 'promql' && !q.expr?.trim()) {
+  if (fields.requires(FIELD.expr) && !q.expr?.trim()) {
     errors.expr = t('validation.enter-a-promql-expression', 'Enter a PromQL expression.');
   }
   return errors;

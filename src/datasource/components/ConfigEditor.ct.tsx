@@ -85,3 +85,8 @@ for (const theme of THEMES) {
     await screenshot(page, `config-editor-${theme}`);
   });
 }
+
+test('Prometheus mode: the scrape interval placeholder is the real default', async ({ mount, page }) => {
+  await mount<HooksConfig>(<ConfigEditorStory jsonData={{ mode: 'prometheus' }} />);
+  await expect(page.getByLabel('Scrape interval')).toHaveAttribute('placeholder', '5s');
+});

@@ -5,6 +5,7 @@ import { DataSourcePluginOptionsEditorProps } from '@grafana/data';
 import { AdvancedHttpSettings, Auth, AuthMethod, ConnectionSettings, convertLegacyAuthProps } from '@grafana/plugin-ui';
 import { Field, FieldSet, RadioButtonGroup, Stack, Switch } from '@grafana/ui';
 import { testIds } from '../../components/testIds';
+import { MODE, SETTINGS } from '../settings.gen';
 import { Mode, VllmOptions, VllmSecureOptions } from '../types';
 import { validateSettings } from '../validation';
 import { AcceleratorPeaks } from './config/AcceleratorPeaks';
@@ -17,8 +18,12 @@ import { EndpointStatus } from './config/EndpointStatus';
 type Props = DataSourcePluginOptionsEditorProps<VllmOptions, VllmSecureOptions>;
 
 export const MODES: Array<{ label: string; value: Mode; description: string }> = [
-  { label: 'Direct', value: 'direct', description: 'Scrape vLLM /metrics endpoints and keep history in memory.' },
-  { label: 'Prometheus', value: 'prometheus', description: 'Query a Prometheus-compatible server that scrapes vLLM.' },
+  { label: 'Direct', value: MODE.direct, description: 'Scrape vLLM /metrics endpoints and keep history in memory.' },
+  {
+    label: 'Prometheus',
+    value: MODE.prometheus,
+    description: 'Query a Prometheus-compatible server that scrapes vLLM.',
+  },
 ];
 
 /**
@@ -46,7 +51,7 @@ function PrometheusConnection({ options, onOptionsChange }: Props) {
  */
 export function ConfigEditor({ options, onOptionsChange }: Props) {
   const jsonData = options.jsonData;
-  const mode = jsonData.mode ?? 'direct';
+  const mode = jsonData.mode ?? MODE.direct;
   const errors = validateSettings(jsonData);
   const update = (patch: Partial<VllmOptions>) => onOptionsChange({ ...options, jsonData: { ...jsonData, ...patch } });
 
@@ -65,7 +70,7 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
             />
           </div>
         </Field>
-        {mode === 'direct' && (
+        {mode === MODE.direct && (
           <>
             <EndpointList
               uid={options.uid}
@@ -81,8 +86,7 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
                   'config-editor.how-often-each-endpoint-is.description',
                   'How often each endpoint is scraped (min 1s).'
                 )}
-                // eslint-disable-next-line @grafana/i18n/no-untranslated-strings -- an example value, the same in every language
-                placeholder="5s"
+                placeholder={SETTINGS.defaultScrapeInterval}
                 value={jsonData.scrapeInterval}
                 error={errors.scrapeInterval}
                 testId={testIds.configEditor.scrapeInterval}
@@ -94,8 +98,7 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
                   'config-editor.per-scrape-at-most-the.description',
                   'Per scrape, at most the interval. Default 80 % of it.'
                 )}
-                // eslint-disable-next-line @grafana/i18n/no-untranslated-strings -- an example value, the same in every language
-                placeholder="4s"
+                placeholder={SETTINGS.defaultScrapeTimeout}
                 value={jsonData.scrapeTimeout}
                 error={errors.scrapeTimeout}
                 testId={testIds.configEditor.scrapeTimeout}
@@ -104,8 +107,7 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
               <DurationInput
                 label={t('config-editor.retention.label', 'Retention')}
                 description={t('config-editor.history-kept-in-memory.description', 'History kept in memory.')}
-                // eslint-disable-next-line @grafana/i18n/no-untranslated-strings -- an example value, the same in every language
-                placeholder="1h"
+                placeholder={SETTINGS.defaultRetention}
                 value={jsonData.retention}
                 error={errors.retention}
                 testId={testIds.configEditor.retention}
@@ -119,8 +121,7 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
                   'config-editor.for-the-history-oldest-data.description',
                   'For the history; oldest data goes first.'
                 )}
-                // eslint-disable-next-line @grafana/i18n/no-untranslated-strings -- an example value, the same in every language
-                placeholder="512"
+                placeholder={String(SETTINGS.defaultMaxMemoryMB)}
                 value={jsonData.maxMemoryMB}
                 error={errors.maxMemoryMB}
                 testId={testIds.configEditor.maxMemoryMB}
@@ -129,8 +130,7 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
               <NumberInput
                 label={t('config-editor.max-body-mb.label', 'Max body (MB)')}
                 description={t('config-editor.per-scrape-of-one-endpoint.description', 'Per scrape of one endpoint.')}
-                // eslint-disable-next-line @grafana/i18n/no-untranslated-strings -- an example value, the same in every language
-                placeholder="16"
+                placeholder={String(SETTINGS.defaultMaxBodyMB)}
                 value={jsonData.maxBodyMB}
                 error={errors.limits}
                 testId={testIds.configEditor.maxBodyMB}
@@ -142,8 +142,7 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
                   'config-editor.vllm-series-kept-per-scrape.description',
                   'vLLM series kept per scrape of one endpoint.'
                 )}
-                // eslint-disable-next-line @grafana/i18n/no-untranslated-strings -- an example value, the same in every language
-                placeholder="50000"
+                placeholder={String(SETTINGS.defaultMaxSamples)}
                 value={jsonData.maxSamples}
                 testId={testIds.configEditor.maxSamples}
                 onChange={(maxSamples) => update({ maxSamples })}
@@ -165,7 +164,7 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
             onChange={(e) => update({ allowLinkLocalTargets: e.currentTarget.checked || undefined })}
           />
         </Field>
-        {mode === 'prometheus' && (
+        {mode === MODE.prometheus && (
           <Field
             label={t('config-editor.http-method.label', 'HTTP method')}
             description={t(
@@ -187,15 +186,14 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
             </div>
           </Field>
         )}
-        {mode === 'prometheus' && (
+        {mode === MODE.prometheus && (
           <DurationInput
             label={t('config-editor.scrape-interval.label', 'Scrape interval')}
             description={t(
               'config-editor.the-prometheus-server-s-scrape.description',
               "The Prometheus server's scrape interval for vLLM targets; sets the minimum step and rate windows."
             )}
-            // eslint-disable-next-line @grafana/i18n/no-untranslated-strings -- an example value, the same in every language
-            placeholder="15s"
+            placeholder={SETTINGS.defaultScrapeInterval}
             value={jsonData.scrapeInterval}
             error={errors.scrapeInterval}
             testId={testIds.configEditor.scrapeInterval}
@@ -203,7 +201,7 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
           />
         )}
       </FieldSet>
-      {mode === 'prometheus' ? (
+      {mode === MODE.prometheus ? (
         <PrometheusConnection options={options} onOptionsChange={onOptionsChange} />
       ) : (
         <FieldSet label={t('config-editor.authentication-and-tls.label', 'Authentication and TLS')}>
@@ -213,7 +211,7 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
       <FieldSet label={t('config-editor.bearer-token.label', 'Bearer token')}>
         <BearerToken options={options} onOptionsChange={onOptionsChange} />
       </FieldSet>
-      {mode === 'direct' && options.uid && (
+      {mode === MODE.direct && options.uid && (
         <FieldSet label={t('config-editor.health.label', 'Health')}>
           <EndpointStatus uid={options.uid} version={options.version} />
         </FieldSet>

@@ -1,6 +1,7 @@
 import React from 'react';
 import { expect, test } from '@playwright/experimental-ct-react';
 import catalog from '../catalog.json';
+import editorQueries from '../testdata/editor_queries.json';
 import type { HooksConfig } from '../../ct/backend';
 import { offers, pick, screenshot, state, THEMES } from '../../ct/helpers';
 import { QueryEditorStory } from '../../ct/stories';
@@ -54,6 +55,34 @@ test('a measure and a latency family are picked, quantiles commit on blur', asyn
     await offers(page, page.getByRole('combobox', { name: 'Latency metric' }), 'vllm_profiling_forward:duration')
   ).toBe(true);
 });
+
+// The query the editor produces is in testdata/editor_queries.json, which a Go test (pkg/query editor_test.go)
+// answers over the synthetic fleet: Goodput with a threshold returns data.
+test('Goodput shows and checks the SLO target, and the query it builds returns data', async ({ mount, page }) => {
+  await mount<HooksConfig>(<QueryEditorStory initial={{ queryType: 'latency' }} />, { hooksConfig: { routes } });
+  await pick(page, page.getByRole('combobox', { name: 'Measure' }), 'Goodput');
+  const threshold = page.getByLabel('SLO target');
+  await expect(threshold).toBeVisible();
+  await expect(page.getByText('The SLO target must be a positive number of seconds.')).toBeVisible();
+  await threshold.fill('0.5');
+  await threshold.blur();
+  await expect.poll(async () => (await state<Story>(page)).query).toEqual(editorQueries.goodput);
+  await expect(page.getByText('The SLO target must be a positive number of seconds.')).toHaveCount(0);
+});
+
+for (const [queryType, measure] of [
+  ['kv_transfer', 'latency'],
+  ['kv_transfer', 'pd_ttft'],
+  ['cache', 'residency'],
+] as const) {
+  test(`${queryType}/${measure} reads quantiles, and the editor sets them`, async ({ mount, page }) => {
+    await mount<HooksConfig>(<QueryEditorStory initial={{ queryType, measure }} />, { hooksConfig: { routes } });
+    const quantiles = page.getByLabel('Quantiles');
+    await quantiles.fill('0.5, 0.99');
+    await quantiles.blur();
+    await expect.poll(async () => (await state<Story>(page)).query.quantiles).toEqual([0.5, 0.99]);
+  });
+}
 
 test('filters list what the data source has seen, and dashboard variables', async ({ mount, page }) => {
   await mount<HooksConfig>(<QueryEditorStory initial={{ queryType: 'queue' }} />, { hooksConfig: { routes } });

@@ -7,7 +7,8 @@ import { EditorRow, EditorRows } from '@grafana/plugin-ui';
 import { Combobox } from '@grafana/ui';
 import { testIds } from '../../components/testIds';
 import { DataSource } from '../datasource';
-import { QUERY_TYPES, QueryType, TYPE_FIELDS, VllmOptions, VllmQuery } from '../types';
+import { FIELD, QUERY_TYPE } from '../catalog.gen';
+import { QUERY_TYPES, QueryType, queryFields, VllmOptions, VllmQuery } from '../types';
 import { validateQuery } from '../validation';
 import { CommitInput } from './CommitInput';
 import { CapacitySection } from './query/CapacitySection';
@@ -17,6 +18,9 @@ import { LatencySection } from './query/LatencySection';
 import { MeasureField } from './query/MeasureField';
 import { PromQLSection } from './query/PromQLSection';
 import { RawSection } from './query/RawSection';
+import { ScoreField } from './query/ScoreField';
+import { ThresholdField } from './query/ThresholdField';
+import { QuantilesField } from './query/QuantilesField';
 import { QueryField } from './query/QueryField';
 
 type Props = QueryEditorProps<DataSource, VllmQuery, VllmOptions>;
@@ -27,8 +31,9 @@ type Props = QueryEditorProps<DataSource, VllmQuery, VllmOptions>;
  * metric and label filters, or a PromQL expression), the legend, and the PromQL Prometheus mode ran.
  */
 export function QueryEditor({ query, onChange, onRunQuery, datasource, data }: Props) {
-  const queryType = query.queryType ?? 'kv_cache_usage';
-  const fields = TYPE_FIELDS[queryType] ?? TYPE_FIELDS.kv_cache_usage;
+  const queryType = query.queryType ?? QUERY_TYPE.kv_cache_usage;
+  // The fields shown are those the catalog says the query's measures read (catalog.json, from pkg/measure).
+  const fields = queryFields(queryType, query.measure);
   const types = localized('catalog.type', QUERY_TYPES);
   const selected = types.find((o) => o.value === queryType);
   const errors = validateQuery({ ...query, queryType });
@@ -56,7 +61,7 @@ export function QueryEditor({ query, onChange, onRunQuery, datasource, data }: P
       legendFormat,
       queryType: next,
     };
-    if (next === 'promql' || query.queryType === 'promql') {
+    if (next === QUERY_TYPE.promql || query.queryType === QUERY_TYPE.promql) {
       kept.expr = query.expr;
     }
     onChange(JSON.parse(JSON.stringify(kept)) as VllmQuery);
@@ -77,30 +82,51 @@ export function QueryEditor({ query, onChange, onRunQuery, datasource, data }: P
           />
         </QueryField>
         <MeasureField queryType={queryType} value={query.measure} onChange={(measure) => update({ measure })} />
-        {fields.headroom && (
+        {fields.reads(FIELD.headroom) && (
           <CapacitySection
             value={query.headroom}
             invalid={errors.headroom}
             onChange={(headroom) => update({ headroom })}
           />
         )}
+        {fields.reads(FIELD.score) && <ScoreField value={query.score} onChange={(score) => update({ score })} />}
       </EditorRow>
-      {fields.latency && <LatencySection datasource={datasource} query={query} errors={errors} onChange={update} />}
-      {fields.raw && <RawSection datasource={datasource} query={query} errors={errors} onChange={update} />}
-      {fields.promql && (
+      {fields.reads(FIELD.family) && <LatencySection datasource={datasource} query={query} onChange={update} />}
+      {(fields.reads(FIELD.threshold) || (fields.reads(FIELD.quantiles) && !fields.reads(FIELD.histogram))) && (
+        <EditorRow>
+          {fields.reads(FIELD.quantiles) && !fields.reads(FIELD.histogram) && (
+            <QuantilesField
+              value={query.quantiles}
+              invalid={errors.quantiles}
+              onChange={(quantiles) => update({ quantiles })}
+            />
+          )}
+          {fields.reads(FIELD.threshold) && (
+            <ThresholdField
+              value={query.threshold}
+              invalid={errors.threshold}
+              onChange={(threshold) => update({ threshold })}
+            />
+          )}
+        </EditorRow>
+      )}
+      {fields.reads(FIELD.metric) && (
+        <RawSection datasource={datasource} query={query} errors={errors} onChange={update} />
+      )}
+      {fields.reads(FIELD.expr) && (
         <PromQLSection value={query.expr} invalid={errors.expr} onChange={(expr, run) => update({ expr }, run)} />
       )}
-      {fields.filters && (
+      {fields.reads(FIELD.endpoint) && (
         <FiltersSection
           datasource={datasource}
           query={query}
           errors={errors}
-          showGroupBy={fields.groupBy}
+          groupings={fields.groupBy}
           onChange={(patch) => update(patch)}
         />
       )}
       <EditorRow>
-        {fields.window && (
+        {fields.reads(FIELD.window) && (
           <QueryField
             label={t('query-editor.window.label', 'Window')}
             description={t(

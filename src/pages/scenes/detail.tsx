@@ -15,6 +15,7 @@ import {
 } from '@grafana/scenes';
 import { Agents } from '../../components/AppConfig/Agents';
 import { ProfilerConfigs } from '../../components/AppConfig/ProfilerConfigs';
+import { QUERY_TYPE } from '../../datasource/catalog.gen';
 import { ascendPanels, detailPanels, diagnosisTarget, type Filter } from './queries';
 import { ExploreLink, fetchEndpoints, queryRunner, sceneState, selectedUid, timeseriesPanel } from './shared';
 
@@ -60,7 +61,7 @@ export class AscendSection extends SceneObjectBase<AscendSectionState> {
     }
     const kv = sceneGraph.findObject(
       this.getRoot(),
-      (o) => o instanceof SceneQueryRunner && o.state.queries[0]?.queryType === 'kv_cache_usage'
+      (o) => o instanceof SceneQueryRunner && o.state.queries[0]?.queryType === QUERY_TYPE.kv_cache_usage
     ) as SceneQueryRunner | null;
     const check = () => {
       const labelled = kv?.state.data?.series.some((f) => f.fields.some((field) => field.labels?.dp !== undefined));

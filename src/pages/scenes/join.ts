@@ -1,4 +1,5 @@
 import { DataFrame, Field, FieldSparkline, FieldType } from '@grafana/data';
+import { ENGINE_STATE } from '../../datasource/catalog.gen';
 import { FLEET_REFS } from './queries';
 
 /** State is an endpoint's (or model's) condition: engine_state's lowest engine, or down when its scrape fails. */
@@ -27,7 +28,11 @@ export interface FleetRow {
 
 type Key = 'endpoint' | 'model';
 const LABEL: Record<Key, string> = { endpoint: 'endpoint', model: 'model_name' };
-const ENGINE_STATES: Record<number, State> = { 3: 'up', 2: 'sleeping', 1: 'unhealthy' };
+const ENGINE_STATES: Record<number, State> = {
+  [ENGINE_STATE.online]: 'up',
+  [ENGINE_STATE.asleep]: 'sleeping',
+  [ENGINE_STATE.unhealthy]: 'unhealthy',
+};
 /** STATE_ORDER ranks states worst first, the fleet table's default order. */
 export const STATE_ORDER: State[] = ['down', 'unhealthy', 'sleeping', 'up', 'unknown'];
 
@@ -169,7 +174,7 @@ export function joinFleet(frames: DataFrame[], key: Key, known: string[] = []): 
     .sort((a, b) => STATE_ORDER.indexOf(a.state) - STATE_ORDER.indexOf(b.state) || a.name.localeCompare(b.name));
 }
 
-/** state reads raw up (0: down) and engine_state (3 online, 2 asleep, 1 unhealthy; no series on V0: up). */
+/** state reads raw up (0: down) and engine_state (ENGINE_STATE's codes; no series on V0: up). */
 function state(up: number | undefined, engine: number | undefined): State {
   if (up === 0) {
     return 'down';

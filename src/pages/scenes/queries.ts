@@ -1,3 +1,4 @@
+import { FAMILY, GROUP_BY, MEASURE, QUERY_TYPE, SCORE } from '../../datasource/catalog.gen';
 import type { VllmQuery } from '../../datasource/types';
 
 // The queries the app's pages send, built here so the fleet table, the drill-downs and their tests agree. Every
@@ -47,25 +48,44 @@ function filtered(f: Filter): Partial<VllmQuery> {
 }
 
 /** fleetTargets are the fleet table's targets, one QueryData round trip for every endpoint (or model). */
-export function fleetTargets(groupBy: 'endpoint' | 'model' = 'endpoint'): Target[] {
+export function fleetTargets(groupBy: typeof GROUP_BY.endpoint | typeof GROUP_BY.model = GROUP_BY.endpoint): Target[] {
   const g = { groupBy };
   return [
-    { refId: FLEET_REFS.state, queryType: 'engine_state', ...g },
-    { refId: FLEET_REFS.up, queryType: 'raw', metric: 'up' },
-    { refId: FLEET_REFS.kv, queryType: 'kv_cache_usage' },
-    { refId: FLEET_REFS.running, queryType: 'queue', measure: 'running', ...g },
-    { refId: FLEET_REFS.waiting, queryType: 'queue', measure: 'waiting', ...g },
-    { refId: FLEET_REFS.ttft, queryType: 'latency', metric: 'ttft', quantiles: [0.95], window: '5m', ...g },
-    { refId: FLEET_REFS.generation, queryType: 'throughput', measure: 'generation_tokens', window: '1m', ...g },
+    { refId: FLEET_REFS.state, queryType: QUERY_TYPE.engine_state, ...g },
+    { refId: FLEET_REFS.up, queryType: QUERY_TYPE.raw, metric: 'up' },
+    { refId: FLEET_REFS.kv, queryType: QUERY_TYPE.kv_cache_usage },
+    { refId: FLEET_REFS.running, queryType: QUERY_TYPE.queue, measure: MEASURE.queue.running, ...g },
+    { refId: FLEET_REFS.waiting, queryType: QUERY_TYPE.queue, measure: MEASURE.queue.waiting, ...g },
     {
-      refId: FLEET_REFS.imbalance,
-      queryType: 'dp_balance',
-      measure: 'running_waiting',
-      score: 'max_over_mean',
+      refId: FLEET_REFS.ttft,
+      queryType: QUERY_TYPE.latency,
+      metric: FAMILY.ttft,
+      quantiles: [0.95],
+      window: '5m',
       ...g,
     },
-    { refId: FLEET_REFS.acceptance, queryType: 'spec_decode', measure: 'acceptance_rate', window: '5m', ...g },
-    { refId: FLEET_REFS.diagnosis, queryType: 'diagnosis' },
+    {
+      refId: FLEET_REFS.generation,
+      queryType: QUERY_TYPE.throughput,
+      measure: MEASURE.throughput.generation_tokens,
+      window: '1m',
+      ...g,
+    },
+    {
+      refId: FLEET_REFS.imbalance,
+      queryType: QUERY_TYPE.dp_balance,
+      measure: MEASURE.dp_balance.running_waiting,
+      score: SCORE.max_over_mean,
+      ...g,
+    },
+    {
+      refId: FLEET_REFS.acceptance,
+      queryType: QUERY_TYPE.spec_decode,
+      measure: MEASURE.spec_decode.acceptance_rate,
+      window: '5m',
+      ...g,
+    },
+    { refId: FLEET_REFS.diagnosis, queryType: QUERY_TYPE.diagnosis },
   ];
 }
 
@@ -83,7 +103,7 @@ export interface PanelSpec {
  */
 export function detailPanels(f: Filter): PanelSpec[] {
   const by = f.endpoint !== undefined ? '{{engine}}{{dp}}' : '{{endpoint}}';
-  const g: Partial<VllmQuery> = f.endpoint !== undefined ? {} : { groupBy: 'endpoint' };
+  const g: Partial<VllmQuery> = f.endpoint !== undefined ? {} : { groupBy: GROUP_BY.endpoint };
   const q = filtered(f);
   return [
     {
@@ -92,8 +112,8 @@ export function detailPanels(f: Filter): PanelSpec[] {
       targets: [
         {
           refId: 'A',
-          queryType: 'latency',
-          metric: 'ttft',
+          queryType: QUERY_TYPE.latency,
+          metric: FAMILY.ttft,
           quantiles: [0.95],
           window: '5m',
           legendFormat: `TTFT p95 ${by}`,
@@ -102,8 +122,8 @@ export function detailPanels(f: Filter): PanelSpec[] {
         },
         {
           refId: 'B',
-          queryType: 'latency',
-          metric: 'tpot',
+          queryType: QUERY_TYPE.latency,
+          metric: FAMILY.tpot,
           quantiles: [0.95],
           window: '5m',
           legendFormat: `TPOT p95 ${by}`,
@@ -118,8 +138,8 @@ export function detailPanels(f: Filter): PanelSpec[] {
       targets: [
         {
           refId: 'A',
-          queryType: 'throughput',
-          measure: 'generation_tokens',
+          queryType: QUERY_TYPE.throughput,
+          measure: MEASURE.throughput.generation_tokens,
           window: '1m',
           legendFormat: by,
           ...g,
@@ -131,19 +151,33 @@ export function detailPanels(f: Filter): PanelSpec[] {
       id: 'queue',
       unit: 'short',
       targets: [
-        { refId: 'A', queryType: 'queue', measure: 'running', legendFormat: `running ${by}`, ...g, ...q },
-        { refId: 'B', queryType: 'queue', measure: 'waiting', legendFormat: `waiting ${by}`, ...g, ...q },
+        {
+          refId: 'A',
+          queryType: QUERY_TYPE.queue,
+          measure: MEASURE.queue.running,
+          legendFormat: `running ${by}`,
+          ...g,
+          ...q,
+        },
+        {
+          refId: 'B',
+          queryType: QUERY_TYPE.queue,
+          measure: MEASURE.queue.waiting,
+          legendFormat: `waiting ${by}`,
+          ...g,
+          ...q,
+        },
       ],
     },
     {
       id: 'kv',
       unit: 'percent',
       targets: [
-        { refId: 'A', queryType: 'kv_cache_usage', legendFormat: `KV usage ${by}`, ...g, ...q },
+        { refId: 'A', queryType: QUERY_TYPE.kv_cache_usage, legendFormat: `KV usage ${by}`, ...g, ...q },
         {
           refId: 'B',
-          queryType: 'cache',
-          measure: 'preemptions',
+          queryType: QUERY_TYPE.cache,
+          measure: MEASURE.cache.preemptions,
           window: '5m',
           legendFormat: `preemptions/s ${by}`,
           ...g,
@@ -157,19 +191,19 @@ export function detailPanels(f: Filter): PanelSpec[] {
       targets: [
         {
           refId: 'A',
-          queryType: 'dp_balance',
-          measure: 'running_waiting',
-          score: 'max_over_mean',
-          groupBy: 'endpoint',
+          queryType: QUERY_TYPE.dp_balance,
+          measure: MEASURE.dp_balance.running_waiting,
+          score: SCORE.max_over_mean,
+          groupBy: GROUP_BY.endpoint,
           legendFormat: 'max/mean {{endpoint}}',
           ...q,
         },
         {
           refId: 'B',
-          queryType: 'dp_balance',
-          measure: 'running_waiting',
-          score: 'idle_while_waiting',
-          groupBy: 'endpoint',
+          queryType: QUERY_TYPE.dp_balance,
+          measure: MEASURE.dp_balance.running_waiting,
+          score: SCORE.idle_while_waiting,
+          groupBy: GROUP_BY.endpoint,
           legendFormat: 'idle ranks while others wait {{endpoint}}',
           ...q,
         },
@@ -178,7 +212,16 @@ export function detailPanels(f: Filter): PanelSpec[] {
     {
       id: 'spec-decode',
       unit: 'percentunit',
-      targets: [{ refId: 'A', queryType: 'spec_decode', measure: 'per_position', window: '5m', ...g, ...q }],
+      targets: [
+        {
+          refId: 'A',
+          queryType: QUERY_TYPE.spec_decode,
+          measure: MEASURE.spec_decode.per_position,
+          window: '5m',
+          ...g,
+          ...q,
+        },
+      ],
     },
     {
       id: 'cache',
@@ -186,8 +229,8 @@ export function detailPanels(f: Filter): PanelSpec[] {
       targets: [
         {
           refId: 'A',
-          queryType: 'cache',
-          measure: 'prefix_hit_rate',
+          queryType: QUERY_TYPE.cache,
+          measure: MEASURE.cache.prefix_hit_rate,
           window: '5m',
           legendFormat: `prefix hits ${by}`,
           ...g,
@@ -206,17 +249,23 @@ export function ascendPanels(endpoint: string): PanelSpec[] {
     {
       id: 'ascend-kv',
       unit: 'percent',
-      targets: [{ refId: 'A', queryType: 'kv_cache_usage', legendFormat: dp, ...q }],
+      targets: [{ refId: 'A', queryType: QUERY_TYPE.kv_cache_usage, legendFormat: dp, ...q }],
     },
     {
       id: 'ascend-batch',
       unit: 'short',
       targets: [
-        { refId: 'A', queryType: 'queue', measure: 'ascend_batch_size', legendFormat: `avg ${dp}`, ...q },
+        {
+          refId: 'A',
+          queryType: QUERY_TYPE.queue,
+          measure: MEASURE.queue.ascend_batch_size,
+          legendFormat: `avg ${dp}`,
+          ...q,
+        },
         {
           refId: 'B',
-          queryType: 'latency',
-          metric: 'ascend_batch_size',
+          queryType: QUERY_TYPE.latency,
+          metric: FAMILY.ascend_batch_size,
           quantiles: [0.99],
           legendFormat: `p99 ${dp}`,
           ...q,
@@ -227,8 +276,20 @@ export function ascendPanels(endpoint: string): PanelSpec[] {
       id: 'ascend-tokens',
       unit: 'short',
       targets: [
-        { refId: 'A', queryType: 'throughput', measure: 'ascend_input', legendFormat: `input ${dp}`, ...q },
-        { refId: 'B', queryType: 'throughput', measure: 'ascend_output', legendFormat: `output ${dp}`, ...q },
+        {
+          refId: 'A',
+          queryType: QUERY_TYPE.throughput,
+          measure: MEASURE.throughput.ascend_input,
+          legendFormat: `input ${dp}`,
+          ...q,
+        },
+        {
+          refId: 'B',
+          queryType: QUERY_TYPE.throughput,
+          measure: MEASURE.throughput.ascend_output,
+          legendFormat: `output ${dp}`,
+          ...q,
+        },
       ],
     },
     {
@@ -237,8 +298,8 @@ export function ascendPanels(endpoint: string): PanelSpec[] {
       targets: [
         {
           refId: 'A',
-          queryType: 'latency',
-          metric: 'ascend_fine_ttft',
+          queryType: QUERY_TYPE.latency,
+          metric: FAMILY.ascend_fine_ttft,
           quantiles: [0.5, 0.99],
           legendFormat: `p{{quantile}} ${dp}`,
           ...q,
@@ -250,5 +311,5 @@ export function ascendPanels(endpoint: string): PanelSpec[] {
 
 /** diagnosisTarget is the findings table's query for the selection. */
 export function diagnosisTarget(f: Filter): Target {
-  return { refId: 'A', queryType: 'diagnosis', ...filtered(f) };
+  return { refId: 'A', queryType: QUERY_TYPE.diagnosis, ...filtered(f) };
 }

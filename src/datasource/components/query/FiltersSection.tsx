@@ -14,7 +14,8 @@ interface Props {
   datasource: DataSource;
   query: VllmQuery;
   errors: QueryErrors;
-  showGroupBy: boolean;
+  /** groupings are the groupBy values the query's measures answer; none hides the grouping. */
+  groupings: GroupBy[];
   onChange: (patch: Partial<VllmQuery>) => void;
 }
 
@@ -22,9 +23,12 @@ interface Props {
  * FiltersSection picks which endpoints, models, engines / DP ranks and prefill/decode roles a query reads, and how
  * series are grouped.
  */
-export function FiltersSection({ datasource, query, errors, showGroupBy, onChange }: Props) {
+export function FiltersSection({ datasource, query, errors, groupings: allowed, onChange }: Props) {
   const groupBy = query.groupBy ?? 'engine';
-  const groupings = localized('group-by', GROUP_BY);
+  const groupings = localized(
+    'group-by',
+    GROUP_BY.filter((g) => allowed.includes(g.value))
+  );
   return (
     <EditorRow>
       <MatcherPicker
@@ -81,7 +85,7 @@ export function FiltersSection({ datasource, query, errors, showGroupBy, onChang
         width={20}
         onChange={(role) => onChange({ role })}
       />
-      {showGroupBy && (
+      {groupings.length > 0 && (
         <QueryField
           label={t('filters-section.group-by.label', 'Group by')}
           description={groupings.find((g) => g.value === groupBy)?.description}

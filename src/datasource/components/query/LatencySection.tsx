@@ -6,21 +6,17 @@ import { EditorRow } from '@grafana/plugin-ui';
 import { testIds } from '../../../components/testIds';
 import type { DataSource } from '../../datasource';
 import { useResource } from '../../hooks/useResource';
-import { LATENCY_METRICS, TIMER_PREFIX, VllmQuery } from '../../types';
-import { QueryErrors } from '../../validation';
-import { CommitInput, toNumber } from '../CommitInput';
-import { QuantilesField } from './QuantilesField';
+import { DEFAULT_METRIC, LATENCY_METRICS, TIMER_PREFIX, VllmQuery } from '../../types';
 import { QueryField } from './QueryField';
 
 interface Props {
   datasource: DataSource;
   query: VllmQuery;
-  errors: QueryErrors;
   onChange: (patch: Partial<VllmQuery>, run?: boolean) => void;
 }
 
-/** LatencySection picks the latency family (or an Ascend profiler timer) and the quantiles or the SLO target. */
-export function LatencySection({ datasource, query, errors, onChange }: Props) {
+/** LatencySection picks the latency family (or an Ascend profiler timer) whose histogram the measure reads. */
+export function LatencySection({ datasource, query, onChange }: Props) {
   const metrics = useResource(datasource, 'metrics');
   const options = useMemo(
     () => [
@@ -35,7 +31,7 @@ export function LatencySection({ datasource, query, errors, onChange }: Props) {
     ],
     [metrics.values]
   );
-  const metric = query.metric ?? 'ttft';
+  const metric = query.metric ?? DEFAULT_METRIC;
   const selected = options.find((o) => o.value === metric);
   return (
     <EditorRow>
@@ -57,33 +53,6 @@ export function LatencySection({ datasource, query, errors, onChange }: Props) {
           onChange={(opt) => onChange({ metric: opt.value }, true)}
         />
       </QueryField>
-      {(query.measure ?? 'quantiles') === 'quantiles' && (
-        <QuantilesField
-          value={query.quantiles}
-          invalid={errors.quantiles}
-          onChange={(quantiles) => onChange({ quantiles }, true)}
-        />
-      )}
-      {query.measure === 'slo_attainment' && (
-        <QueryField
-          label={t('latency-section.threshold.label', 'SLO target (s)')}
-          description={t(
-            'latency-section.threshold.description',
-            'Requests at or below this many seconds attain the SLO; between bucket bounds the share is interpolated.'
-          )}
-          invalid={Boolean(errors.threshold)}
-          error={errors.threshold}
-        >
-          <CommitInput
-            aria-label={t('latency-section.threshold.aria', 'SLO target')}
-            data-testid={testIds.queryEditor.threshold}
-            kind="number"
-            placeholder={String(0.5)}
-            value={query.threshold}
-            onCommit={(text) => onChange({ threshold: toNumber(text) }, true)}
-          />
-        </QueryField>
-      )}
     </EditorRow>
   );
 }

@@ -4,6 +4,7 @@ import { tf } from '../../../i18n';
 import { Combobox } from '@grafana/ui';
 import { testIds } from '../../../components/testIds';
 import { localized } from '../../localized';
+import { QUERY_TYPE } from '../../catalog.gen';
 import { MEASURES, QueryType } from '../../types';
 import { QueryField } from './QueryField';
 
@@ -21,7 +22,7 @@ export function MeasureField({ queryType, value, onChange }: Props) {
   }
   const options = localized(`catalog.measure.${queryType}`, measures.options);
   const label =
-    queryType === 'dp_balance'
+    queryType === QUERY_TYPE.dp_balance
       ? t('measure-field.rank-load.label', 'Rank load measure')
       : t('measure-field.measure', 'Measure');
   const selected = options.find((m) => m.value === value);
@@ -31,7 +32,7 @@ export function MeasureField({ queryType, value, onChange }: Props) {
       label={label}
       description={
         selected?.description ??
-        (queryType === 'dp_balance'
+        (queryType === QUERY_TYPE.dp_balance
           ? tf(
               'measure-field.rank-load.description',
               'The per-rank load whose balance is scored (max ÷ mean, cv, idle-while-waiting). Default: {{defaults}}.',

@@ -7,6 +7,7 @@ import { EditorRow } from '@grafana/plugin-ui';
 import { testIds } from '../../../components/testIds';
 import type { DataSource } from '../../datasource';
 import { useResource } from '../../hooks/useResource';
+import { HISTOGRAM as HISTOGRAM_VALUE, type Histogram } from '../../catalog.gen';
 import { VllmQuery } from '../../types';
 import { QueryErrors } from '../../validation';
 import { LabelFilters } from './LabelFilters';
@@ -21,12 +22,12 @@ interface Props {
   onChange: (patch: Partial<VllmQuery>, run?: boolean) => void;
 }
 
-type HistogramMode = 'buckets' | 'quantiles' | '';
+type HistogramMode = Histogram | '';
 
 export const HISTOGRAM: Array<{ value: HistogramMode; label: string; description: string }> = [
   { value: '', label: 'As exposed', description: 'Series as scraped.' },
-  { value: 'buckets', label: 'Buckets', description: 'Histogram buckets per le, cumulative.' },
-  { value: 'quantiles', label: 'Quantiles', description: 'Histogram quantiles over the window.' },
+  { value: HISTOGRAM_VALUE.buckets, label: 'Buckets', description: 'Histogram buckets per le, cumulative.' },
+  { value: HISTOGRAM_VALUE.quantiles, label: 'Quantiles', description: 'Histogram quantiles over the window.' },
 ];
 
 /** RawSection picks a metric by name from the metrics resource, its label filters and, for histograms, the output. */
@@ -76,7 +77,7 @@ export function RawSection({ datasource, query, errors, onChange }: Props) {
             />
           </div>
         </QueryField>
-        {query.histogram === 'quantiles' && (
+        {query.histogram === HISTOGRAM_VALUE.quantiles && (
           <QuantilesField
             value={query.quantiles}
             invalid={errors.quantiles}

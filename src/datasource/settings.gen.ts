@@ -1,0 +1,30 @@
+// Generated from pkg/datasource/settings.go by `go test ./pkg/datasource -run SettingsTypeScript -update-settings`; do not edit.
+
+/** SETTINGS are the data source settings' defaults and bounds (pkg/datasource settings.go). */
+export const SETTINGS = {
+  defaultScrapeInterval: '5s',
+  defaultScrapeIntervalMs: 5000,
+  defaultScrapeTimeout: '4s',
+  defaultRetention: '1h',
+  defaultMaxMemoryMB: 512,
+  defaultMaxBodyMB: 16,
+  defaultMaxSamples: 50000,
+  minMemoryMB: 16,
+  maxMemoryMB: 65536,
+  maxBodyMB: 1024,
+  maxSamples: 10000000,
+  minScrapeIntervalMs: 1000,
+  minScrapeInterval: '1s',
+  maxScrapeIntervalMs: 3600000,
+  maxScrapeInterval: '1h',
+  maxRetentionMs: 2678400000,
+  maxRetention: '744h',
+  maxEndpoints: 1000,
+  maxPeak: 1000000,
+} as const;
+
+/** MODE names the data source's modes; a data source that names none is in direct mode. */
+export const MODE = {
+  direct: 'direct',
+  prometheus: 'prometheus',
+} as const;
