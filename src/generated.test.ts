@@ -64,7 +64,9 @@ const settingNumbers = new Set(
   settingValues.filter((v): v is number => typeof v === 'number' && v >= 16 && !CONVERSIONS.has(v))
 );
 const fieldBounds = new Set(
-  catalog.fields.flatMap((f) => [f.max, f.maxItems].filter((v): v is number => v !== undefined && v > 1 && v < 1e4))
+  catalog.fields.flatMap((f) =>
+    [f.max, f.maxItems].filter((v): v is number => v !== undefined && v > 1 && v < 1e4 && !CONVERSIONS.has(v))
+  )
 );
 const STRING_LITERAL = /['"`](\d+(?:ms|s|m|h))['"`]/g;
 const NUMBER_LITERAL = /(?<![\w.$])(\d[\d_]*(?:\.\d+)?(?:e\d+)?)(?![\w.])/g;

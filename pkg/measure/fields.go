@@ -13,6 +13,8 @@ const (
 	FieldEngine         Field = "engine"
 	FieldRole           Field = "role"
 	FieldGroupBy        Field = "groupBy"
+	FieldLimit          Field = "limit" // the series kept per output, by their mean over the range
+	FieldRank           Field = "rank"  // which end of the ranking limit keeps
 	FieldWindow         Field = "window"
 	FieldFamily         Field = "family" // the latency family, in the query's metric field
 	FieldQuantiles      Field = "quantiles"
@@ -28,7 +30,7 @@ const (
 )
 
 // FieldOrder is the order fields are listed in.
-var FieldOrder = []Field{FieldEndpoint, FieldModel, FieldEngine, FieldRole, FieldGroupBy, FieldFamily, FieldMetric,
+var FieldOrder = []Field{FieldEndpoint, FieldModel, FieldEngine, FieldRole, FieldGroupBy, FieldLimit, FieldRank, FieldFamily, FieldMetric,
 	FieldLabels, FieldHistogram, FieldQuantiles, FieldThreshold, FieldHeadroom, FieldScore, FieldWindow, FieldExpr,
 	FieldPeakTFLOPS, FieldPeakMemoryTBps}
 
@@ -80,7 +82,7 @@ func (e *Entry) fill() {
 		})
 	}
 	if len(e.Outputs) > 0 {
-		fields = append(fields, FieldGroupBy)
+		fields = append(fields, FieldGroupBy, FieldLimit, FieldRank)
 		e.GroupBy = groups
 	}
 	e.Fields = nil

@@ -35,6 +35,8 @@ var FieldSpecs = []FieldSpec{
 	{Name: measure.FieldEngine, MaxBytes: MaxMatcherBytes, Regex: true},
 	{Name: measure.FieldRole, MaxBytes: MaxMatcherBytes, Regex: true},
 	{Name: measure.FieldGroupBy, Default: GroupEngine},
+	{Name: measure.FieldLimit, Min: bound(0), Max: bound(MaxLimit)},
+	{Name: measure.FieldRank, Values: []string{RankHighest, RankLowest}},
 	{Name: measure.FieldFamily, Default: measure.DefaultFamily},
 	{Name: measure.FieldMetric, MaxBytes: MaxTextBytes},
 	{Name: measure.FieldLabels, MaxItems: MaxLabelMatchers, MaxBytes: MaxMatcherBytes},
@@ -45,6 +47,6 @@ var FieldSpecs = []FieldSpec{
 	{Name: measure.FieldScore, Values: measure.Scores},
 	{Name: measure.FieldWindow, MaxBytes: MaxTextBytes},
 	{Name: measure.FieldExpr, MaxBytes: MaxExprBytes},
-	{Name: measure.FieldPeakTFLOPS, Min: bound(0), MinExclusive: true, Max: bound(MaxPeak), Settings: true},
-	{Name: measure.FieldPeakMemoryTBps, Min: bound(0), MinExclusive: true, Max: bound(MaxPeak), Settings: true},
+	{Name: measure.FieldPeakTFLOPS, Min: bound(MinPeak), Max: bound(MaxPeak), Settings: true},
+	{Name: measure.FieldPeakMemoryTBps, Min: bound(MinPeak), Max: bound(MaxPeak), Settings: true},
 }

@@ -86,6 +86,8 @@ export const testIds = {
     headroom: 'data-testid inferscope-query-headroom',
     threshold: 'data-testid inferscope-query-threshold',
     score: 'data-testid inferscope-query-score',
+    limit: 'data-testid inferscope-query-limit',
+    rank: 'data-testid inferscope-query-rank',
     rawMetric: 'data-testid inferscope-query-raw-metric',
     histogram: 'data-testid inferscope-query-histogram',
     labelName: (i: number) => `data-testid inferscope-query-label-name-${i}`,

@@ -139,6 +139,8 @@ export const FIELD = {
   engine: 'engine',
   role: 'role',
   groupBy: 'groupBy',
+  limit: 'limit',
+  rank: 'rank',
   family: 'family',
   metric: 'metric',
   labels: 'labels',

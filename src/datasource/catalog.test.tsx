@@ -58,6 +58,8 @@ const CONTROL: Record<Field, string | undefined> = {
   [FIELD.engine]: testIds.queryEditor.engine,
   [FIELD.role]: testIds.queryEditor.role,
   [FIELD.groupBy]: testIds.queryEditor.groupBy,
+  [FIELD.limit]: testIds.queryEditor.limit,
+  [FIELD.rank]: testIds.queryEditor.rank,
   [FIELD.family]: testIds.queryEditor.latencyMetric,
   [FIELD.metric]: testIds.queryEditor.rawMetric,
   [FIELD.labels]: testIds.queryEditor.addLabel,

@@ -280,6 +280,12 @@ export function validateQuery(q: VllmQuery): QueryErrors {
       max: headroom.max,
     });
   }
+  const limit = FIELD_SPECS[FIELD.limit];
+  if (fields.reads(FIELD.limit) && q.limit !== undefined && (!Number.isInteger(q.limit) || outside(q.limit, limit))) {
+    errors.limit = tf('validation.limit-out-of-range', 'Keep a whole number of series between 1 and {{max}}.', {
+      max: limit.max,
+    });
+  }
   if (fields.requires(FIELD.metric) && !q.metric) {
     errors.metric = t('validation.raw-queries-need-a-metric', 'Raw queries need a metric name.');
   }

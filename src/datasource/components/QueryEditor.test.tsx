@@ -107,6 +107,17 @@ describe('QueryEditor', () => {
     expect(onChange).toHaveBeenLastCalledWith(expect.objectContaining({ headroom: 0.2 }));
   });
 
+  it('keeps the worst series: limit and rank, validated', async () => {
+    const { onChange } = await setup({ queryType: 'latency', groupBy: 'endpoint', limit: 5000 });
+    expect(screen.getByText('Keep a whole number of series between 1 and 1000.')).toBeInTheDocument();
+    const input = screen.getByLabelText('Series kept');
+    fireEvent.change(input, { target: { value: '10' } });
+    fireEvent.blur(input);
+    expect(onChange).toHaveBeenLastCalledWith(expect.objectContaining({ limit: 10 }));
+    fireEvent.click(screen.getByRole('radio', { name: 'Lowest' }));
+    expect(onChange).toHaveBeenLastCalledWith(expect.objectContaining({ rank: 'lowest' }));
+  });
+
   it('shows validation messages for bad regexes and windows', async () => {
     await setup({ queryType: 'throughput', model: '(', window: '1d' });
     expect(screen.getByText('Not a valid regular expression.')).toBeInTheDocument();

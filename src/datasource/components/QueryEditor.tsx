@@ -47,7 +47,20 @@ export function QueryEditor({ query, onChange, onRunQuery, datasource, data }: P
 
   const changeType = (next: QueryType) => {
     // Fields of the old type would fail the new type's validation (measures differ), so keep only shared ones.
-    const { refId, hide, datasource: ds, endpoint, model, engine, role, groupBy, window, legendFormat } = query;
+    const {
+      refId,
+      hide,
+      datasource: ds,
+      endpoint,
+      model,
+      engine,
+      role,
+      groupBy,
+      limit,
+      rank,
+      window,
+      legendFormat,
+    } = query;
     const kept: VllmQuery = {
       refId,
       hide,
@@ -57,6 +70,8 @@ export function QueryEditor({ query, onChange, onRunQuery, datasource, data }: P
       engine,
       role,
       groupBy,
+      limit,
+      rank,
       window,
       legendFormat,
       queryType: next,
@@ -122,6 +137,7 @@ export function QueryEditor({ query, onChange, onRunQuery, datasource, data }: P
           query={query}
           errors={errors}
           groupings={fields.groupBy}
+          ranked={fields.reads(FIELD.limit)}
           onChange={(patch) => update(patch)}
         />
       )}

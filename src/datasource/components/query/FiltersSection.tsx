@@ -7,6 +7,7 @@ import { testIds } from '../../../components/testIds';
 import type { DataSource } from '../../datasource';
 import { GROUP_BY, GroupBy, VllmQuery } from '../../types';
 import { QueryErrors } from '../../validation';
+import { LimitField } from './LimitField';
 import { MatcherPicker } from './MatcherPicker';
 import { QueryField } from './QueryField';
 
@@ -16,6 +17,8 @@ interface Props {
   errors: QueryErrors;
   /** groupings are the groupBy values the query's measures answer; none hides the grouping. */
   groupings: GroupBy[];
+  /** ranked shows the limit and rank of the series kept, for queries that return series. */
+  ranked: boolean;
   onChange: (patch: Partial<VllmQuery>) => void;
 }
 
@@ -23,7 +26,7 @@ interface Props {
  * FiltersSection picks which endpoints, models, engines / DP ranks and prefill/decode roles a query reads, and how
  * series are grouped.
  */
-export function FiltersSection({ datasource, query, errors, groupings: allowed, onChange }: Props) {
+export function FiltersSection({ datasource, query, errors, groupings: allowed, ranked, onChange }: Props) {
   const groupBy = query.groupBy ?? 'engine';
   const groupings = localized(
     'group-by',
@@ -99,6 +102,7 @@ export function FiltersSection({ datasource, query, errors, groupings: allowed, 
           </div>
         </QueryField>
       )}
+      {ranked && <LimitField limit={query.limit} rank={query.rank} invalid={errors.limit} onChange={onChange} />}
     </EditorRow>
   );
 }
