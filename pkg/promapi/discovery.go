@@ -50,15 +50,19 @@ type Discovery struct {
 	layoutsFetched time.Time
 }
 
+// ttl is how long Names' and Layouts' answers are reused.
+func (d *Discovery) ttl() time.Duration {
+	if d.TTL == 0 {
+		return DefaultNamesTTL
+	}
+	return d.TTL
+}
+
 // Names returns the held names, asking the server at most once per TTL.
 func (d *Discovery) Names(ctx context.Context) (Names, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	ttl := d.TTL
-	if ttl == 0 {
-		ttl = DefaultNamesTTL
-	}
-	if d.names != nil && time.Since(d.fetched) < ttl {
+	if d.names != nil && time.Since(d.fetched) < d.ttl() {
 		return d.names, nil
 	}
 	lookback := d.Lookback
@@ -119,11 +123,7 @@ var bucketSelector = func() string {
 func (d *Discovery) Layouts(ctx context.Context) (map[string]string, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	ttl := d.TTL
-	if ttl == 0 {
-		ttl = DefaultNamesTTL
-	}
-	if d.layouts != nil && time.Since(d.layoutsFetched) < ttl {
+	if d.layouts != nil && time.Since(d.layoutsFetched) < d.ttl() {
 		return d.layouts, nil
 	}
 	now := time.Now()
