@@ -9,6 +9,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/inferscope/inferscope-vllm/pkg/vllm"
 )
 
 // Config describes one simulated deployment and the server that exposes it. It is what a scenario
@@ -16,6 +18,10 @@ import (
 type Config struct {
 	// Flavor is which server's /metrics to impersonate.
 	Flavor Flavor `json:"flavor"`
+	// VLLMVersion, when set, makes the vLLM families exactly those of that release (vllm.SimReleases: 0.6, 0.10,
+	// 0.11, 0.13, 0.16, 0.20, main) under this configuration, as the provenance table vllm.VLLMFamilies records them:
+	// names, types, label names and buckets. Empty keeps the flavor's own families.
+	VLLMVersion string `json:"vllm_version"`
 	// Model is the served model name (label model_name / model).
 	Model string `json:"model"`
 	// Engines is the data-parallel size: engine="0".."N-1" (dp for Ascend).
@@ -282,6 +288,17 @@ func (c *Config) Validate() error {
 	if _, err := ParseFlavor(string(c.Flavor)); err != nil {
 		errs = append(errs, err)
 	}
+	if c.VLLMVersion != "" {
+		if rel, err := vllm.ResolveSimRelease(c.VLLMVersion); err != nil {
+			errs = append(errs, err)
+		} else if v0 := vllm.V0Release(rel); v0 != c.Flavor.isV0() || c.Flavor == FlavorDynamoFrontend {
+			want := "a V1 engine flavor (vllm-v1, vllm-v1-0.10, vllm-ascend, dynamo-worker)"
+			if v0 {
+				want = "flavor " + string(FlavorV0)
+			}
+			bad("vllm-version %s needs %s, not %s", c.VLLMVersion, want, c.Flavor)
+		}
+	}
 	if strings.TrimSpace(c.Model) == "" {
 		bad("model must not be empty")
 	}
@@ -460,6 +477,38 @@ func (c *Config) Validate() error {
 		bad("perf.jitter must be at most 1")
 	}
 	return errors.Join(errs...)
+}
+
+// servedVersion is what /version answers: the release's (main as a development build of the release after 0.20),
+// or the flavor's own.
+func (c *Config) servedVersion() string {
+	rel, err := vllm.ResolveSimRelease(c.VLLMVersion)
+	switch {
+	case c.VLLMVersion == "" || err != nil:
+		return c.Flavor.Version()
+	case rel == vllm.Main:
+		return "0.20.2.dev0+g" + vllm.MainCommit[:9]
+	}
+	return rel
+}
+
+// registers reports whether this configuration meets a condition under which vLLM registers a family.
+func (c *Config) registers(cond vllm.Condition) bool {
+	switch cond {
+	case vllm.WithSpecDecode:
+		return c.SpecTokens > 0
+	case vllm.WithLoRA:
+		return c.LoRAAdapters > 0
+	case vllm.WithNIXL:
+		return c.KVRole != ""
+	case vllm.WithOffload:
+		return c.KVOffloadGB > 0
+	case vllm.WithKVCacheMetrics:
+		return c.KVCacheMetrics
+	case vllm.WithNaNCheck:
+		return c.NaNLogitsRate > 0
+	}
+	return false
 }
 
 // specProfile returns the acceptance profile, filling a sensible default when none is given.

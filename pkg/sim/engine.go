@@ -39,7 +39,7 @@ func newEngine(f *Fleet, idx int) *engine {
 		cfg:   cfg,
 		rng:   newRNG(cfg.Seed, uint64(100+idx)),
 		kv:    kvPool{total: cfg.NumGPUBlocks},
-		st:    newEngineStats(cfg.Flavor, cfg.MaxModelLen, cfg.SpecTokens),
+		st:    newEngineStats(cfg.Flavor, cfg.MaxModelLen, cfg.SpecTokens, f.bounds),
 	}
 	if cfg.Flavor == FlavorAscend {
 		e.asc = newAscendStats()
@@ -485,6 +485,7 @@ func (e *engine) offloadLoad(hit, looked float64) {
 // configured share of stores fails to allocate.
 func (e *engine) offloadStore(tokens int) {
 	st, cfg := e.st, e.cfg
+	st.offloadAllocation.observe(math.Ceil(float64(tokens)/float64(cfg.BlockSize)), 1)
 	if owe(&st.offloadFailures, &st.offloadFailDue, cfg.KVOffloadFailRate) > 0 {
 		return
 	}

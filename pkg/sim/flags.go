@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/inferscope/inferscope-vllm/pkg/vllm"
 )
 
 // ParseArgs builds a Config from command-line arguments: defaults, then the -scenario file if
@@ -68,6 +70,7 @@ func newFlagSet(c *Config, scenario *string, out io.Writer) *flag.FlagSet {
 		c.Flavor = f
 		return nil
 	})
+	fs.StringVar(&c.VLLMVersion, "vllm-version", c.VLLMVersion, fmt.Sprintf("emit exactly the vLLM families of this release: %s (0.6 with -flavor vllm-v0); empty keeps the flavor's own", releaseList()))
 	fs.StringVar(&c.Model, "model", c.Model, "served model name")
 	fs.IntVar(&c.Engines, "engines", c.Engines, "data-parallel engines (engine=\"0\"..N-1; dp for Ascend)")
 	fs.IntVar(&c.APIServers, "api-servers", c.APIServers, "endpoints the engines are split across (external DP load balancing)")
@@ -139,6 +142,14 @@ func flavorList() string {
 	names := make([]string, len(Flavors))
 	for i, f := range Flavors {
 		names[i] = string(f)
+	}
+	return strings.Join(names, ", ")
+}
+
+func releaseList() string {
+	names := make([]string, len(vllm.SimReleases))
+	for i, r := range vllm.SimReleases {
+		names[i] = r.Short
 	}
 	return strings.Join(names, ", ")
 }
