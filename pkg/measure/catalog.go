@@ -91,7 +91,7 @@ type Entry struct {
 	Outputs []Output `json:"outputs"`
 	// Flavors are the servers that expose what the entry reads; the catalog walk test checks each one answers.
 	Flavors []vllm.Flavor `json:"flavors"`
-	// Recent marks entries that read metrics vLLM 0.11 and older do not expose.
+	// Recent marks entries that read metrics older vLLM releases do not expose (the provenance table says which).
 	Recent bool `json:"recent,omitempty"`
 	// Needs is what the server must run besides its flavor, any one of them (NeedsNIXL); the catalog walk checks
 	// the entry answers where it runs and nothing elsewhere.
@@ -171,7 +171,7 @@ const DefaultFamily = "ttft"
 // Shared subtrees: a formula used by several entries is written once.
 var (
 	// kvUsage takes each endpoint's best source: the Ascend profiler's per-DP blocks (what Ascend operators
-	// watch), else vLLM's gauge (V1 name, then the pre-0.9 one), else Dynamo's.
+	// watch), else vLLM's gauge (V1 name, then the older one), else Dynamo's.
 	kvUsage = &Or{Parts: []Node{
 		&Div{Num: &Gauge{Signal: vllm.AscendFreeBlocks, Agg: Sum}, Den: &Gauge{Signal: vllm.AscendTotalBlocks, Agg: Sum}, Form: UsedPercent},
 		&Gauge{Signal: vllm.KVUsage, Agg: Avg, Scale: 100, Unless: []vllm.Signal{vllm.AscendFreeBlocks}},
@@ -359,7 +359,7 @@ var (
 		Outputs:     []Output{{Name: "kv_offload_cpu_usage", Unit: "percent", Node: &Gauge{Signal: vllm.OffloadCPUUsage, Agg: Avg, Scale: 100}}},
 		Flavors:     []vllm.Flavor{vllm.FlavorV1}, Needs: []string{NeedsOffload}}
 	PromptSourcesBySource = &Entry{Type: TypePromptSource, Name: "by_source", Label: "By source", Default: true,
-		Description: "Prompt tokens per second by source (local_compute, local_cache_hit, external_kv_transfer) and each source's share of all prompt tokens over the window; vLLM 0.12 and later.",
+		Description: "Prompt tokens per second by source (local_compute, local_cache_hit, external_kv_transfer) and each source's share of all prompt tokens over the window.",
 		Outputs: []Output{
 			{Name: "prompt_tokens_per_second", Unit: "short", Node: promptBySource},
 			{Name: "prompt_token_share", Unit: "percentunit", Node: &Div{Num: promptBySource, Den: &Rate{Signal: vllm.PromptTokensBySource}, Ignoring: "source"}},
@@ -539,7 +539,7 @@ var Catalog = []*Entry{
 	// throughput spike there is not compute (vllm-project/vllm#33289), which the shares show.
 	PromptSourcesBySource,
 	{Type: TypePromptSource, Name: "cached", Label: "Cached and recomputed",
-		Description: "Prompt tokens per second whose KV came from a cache (local or external), and cached tokens computed again for the forward pass; vLLM 0.12 and later.",
+		Description: "Prompt tokens per second whose KV came from a cache (local or external), and cached tokens computed again for the forward pass.",
 		Outputs: []Output{
 			{Name: "cached_prompt_tokens_per_second", Unit: "short", Node: &Rate{Signal: vllm.PromptTokensCached}},
 			{Name: "recomputed_prompt_tokens_per_second", Unit: "short", Node: &Rate{Signal: vllm.PromptTokensRecomputed}},
@@ -552,7 +552,7 @@ var Catalog = []*Entry{
 			{Name: "cached_by_tier_share", Unit: "percentunit", Node: &Div{Num: cachedByTier, Den: &Rate{Signal: vllm.PromptTokensCachedBySource}, Ignoring: "source"}},
 		}, Flavors: []vllm.Flavor{vllm.FlavorV1, vllm.FlavorAscend}, Recent: true},
 	{Type: TypePromptSource, Name: "prefill_computed", Label: "Computed per prefill",
-		Description: "Quantiles of the prompt tokens each request's prefill computed, cached tokens left out, over the window; vLLM 0.12 and later.",
+		Description: "Quantiles of the prompt tokens each request's prefill computed, cached tokens left out, over the window.",
 		Outputs:     []Output{{Name: "prefill_computed_tokens", Unit: "short", Node: &Quantiles{Signal: vllm.PrefillKVComputed}}},
 		Flavors:     v1Flavors, Recent: true},
 

@@ -1,4 +1,4 @@
-// Package vllm knows every metric name vLLM (V0, V1 and the deprecated 0.9–0.12 names), vLLM-Ascend's profiler and
+// Package vllm knows every metric name vLLM (V0, V1 and the deprecated names), vLLM-Ascend's profiler and
 // NVIDIA Dynamo have used, which one carries which operator signal, and how to tell the flavors apart, so the rest
 // of the plugin asks for "TTFT" or "KV-cache usage" and never for a metric name that a rename will break.
 package vllm
@@ -66,8 +66,8 @@ func withRay(names ...string) []string {
 
 // Gauges.
 var (
-	// KVUsage is the KV-cache pool usage as a 0–1 fraction: renamed from gpu_cache_usage_perc in vLLM 0.9,
-	// the old name hidden in 0.11 and removed in 0.12.
+	// KVUsage is the KV-cache pool usage as a 0–1 fraction, renamed from gpu_cache_usage_perc (the releases of
+	// each name are in the provenance table, VLLMFamilies).
 	KVUsage = Signal{ID: "kv_usage", Kind: Gauge, Names: withRay("vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"), Unit: "percent"}
 	// DynamoKVUsage is Dynamo's own KV usage gauge (0–1); the kvstats_ infix was dropped in later releases.
 	DynamoKVUsage = Signal{ID: "dynamo_kv_usage", Kind: Gauge, Names: []string{"dynamo_component_gpu_cache_usage_percent", "dynamo_component_kvstats_gpu_cache_usage_percent"}, Unit: "percent"}
@@ -156,19 +156,19 @@ var (
 	RequestSuccess = Signal{ID: "requests", Kind: Counter, Names: withRay("vllm:request_success_total", "dynamo_frontend_requests_total"), Unit: "short"}
 	// Preemptions counts preemptions.
 	Preemptions = Signal{ID: "preemptions", Kind: Counter, Names: withRay("vllm:num_preemptions_total"), Unit: "short"}
-	// PrefixHits counts prefix-cache hits in tokens (blocks before 0.9); renamed from gpu_prefix_cache_hits in 0.9.
+	// PrefixHits counts prefix-cache hits in tokens (V0's counted blocks); renamed from gpu_prefix_cache_hits.
 	PrefixHits = Signal{ID: "prefix_hits", Kind: Counter, Names: withRay("vllm:prefix_cache_hits_total", "vllm:gpu_prefix_cache_hits_total")}
 	// PrefixQueries counts prefix-cache lookups in tokens.
 	PrefixQueries = Signal{ID: "prefix_queries", Kind: Counter, Names: withRay("vllm:prefix_cache_queries_total", "vllm:gpu_prefix_cache_queries_total")}
 	// PromptTokensBySource counts prompt tokens by where their KV came from (source: local_compute,
-	// local_cache_hit, external_kv_transfer); vLLM 0.12 and later (vllm-project/vllm#27569).
+	// local_cache_hit, external_kv_transfer) (vllm-project/vllm#27569).
 	PromptTokensBySource = Signal{ID: "prompt_tokens_by_source", Kind: Counter, Names: withRay("vllm:prompt_tokens_by_source_total"), Unit: "short"}
-	// PromptTokensCached counts prompt tokens whose KV came from a cache, local or external (vLLM 0.12+).
+	// PromptTokensCached counts prompt tokens whose KV came from a cache, local or external.
 	PromptTokensCached = Signal{ID: "prompt_tokens_cached", Kind: Counter, Names: withRay("vllm:prompt_tokens_cached_total"), Unit: "short"}
 	// PromptTokensCachedBySource splits PromptTokensCached by the tier that held the KV (source: device, host, disk,
 	// p2p, external_unspecified); newest vLLM only.
 	PromptTokensCachedBySource = Signal{ID: "prompt_tokens_cached_by_source", Kind: Counter, Names: withRay("vllm:prompt_tokens_cached_by_source_total"), Unit: "short"}
-	// PromptTokensRecomputed counts cached prompt tokens computed again for the forward pass (vLLM 0.12+).
+	// PromptTokensRecomputed counts cached prompt tokens computed again for the forward pass; later releases dropped it.
 	PromptTokensRecomputed = Signal{ID: "prompt_tokens_recomputed", Kind: Counter, Names: withRay("vllm:prompt_tokens_recomputed_total"), Unit: "short"}
 	// NixlFailedTransfers counts NIXL KV transfers that failed; the decode instance then computes the prompt itself.
 	NixlFailedTransfers = Signal{ID: "nixl_failed_transfers", Kind: Counter, Names: withRay("vllm:nixl_num_failed_transfers_total"), Unit: "short"}
@@ -230,7 +230,7 @@ var (
 var (
 	// TTFT is time to first token.
 	TTFT = Signal{ID: "ttft", Kind: Histogram, Names: withRay("vllm:time_to_first_token_seconds", "dynamo_frontend_time_to_first_token_seconds"), Unit: "s"}
-	// ITL is inter-token latency (TPOT); renamed from time_per_output_token_seconds in 0.11, removed in 0.13.
+	// ITL is inter-token latency (TPOT), renamed from time_per_output_token_seconds.
 	ITL = Signal{ID: "itl", Kind: Histogram, Names: withRay("vllm:inter_token_latency_seconds", "vllm:time_per_output_token_seconds", "dynamo_frontend_inter_token_latency_seconds"), Unit: "s"}
 	// RequestTPOT is each request's mean time per output token.
 	RequestTPOT = Signal{ID: "request_tpot", Kind: Histogram, Names: withRay("vllm:request_time_per_output_token_seconds"), Unit: "s"}
@@ -266,7 +266,7 @@ var (
 	// NixlPostTime is the time to post one NIXL transfer request, before the transfer itself.
 	NixlPostTime = Signal{ID: "nixl_post_time", Kind: Histogram, Names: withRay("vllm:nixl_post_time_seconds"), Unit: "s"}
 	// PrefillKVComputed is the number of prompt tokens each request's prefill computed, its cached tokens left out
-	// (vLLM 0.12 and later, vllm-project/vllm#30189).
+	// (vllm-project/vllm#30189).
 	PrefillKVComputed = Signal{ID: "prefill_kv_computed", Kind: Histogram, Names: withRay("vllm:request_prefill_kv_computed_tokens"), Unit: "short"}
 	// KVBlockLifetime, KVBlockIdleBeforeEvict and KVBlockReuseGap are KV block residency under --kv-cache-metrics
 	// (sampled blocks; vllm-project/vllm#27793): allocation to eviction, idle time before eviction, and the time
@@ -315,3 +315,24 @@ const (
 	DynamoComponentPrefix = "dynamo_component_"
 	DynamoFrontendPrefix  = "dynamo_frontend_"
 )
+
+// Signals lists every signal above, so tests can hold each name the product reads to its provenance row.
+var Signals = []Signal{
+	KVUsage, DynamoKVUsage, DynamoTotalBlocks, DynamoActiveBlocks, AscendTotalBlocks, AscendFreeBlocks,
+	AscendAllocatedBlocks, AscendNumSpecTokens, Running, Waiting, WaitingByReason, Swapped, V0AcceptanceRate,
+	V0Efficiency, V0PrefixHitRate, OffloadCPUUsage, NixlPendingSends, NixlInProcess, LMCacheMPL1Memory,
+	EngineSleepState, EngineHealthy, SleepOperationsInFlight, DynamoInflight, DynamoQueued, DynamoDisconnected,
+	DynamoRouterQueue, DynamoWorkerDecodeBlocks, DynamoWorkerPrefillTokens, DynamoMigrations, LoRAInfo, CacheConfig,
+	PromptTokens, GenerationTokens, RequestSuccess, Preemptions, PrefixHits, PrefixQueries, PromptTokensBySource,
+	PromptTokensCached, PromptTokensCachedBySource, PromptTokensRecomputed, NixlFailedTransfers,
+	NixlFailedNotifications, NixlExpiredRequests, OffloadLoadBytes, OffloadStoreBytes, OffloadLoadTime,
+	OffloadStoreTime, OffloadAllocationFailures, LMCacheRequestedTokens, LMCacheHitTokens, LMCacheRetrieves,
+	LMCacheStores, LMCacheMPL1HitTokens, LMCacheMPRetrieves, LMCacheMPDeferredRetrieves, CorruptedRequests,
+	EstimatedFlops, EstimatedReadBytes, EstimatedWriteBytes, ExternalPrefixHits, ExternalPrefixQueries, MMCacheHits,
+	MMCacheQueries, SpecDrafts, SpecDraftTokens, SpecAcceptedTokens, SpecAcceptedPerPos, AscendInputTokens,
+	AscendOutputTokens, TTFT, ITL, RequestTPOT, E2E, QueueTime, PrefillTime, DecodeTime, InferenceTime,
+	PromptTokensHist, GenerationTokensHist, AscendFineTTFT, AscendFineTPOT, AscendSecondTokenLatency, AscendBatchSize,
+	AscendWaitingBatchSize, NixlXferTime, NixlBytes, NixlPostTime, PrefillKVComputed, KVBlockLifetime,
+	KVBlockIdleBeforeEvict, KVBlockReuseGap, OffloadLookupDelay, LMCacheRetrieveTime, DynamoCachedTokens,
+	DynamoRouterHitRate, SleepOperationDuration, AscendTotalTokens,
+}

@@ -24,7 +24,7 @@ const (
 type Detection struct {
 	Flavor Flavor `json:"flavor"`
 	// DeprecatedNames is set when renamed metrics (gpu_cache_usage_perc, gpu_prefix_cache_*,
-	// time_per_output_token_seconds) are still exposed, as vLLM 0.9–0.12 do.
+	// time_per_output_token_seconds) are still exposed, as the releases that deprecated them do.
 	DeprecatedNames bool `json:"deprecatedNames"`
 	// Ranks are the engine / DP rank label values seen, API-server processes (dp="-1") excluded.
 	Ranks []string `json:"ranks"`

@@ -60,6 +60,9 @@ type Family struct {
 	// with --show-hidden-metrics-for-version.
 	Deprecated, Hidden string
 	When               Condition
+	// Unreleased says where a name no release has was found; Read which commit was read where a project's releases
+	// were not resolved (OtherFamilies).
+	Unreleased, Read string
 }
 
 // LabelVariant is a family's label names from release Since on.
@@ -77,9 +80,6 @@ func (f Family) In(release string) bool {
 func (f Family) HiddenIn(release string) bool {
 	return f.Hidden != "" && CompareReleases(release, f.Hidden) >= 0
 }
-
-// Unreleased reports whether no release has the family, only vLLM main.
-func (f Family) Unreleased() bool { return f.First == Main }
 
 // LabelsAt returns the family's label names in release.
 func (f Family) LabelsAt(release string) []string {
