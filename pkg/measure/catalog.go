@@ -190,10 +190,13 @@ var (
 	cachedByTier     = &Rate{Signal: vllm.PromptTokensCachedBySource, Keep: []string{"source"}}
 	transfers        = &Rate{Signal: vllm.NixlXferTime, Suffix: "_count"}
 	failedTransfers  = &Rate{Signal: vllm.NixlFailedTransfers}
-	offloadLoads     = &Rate{Signal: vllm.OffloadLoadBytes}
-	offloadStores    = &Rate{Signal: vllm.OffloadStoreBytes}
-	poolTokens       = &InfoProduct{Signal: vllm.CacheConfig, Labels: []string{"num_gpu_blocks", "block_size"}, ModelFrom: vllm.Running}
-	tokensPerRequest = &Div{
+	// The flat offload names carry no transfer_type; the older per-direction ones are read for one direction.
+	offloadLoadMatch  = []Matcher{Match(vllm.OffloadTransferLabel, vllm.OffloadLoad+"|")}
+	offloadStoreMatch = []Matcher{Match(vllm.OffloadTransferLabel, vllm.OffloadStore+"|")}
+	offloadLoads      = &Rate{Signal: vllm.OffloadLoadBytes, Match: offloadLoadMatch}
+	offloadStores     = &Rate{Signal: vllm.OffloadStoreBytes, Match: offloadStoreMatch}
+	poolTokens        = &InfoProduct{Signal: vllm.CacheConfig, Labels: []string{"num_gpu_blocks", "block_size"}, ModelFrom: vllm.Running}
+	tokensPerRequest  = &Div{
 		Num: &Add{A: &Rate{Signal: vllm.PromptTokensHist, Suffix: "_sum"}, B: &Rate{Signal: vllm.GenerationTokensHist, Suffix: "_sum"}},
 		Den: &Rate{Signal: vllm.PromptTokensHist, Suffix: "_count"},
 	}
@@ -504,8 +507,8 @@ var Catalog = []*Entry{
 	{Type: TypeKVOffload, Name: "copy_speed", Label: "Copy speed",
 		Description: "Bytes moved per second of copying, loads and stores apart: bytes ÷ seconds spent over the window; a drop means the copies contend for the link.",
 		Outputs: []Output{
-			{Name: "kv_offload_load_speed", Unit: "Bps", Node: &Div{Num: offloadLoads, Den: &Rate{Signal: vllm.OffloadLoadTime}}},
-			{Name: "kv_offload_store_speed", Unit: "Bps", Node: &Div{Num: offloadStores, Den: &Rate{Signal: vllm.OffloadStoreTime}}},
+			{Name: "kv_offload_load_speed", Unit: "Bps", Node: &Div{Num: offloadLoads, Den: &Rate{Signal: vllm.OffloadLoadTime, Match: offloadLoadMatch}}},
+			{Name: "kv_offload_store_speed", Unit: "Bps", Node: &Div{Num: offloadStores, Den: &Rate{Signal: vllm.OffloadStoreTime, Match: offloadStoreMatch}}},
 		}, Flavors: []vllm.Flavor{vllm.FlavorV1}, Needs: []string{NeedsOffload}},
 	KVOffloadFailures,
 	KVOffloadCPUUsage,

@@ -139,7 +139,7 @@ func (ev *Evaluator) Eval(ctx context.Context, q query.Query, r query.Request) (
 	}
 	res.Notices = append(res.Notices, ev.engineNotices(q, r)...)
 	if len(res.Outputs) == 0 && len(exprs) > 0 && q.QueryType != query.TypePromQL {
-		res.Notices = append(res.Notices, fmt.Sprintf("no selected endpoint has data for %s/%s in this range", q.QueryType, strings.Join(q.MeasureList(), ",")))
+		res.Notices = append(res.Notices, query.EmptyNotice(q, nil))
 	}
 	return ans, nil
 }

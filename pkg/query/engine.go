@@ -169,9 +169,19 @@ func (c *evalCtx) result(groups [][]Output) *Result {
 		}
 	}
 	if len(res.Outputs) == 0 && len(c.endpoints) > 0 {
-		res.Notices = append(res.Notices, fmt.Sprintf("no selected endpoint exposes what %s/%s needs", c.q.QueryType, strings.Join(c.q.MeasureList(), ",")))
+		res.Notices = append(res.Notices, EmptyNotice(c.q, c.exposes))
 	}
 	return res
+}
+
+// exposes reports whether a selected endpoint exposes a signal under one of its names.
+func (c *evalCtx) exposes(sig vllm.Signal) bool {
+	for _, ep := range c.endpoints {
+		if _, ok := sig.Name(func(n string) bool { return ep.names[n] }); ok {
+			return true
+		}
+	}
+	return false
 }
 
 // evalCtx is one query's evaluation state.

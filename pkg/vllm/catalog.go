@@ -177,11 +177,13 @@ var (
 	NixlFailedNotifications = Signal{ID: "nixl_failed_notifications", Kind: Counter, Names: withRay("vllm:nixl_num_failed_notifications_total"), Unit: "short"}
 	NixlExpiredRequests     = Signal{ID: "nixl_expired_requests", Kind: Counter, Names: withRay("vllm:nixl_num_kv_expired_reqs_total"), Unit: "short"}
 	// OffloadLoadBytes and OffloadStoreBytes count the bytes vLLM's offloading connector moved from offload storage
-	// (CPU memory, disk) to GPU and back; OffloadLoadTime and OffloadStoreTime the seconds those copies took.
-	OffloadLoadBytes  = Signal{ID: "offload_load_bytes", Kind: Counter, Names: withRay("vllm:kv_offload_load_bytes_total"), Unit: "bytes"}
-	OffloadStoreBytes = Signal{ID: "offload_store_bytes", Kind: Counter, Names: withRay("vllm:kv_offload_store_bytes_total"), Unit: "bytes"}
-	OffloadLoadTime   = Signal{ID: "offload_load_time", Kind: Counter, Names: withRay("vllm:kv_offload_load_time_total"), Unit: "s"}
-	OffloadStoreTime  = Signal{ID: "offload_store_time", Kind: Counter, Names: withRay("vllm:kv_offload_store_time_total"), Unit: "s"}
+	// (CPU memory, disk) to GPU and back; OffloadLoadTime and OffloadStoreTime the seconds those copies took. The
+	// flat names come first; the releases before them have one pair by transfer_type (OffloadLoad and OffloadStore
+	// select the direction), which the newest keep as deprecated, so an endpoint is read under one name only.
+	OffloadLoadBytes  = Signal{ID: "offload_load_bytes", Kind: Counter, Names: withRay("vllm:kv_offload_load_bytes_total", "vllm:kv_offload_total_bytes_total"), Unit: "bytes"}
+	OffloadStoreBytes = Signal{ID: "offload_store_bytes", Kind: Counter, Names: withRay("vllm:kv_offload_store_bytes_total", "vllm:kv_offload_total_bytes_total"), Unit: "bytes"}
+	OffloadLoadTime   = Signal{ID: "offload_load_time", Kind: Counter, Names: withRay("vllm:kv_offload_load_time_total", "vllm:kv_offload_total_time_total"), Unit: "s"}
+	OffloadStoreTime  = Signal{ID: "offload_store_time", Kind: Counter, Names: withRay("vllm:kv_offload_store_time_total", "vllm:kv_offload_total_time_total"), Unit: "s"}
 	// OffloadAllocationFailures counts offload stores that found no room in offload storage.
 	OffloadAllocationFailures = Signal{ID: "offload_allocation_failures", Kind: Counter, Names: withRay("vllm:kv_offload_allocation_failure_total"), Unit: "short"}
 	// LMCacheRequestedTokens and LMCacheHitTokens count the tokens the LMCache connector was asked for and found;
@@ -289,6 +291,13 @@ var (
 	SleepOperationDuration = Signal{ID: "sleep_operation_duration", Kind: Histogram, Names: withRay("vllm:sleep_mode_operation_duration_seconds", "vllm:rl_sleep_mode_operation_duration_seconds"), Unit: "s"}
 	// AscendTotalTokens is prompt plus generation tokens per iteration.
 	AscendTotalTokens = Signal{ID: "ascend_total_tokens", Kind: Histogram, Names: []string{"vllm_profiling_total_tokens"}, Unit: "short"}
+)
+
+// The transfer_type values of the offloading connector's per-direction names (src + "_to_" + dst), and the label.
+const (
+	OffloadTransferLabel = "transfer_type"
+	OffloadLoad          = "CPU_to_GPU"
+	OffloadStore         = "GPU_to_CPU"
 )
 
 // BucketFamily is the --custom-histogram-buckets key (newest vLLM) that sets a histogram signal's bucket

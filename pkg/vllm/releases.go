@@ -96,3 +96,14 @@ func FinishReasons(release string) []string {
 	}
 	return out
 }
+
+// NewestRelease is the newest vLLM tag the provenance table was read at.
+func NewestRelease() string {
+	newest := ""
+	for _, r := range SimReleases {
+		if r.Tag != Main && (newest == "" || CompareReleases(r.Tag, newest) > 0) {
+			newest = r.Tag
+		}
+	}
+	return newest
+}

@@ -1,0 +1,82 @@
+package query
+
+import (
+	"context"
+	"math"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestOffloadOnEveryRelease runs one simulated offloading instance (same seed, so the same transfers) as each release
+// prints it: 0.16 and 0.20 with only the per-direction kv_offload_total_* names, main with those and the flat names,
+// and the flavor's flat names alone. Bandwidth and copy speed must have values on each, and the same ones: the
+// per-direction names are read by direction, and main's two pairs are not counted twice. On 0.20 the measures whose
+// metrics only main has say which vLLM they need, and a prefill instance, whose NIXL histograms stay at zero, says
+// "no transfers in range" rather than that it lacks the metrics.
+func TestOffloadOnEveryRelease(t *testing.T) {
+	common := []string{"-kv-offload-gb=20", "-external-prefix-hit-rate=0.3", "-qps=10", "-seed=61"}
+	f := newLiveFleetOf(t, time.Hour, map[string][]string{
+		"r016":    append([]string{"-vllm-version=0.16"}, common...),
+		"r020":    append([]string{"-vllm-version=0.20"}, common...),
+		"main":    append([]string{"-vllm-version=main"}, common...),
+		"flavor":  append([]string{"-flavor=vllm-v1"}, common...),
+		"prefill": {"-vllm-version=0.20", "-kv-role=prefill", "-qps=6", "-seed=62"},
+	})
+	for range 10 * 12 {
+		f.scrape("", "")
+	}
+	e := &Engine{Source: HistorySource{Store: f.store}, ScrapeInterval: 5 * time.Second}
+	now := f.start.Add(f.el)
+	r := Request{From: now.Add(-5 * time.Minute), To: now, Interval: 15 * time.Second}
+	ctx := context.Background()
+	for _, m := range []string{"bandwidth", "copy_speed"} {
+		res, err := e.Eval(ctx, Query{QueryType: TypeKVOffload, Measure: m, GroupBy: GroupEndpoint, Endpoint: "r016|r020|main|flavor"}, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		last := map[string]map[string]float64{} // measure → endpoint → newest value
+		for _, o := range res.Outputs {
+			for i := len(o.Points) - 1; i >= 0; i-- {
+				if v := o.Points[i].V; !math.IsNaN(v) {
+					if last[o.Measure] == nil {
+						last[o.Measure] = map[string]float64{}
+					}
+					last[o.Measure][o.Labels["endpoint"]] = v
+					break
+				}
+			}
+		}
+		if len(last) != 2 {
+			t.Fatalf("%s: outputs %v, want load and store (notices %q)", m, last, res.Notices)
+		}
+		for measure, byEndpoint := range last {
+			want := byEndpoint["flavor"]
+			if want <= 0 {
+				t.Fatalf("%s %s: the flat names read %v", m, measure, want)
+			}
+			for _, ep := range []string{"r016", "r020", "main"} {
+				if got, ok := byEndpoint[ep]; !ok || math.Abs(got-want) > 1e-9*want {
+					t.Errorf("%s %s on %s: %v (present %v), want %v as the flat names read", m, measure, ep, got, ok, want)
+				}
+			}
+		}
+	}
+	for _, m := range []string{"failures", "cpu_usage", "lookup_delay"} {
+		res, err := e.Eval(ctx, Query{QueryType: TypeKVOffload, Measure: m, Endpoint: "r020"}, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Outputs) != 0 || len(res.Notices) != 1 || !strings.Contains(res.Notices[0], "needs vLLM newer than 0.20.1") {
+			t.Errorf("%s on 0.20: %d series, notices %q, want none and that it needs a newer vLLM", m, len(res.Outputs), res.Notices)
+		}
+	}
+	// A prefill instance registers the NIXL histograms and never observes a transfer: they stay at zero.
+	res, err := e.Eval(ctx, Query{QueryType: TypeKVTransfer, Measure: "latency", Endpoint: "prefill"}, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Outputs) != 0 || len(res.Notices) != 1 || !strings.HasPrefix(res.Notices[0], "no transfers in range") {
+		t.Errorf("0.20 prefill instance: %d series, notices %q, want none and no transfers in range", len(res.Outputs), res.Notices)
+	}
+}
