@@ -331,14 +331,20 @@ var (
 			{Name: "kv_transfer_bytes_per_second", Unit: "Bps", Node: &Rate{Signal: vllm.NixlBytes, Suffix: "_sum"}},
 			{Name: "kv_transfers_per_second", Unit: "short", Node: transfers},
 		}, Flavors: []vllm.Flavor{vllm.FlavorV1}, Needs: []string{NeedsNIXL}}
-	// KVTransferPending reads both sides of a pair: a prefill instance holds KV until it is read (pending sends), a
-	// decode instance waits for it (in process); role detection (pkg/role) reads the first.
-	KVTransferPending = &Entry{Type: TypeKVTransfer, Name: "pending", Label: "Pending and in process",
-		Description: "Requests whose KV a prefill instance holds until a decode instance has read it (pending sends), and requests a decode instance is receiving KV for (in process).",
+	// KVTransferExpired reads both sides of a pair: the instance holding KV frees what expired unread, the one reading
+	// it fails to notify the holder; role detection (pkg/role) reads each as its side's evidence.
+	KVTransferExpired = &Entry{Type: TypeKVTransfer, Name: "expired", Label: "Expired and unnotified",
+		Description: "Requests per second whose held KV expired before a decode instance read it, and completion notifications per second that failed to reach the holder.",
 		Outputs: []Output{
-			{Name: "kv_pending_sends", Unit: "short", Node: &Gauge{Signal: vllm.NixlPendingSends, Agg: Sum}},
-			{Name: "kv_in_process_requests", Unit: "short", Node: &Gauge{Signal: vllm.NixlInProcess, Agg: Sum}},
+			{Name: "kv_expired_requests_per_second", Unit: "short", Node: &Rate{Signal: vllm.NixlExpiredRequests}},
+			{Name: "kv_failed_notifications_per_second", Unit: "short", Node: &Rate{Signal: vllm.NixlFailedNotifications}},
 		}, Flavors: []vllm.Flavor{vllm.FlavorV1}, Needs: []string{NeedsNIXL}}
+	// QueueDeferred is the waiting requests vLLM defers rather than lacks room for: on a decode instance, those
+	// waiting for their KV to arrive.
+	QueueDeferred = &Entry{Type: TypeQueue, Name: "deferred", Label: "Deferred (KV transfer)",
+		Description: "Waiting requests deferred by a transient constraint rather than waiting for room: on a decode instance, requests waiting for their prompt's KV to arrive (also a LoRA budget or a blocked request).",
+		Outputs:     []Output{{Name: "deferred_requests", Unit: "short", Node: &Gauge{Signal: vllm.WaitingByReason, Agg: Sum, Match: []Matcher{Match("reason", "deferred")}}}},
+		Flavors:     []vllm.Flavor{vllm.FlavorV1, vllm.FlavorAscend}, Recent: true}
 	// KVTransferPDTTFT is answered by the data source, not the engines: its parts come from different instances,
 	// chosen by role (pkg/role).
 	KVTransferPDTTFT = &Entry{Type: TypeKVTransfer, Name: "pd_ttft", Label: "P/D TTFT",
@@ -448,6 +454,7 @@ var Catalog = []*Entry{
 	{Type: TypeQueue, Name: "waiting_by_reason", Label: "Waiting by reason", Description: "Waiting requests split by reason (capacity, deferred); newest vLLM only.",
 		Outputs: []Output{{Name: "waiting", Unit: "short", Node: &Gauge{Signal: vllm.WaitingByReason, Agg: Sum, Keep: []string{"reason"}}}},
 		Flavors: []vllm.Flavor{vllm.FlavorV1, vllm.FlavorAscend}, Recent: true},
+	QueueDeferred,
 	{Type: TypeQueue, Name: "frontend", Label: "Dynamo frontend",
 		Description: "Dynamo's frontend: requests in flight to the engines, requests queued before their first response, clients that disconnected before their answer, and requests the KV router holds before any worker takes them (with --router-queue-threshold).",
 		Outputs: []Output{
@@ -490,13 +497,12 @@ var Catalog = []*Entry{
 		}, Flavors: []vllm.Flavor{vllm.FlavorV1}, Needs: []string{NeedsKVCacheMetrics}},
 
 	// NIXL records each transfer on the instance that pulls the KV: in disaggregated prefill/decode, the decode side.
-	KVTransferLatency, KVTransferThroughput, KVTransferFailures, KVTransferPending,
-	{Type: TypeKVTransfer, Name: "expired", Label: "Expired and unnotified",
-		Description: "Requests per second whose held KV expired before a decode instance read it, and completion notifications per second that failed to reach the holder.",
-		Outputs: []Output{
-			{Name: "kv_expired_requests_per_second", Unit: "short", Node: &Rate{Signal: vllm.NixlExpiredRequests}},
-			{Name: "kv_failed_notifications_per_second", Unit: "short", Node: &Rate{Signal: vllm.NixlFailedNotifications}},
-		}, Flavors: []vllm.Flavor{vllm.FlavorV1}, Needs: []string{NeedsNIXL}},
+	KVTransferLatency, KVTransferThroughput, KVTransferFailures,
+	KVTransferExpired,
+	{Type: TypeKVTransfer, Name: "descriptors", Label: "Descriptors per transfer",
+		Description: "Mean NIXL descriptors per transfer over the window: how fragmented the KV each transfer moves is.",
+		Outputs:     []Output{{Name: "kv_transfer_descriptors", Unit: "short", Node: &Mean{Signal: vllm.NixlDescriptors}}},
+		Flavors:     []vllm.Flavor{vllm.FlavorV1}, Needs: []string{NeedsNIXL}},
 	{Type: TypeKVTransfer, Name: "post_time", Label: "Post time",
 		Description: "Quantiles of the time to post one NIXL transfer request over the window; high while transfer time is normal points at the host, not the link.",
 		Outputs:     []Output{{Name: "kv_transfer_post_seconds", Unit: "s", Node: &Quantiles{Signal: vllm.NixlPostTime}}},

@@ -80,3 +80,31 @@ func TestOffloadOnEveryRelease(t *testing.T) {
 		t.Errorf("0.20 prefill instance: %d series, notices %q, want none and no transfers in range", len(res.Outputs), res.Notices)
 	}
 }
+
+// TestDeferredOnDecode: a 0.20 decode instance counts the requests waiting for their KV to arrive as waiting and
+// deferred (vLLM's WAITING_FOR_REMOTE_KVS), so queue/deferred shows them; its prefill peer defers none.
+func TestDeferredOnDecode(t *testing.T) {
+	f := newLiveFleetOf(t, time.Hour, map[string][]string{
+		"decode":  {"-vllm-version=0.20", "-kv-role=decode", "-kv-transfer-ms=1500", "-qps=8", "-seed=71"},
+		"prefill": {"-vllm-version=0.20", "-kv-role=prefill", "-kv-transfer-ms=1500", "-qps=8", "-seed=72"},
+	})
+	for range 10 * 12 {
+		f.scrape("", "")
+	}
+	e := &Engine{Source: HistorySource{Store: f.store}, ScrapeInterval: 5 * time.Second}
+	now := f.start.Add(f.el)
+	res, err := e.Eval(context.Background(), Query{QueryType: TypeQueue, Measure: "deferred", GroupBy: GroupEndpoint},
+		Request{From: now.Add(-5 * time.Minute), To: now, Interval: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	peak := map[string]float64{}
+	for _, o := range res.Outputs {
+		for _, p := range o.Points {
+			peak[o.Labels["endpoint"]] = math.Max(peak[o.Labels["endpoint"]], p.V)
+		}
+	}
+	if _, ok := peak["prefill"]; !ok || peak["prefill"] != 0 || peak["decode"] < 1 {
+		t.Errorf("deferred peaks %v (notices %q): want some on decode, none on prefill", peak, res.Notices)
+	}
+}

@@ -28,8 +28,6 @@ type engineStats struct {
 	corrupted, corruptedDue float64
 	// vLLM's per-GPU work estimates (--enable-mfu-metrics).
 	flops, readBytes, writeBytes float64
-	// sendsDue are when the decode instance will have read the KV a prefill instance holds for finished requests.
-	sendsDue []float64
 	// The offloading connector's: bytes and seconds moved each way, failed allocations, bytes held in CPU memory.
 	offloadLoadBytes, offloadLoadTime, offloadStoreBytes, offloadStoreTime float64
 	offloadFailures, offloadFailDue, offloadResident                       float64

@@ -91,9 +91,9 @@ func (f *Fleet) v1Families(x *exposition, st style) {
 	}
 
 	b.gauge("vllm:num_requests_running", "Number of requests in model execution batches.",
-		func(e *engine) float64 { return float64(len(e.running)) })
+		func(e *engine) float64 { return float64(len(e.running) - e.awaitingKV()) })
 	b.gauge("vllm:num_requests_waiting", "Number of requests waiting to be processed.",
-		func(e *engine) float64 { return float64(e.waiting.len()) })
+		func(e *engine) float64 { return float64(e.waiting.len() + e.awaitingKV()) })
 	if ft.byReason {
 		b.gaugeBy("vllm:num_requests_waiting_by_reason",
 			"Number of waiting requests by reason. Reason labels: 'capacity' = waiting for scheduling capacity; "+
@@ -103,7 +103,7 @@ func (f *Fleet) v1Families(x *exposition, st style) {
 				if i == 0 {
 					return float64(e.waiting.len())
 				}
-				return 0
+				return float64(e.awaitingKV())
 			})
 	}
 	if ft.sleepState {
@@ -419,7 +419,8 @@ func (f *Fleet) offloadFamilies(b *familyBuilder) {
 }
 
 // nixlFamilies renders the NIXL KV connector's metrics (NixlPromMetrics). Both sides of a pair register them; the
-// instance that pulls the KV (decode) records transfers, the one that holds it (prefill) the pending sends.
+// instance that pulls the KV (decode) records transfers, the one that holds it (prefill) only KV expired unread,
+// which the simulated pair never lets happen.
 func (f *Fleet) nixlFamilies(b *familyBuilder) {
 	b.hist("vllm:nixl_xfer_time_seconds", "Histogram of transfer duration for NIXL KV Cache transfers.",
 		func(e *engine) *histogram { return e.st.nixlXfer })
@@ -435,10 +436,6 @@ func (f *Fleet) nixlFamilies(b *familyBuilder) {
 		func(*engine) float64 { return 0 })
 	b.counter("vllm:nixl_num_kv_expired_reqs", "Number of requests that had their KV expire.",
 		func(*engine) float64 { return 0 })
-	b.gauge("vllm:nixl_num_pending_sends", "Number of requests whose KV is waiting to be read by a remote instance.",
-		func(e *engine) float64 { return e.pendingSends() })
-	b.gauge("vllm:nixl_num_in_process_reqs", "Number of requests waiting for remote KV or computing what it lacked.",
-		func(e *engine) float64 { return e.inProcess() })
 }
 
 // kvUsageFamily renders vllm:kv_cache_usage_perc. With the pid artefact every API-server process

@@ -103,11 +103,6 @@ var (
 	V0PrefixHitRate = Signal{ID: "v0_prefix_hit_rate", Kind: Gauge, Names: withRay("vllm:gpu_prefix_cache_hit_rate"), Unit: "percentunit"}
 	// OffloadCPUUsage is the share of the offloading connector's CPU memory in use (0–1).
 	OffloadCPUUsage = Signal{ID: "offload_cpu_usage", Kind: Gauge, Names: withRay("vllm:kv_offload_cpu_cache_usage_perc"), Unit: "percent"}
-	// NixlPendingSends is the number of requests whose KV a prefill instance holds until a decode instance has read
-	// it (NIXL connector).
-	NixlPendingSends = Signal{ID: "nixl_pending_sends", Kind: Gauge, Names: withRay("vllm:nixl_num_pending_sends"), Unit: "short"}
-	// NixlInProcess is the number of requests a decode instance is receiving KV for.
-	NixlInProcess = Signal{ID: "nixl_in_process", Kind: Gauge, Names: withRay("vllm:nixl_num_in_process_reqs"), Unit: "short"}
 	// LMCacheMPL1Memory is the bytes of multi-process LMCache's L1 in use.
 	LMCacheMPL1Memory = Signal{ID: "lmcache_mp_l1_memory", Kind: Gauge, Names: []string{"lmcache_mp_l1_memory_usage_bytes"}, Unit: "bytes"}
 	// EngineSleepState is vLLM's sleep mode per engine: the series of the engine's sleep_state (awake,
@@ -265,6 +260,8 @@ var (
 	NixlXferTime = Signal{ID: "nixl_xfer_time", Kind: Histogram, Names: withRay("vllm:nixl_xfer_time_seconds"), Unit: "s"}
 	// NixlBytes is the size of one NIXL KV transfer.
 	NixlBytes = Signal{ID: "nixl_bytes", Kind: Histogram, Names: withRay("vllm:nixl_bytes_transferred"), Unit: "bytes"}
+	// NixlDescriptors is the number of descriptors of one NIXL transfer, recorded by the instance that pulls the KV.
+	NixlDescriptors = Signal{ID: "nixl_descriptors", Kind: Histogram, Names: withRay("vllm:nixl_num_descriptors"), Unit: "short"}
 	// NixlPostTime is the time to post one NIXL transfer request, before the transfer itself.
 	NixlPostTime = Signal{ID: "nixl_post_time", Kind: Histogram, Names: withRay("vllm:nixl_post_time_seconds"), Unit: "s"}
 	// PrefillKVComputed is the number of prompt tokens each request's prefill computed, its cached tokens left out
@@ -329,7 +326,7 @@ const (
 var Signals = []Signal{
 	KVUsage, DynamoKVUsage, DynamoTotalBlocks, DynamoActiveBlocks, AscendTotalBlocks, AscendFreeBlocks,
 	AscendAllocatedBlocks, AscendNumSpecTokens, Running, Waiting, WaitingByReason, Swapped, V0AcceptanceRate,
-	V0Efficiency, V0PrefixHitRate, OffloadCPUUsage, NixlPendingSends, NixlInProcess, LMCacheMPL1Memory,
+	V0Efficiency, V0PrefixHitRate, OffloadCPUUsage, LMCacheMPL1Memory,
 	EngineSleepState, EngineHealthy, SleepOperationsInFlight, DynamoInflight, DynamoQueued, DynamoDisconnected,
 	DynamoRouterQueue, DynamoWorkerDecodeBlocks, DynamoWorkerPrefillTokens, DynamoMigrations, LoRAInfo, CacheConfig,
 	PromptTokens, GenerationTokens, RequestSuccess, Preemptions, PrefixHits, PrefixQueries, PromptTokensBySource,
@@ -341,7 +338,7 @@ var Signals = []Signal{
 	MMCacheQueries, SpecDrafts, SpecDraftTokens, SpecAcceptedTokens, SpecAcceptedPerPos, AscendInputTokens,
 	AscendOutputTokens, TTFT, ITL, RequestTPOT, E2E, QueueTime, PrefillTime, DecodeTime, InferenceTime,
 	PromptTokensHist, GenerationTokensHist, AscendFineTTFT, AscendFineTPOT, AscendSecondTokenLatency, AscendBatchSize,
-	AscendWaitingBatchSize, NixlXferTime, NixlBytes, NixlPostTime, PrefillKVComputed, KVBlockLifetime,
+	AscendWaitingBatchSize, NixlXferTime, NixlBytes, NixlDescriptors, NixlPostTime, PrefillKVComputed, KVBlockLifetime,
 	KVBlockIdleBeforeEvict, KVBlockReuseGap, OffloadLookupDelay, LMCacheRetrieveTime, DynamoCachedTokens,
 	DynamoRouterHitRate, SleepOperationDuration, AscendTotalTokens,
 }

@@ -10,15 +10,11 @@ const (
 	ProjectDynamo  = "ai-dynamo/dynamo"
 	ProjectAscend  = "Ascend/msserviceprofiler"
 	ProjectLMCache = "LMCache/LMCache"
-	// ProjectThirdParty marks names no public project of the above declares.
-	ProjectThirdParty = "third party"
 )
 
 // Where the names no vLLM release has were found.
 const (
 	afterMain = "vllm-project/vllm main after 0.20.1, not yet at MainCommit: "
-	// unreleasedPending is the pair of NIXL gauges only a third-party subclass of NixlPromMetrics declares.
-	unreleasedPending = "in no vLLM: a third-party NixlPromMetrics subclass (NixlPromMetricsWithPending) declares it, prefill-side"
 )
 
 // Files of the other projects.
@@ -57,8 +53,6 @@ var OtherFamilies = []Family{
 	unreleased("vllm/entrypoints/serve/dev/rlhf/metrics.py", afterMain+"the RL weight-sync endpoints' sleep-mode metrics", "vllm:rl_sleep_mode_operations_in_flight", Gauge),
 	unreleased("vllm/entrypoints/serve/dev/rlhf/metrics.py", afterMain+"the RL weight-sync endpoints' sleep-mode metrics", "vllm:rl_sleep_mode_operation_duration_seconds", Histogram),
 	unreleased(fileLoggers, afterMain+"vllm-project/vllm#56318", "vllm:prompt_tokens_cached_by_source_total", Counter),
-	{Name: "vllm:nixl_num_pending_sends", Type: Gauge, Project: ProjectThirdParty, File: "NixlPromMetricsWithPending", Unreleased: unreleasedPending},
-	{Name: "vllm:nixl_num_in_process_reqs", Type: Gauge, Project: ProjectThirdParty, File: "NixlPromMetricsWithPending", Unreleased: unreleasedPending},
 
 	other(ProjectDynamo, fileDynamoNames, readDynamo, "dynamo_component_gpu_cache_usage_percent", Gauge),
 	other(ProjectDynamo, fileDynamoNames, readDynamo, "dynamo_component_total_blocks", Gauge),
