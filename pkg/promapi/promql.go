@@ -227,6 +227,9 @@ func (g *gen) sel(name string, extra ...string) string {
 		add(k, g.q.Labels[k])
 	}
 	m = append(m, extra...)
+	if g.q.QueryType != query.TypeRaw && vllm.RouterLookalikes[name] {
+		m = append(m, vllm.RouterLabel+`=""`) // not a production-stack router's look-alike (vllm.RouterSeries)
+	}
 	if plainName.MatchString(name) {
 		if len(m) == 0 {
 			return name

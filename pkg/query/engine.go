@@ -401,6 +401,9 @@ func modelOf(ls exposition.Labels) string {
 // selects reports whether a series of the sample name passes the query's model, rank and label filters and the
 // catalog's matchers.
 func (c *evalCtx) selects(name string, ls exposition.Labels, catalogMatch []measure.Matcher) bool {
+	if c.q.QueryType != TypeRaw && vllm.RouterSeries(name, func(l string) bool { _, ok := ls.Lookup(l); return ok }) {
+		return false // a production-stack router's look-alike: the engines report it themselves
+	}
 	rank := ""
 	if src, _ := vllm.RankLabel(name); src != "" {
 		rank = ls.Get(src)

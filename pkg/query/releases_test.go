@@ -108,3 +108,54 @@ func TestDeferredOnDecode(t *testing.T) {
 		t.Errorf("deferred peaks %v (notices %q): want some on decode, none on prefill", peak, res.Notices)
 	}
 }
+
+// TestRouterLookalikesCountedOnce: two engines behind vLLM production-stack's router, whose /metrics repeats their
+// running and waiting requests (and V0's swapped gauge, and prefix-cache gauges named like counters) under vLLM's
+// names with a server label. The fleet's running and waiting are the engines' own, counted once; the swapped and
+// prefix hit-rate measures see no engine of the router.
+func TestRouterLookalikesCountedOnce(t *testing.T) {
+	engines := []string{"-flavor=vllm-v1", "-engines=2", "-qps=20", "-seed=81"}
+	f := newLiveFleetOf(t, time.Hour, map[string][]string{
+		"engines": engines,
+		"router":  append([]string{"-router"}, engines...),
+	})
+	for range 5 * 12 {
+		f.scrape("", "")
+	}
+	e := &Engine{Source: HistorySource{Store: f.store}, ScrapeInterval: 5 * time.Second}
+	now := f.start.Add(f.el)
+	r := Request{From: now.Add(-2 * time.Minute), To: now, Interval: 5 * time.Second}
+	ctx := context.Background()
+	for _, m := range []string{"running", "waiting"} {
+		fleet, err := e.Eval(ctx, Query{QueryType: TypeQueue, Measure: m, GroupBy: GroupFleet}, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		own, err := e.Eval(ctx, Query{QueryType: TypeQueue, Measure: m, GroupBy: GroupFleet, Endpoint: "engines"}, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(fleet.Outputs) != 1 || len(own.Outputs) != 1 {
+			t.Fatalf("%s: %d and %d fleet series", m, len(fleet.Outputs), len(own.Outputs))
+		}
+		busy := false
+		for i, p := range fleet.Outputs[0].Points {
+			if q := own.Outputs[0].Points[i]; p.T != q.T || p.V != q.V {
+				t.Fatalf("%s at %d: the fleet reads %v, its engines %v", m, p.T, p.V, q.V)
+			}
+			busy = busy || p.V > 0
+		}
+		if !busy && m == "running" {
+			t.Errorf("the engines never ran a request")
+		}
+	}
+	for _, q := range []Query{{QueryType: TypeQueue, Measure: "swapped", Endpoint: "router"}, {QueryType: TypeQueue, Measure: "running", Endpoint: "router"}} {
+		res, err := e.Eval(ctx, q, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Outputs) != 0 {
+			t.Errorf("%s/%s on the router: %d series, want none (its gauges are look-alikes)", q.QueryType, q.Measure, len(res.Outputs))
+		}
+	}
+}

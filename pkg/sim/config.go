@@ -111,6 +111,10 @@ type Config struct {
 	UnhealthyEngines int  `json:"unhealthy_engines"`
 	// Ray renders a vllm-v1 instance as Ray Serve re-exports it: ray_vllm_ names, a replica (ReplicaId) per engine.
 	Ray bool `json:"ray"`
+	// Router renders what vLLM production-stack's router in front of these engines exports instead of the engines'
+	// own /metrics: its gauges under vLLM's names (running, waiting, swapped, GPU prefix-cache hit rate, hits and
+	// queries) with a server label per engine, as src/vllm_router/services/metrics_service declares them.
+	Router bool `json:"router"`
 	// NaNLogitsRate is the share of requests whose logits hold NaNs, counted in vllm:corrupted_requests_total as
 	// vLLM does with VLLM_COMPUTE_NANS_IN_LOGITS=1; 0 leaves the counter out, as vLLM without the variable does.
 	NaNLogitsRate float64 `json:"nan_logits_rate"`
@@ -383,6 +387,8 @@ func (c *Config) Validate() error {
 		bad("lora-adapters needs a V1 engine flavor")
 	case c.Ray && c.Flavor != FlavorV1:
 		bad("ray needs flavor %s", FlavorV1)
+	case c.Router && (c.Flavor != FlavorV1 || c.Ray):
+		bad("router needs flavor %s without ray", FlavorV1)
 	case c.NaNLogitsRate > 0 && (c.Flavor.isV0() || c.Flavor == FlavorDynamoFrontend):
 		bad("nan-logits-rate needs a V1 engine flavor")
 	case c.MigrationRate > 0 && (c.Flavor != FlavorDynamoFrontend || c.DynamoNames == "legacy"):

@@ -151,6 +151,11 @@ func (f *Fleet) healthy(e *engine) bool { return e.idx < len(f.engines)-f.cfg.Un
 // WriteExposition renders /metrics in the configured flavor for the current simulated state.
 func (f *Fleet) WriteExposition(w io.Writer) error {
 	x := &exposition{createdBase: float64(f.start.UnixNano()) / 1e9, allow: f.emits}
+	if f.cfg.Router {
+		x.allow = nil // the router's names are its own, whatever release its engines run
+		f.routerFamilies(x)
+		return x.write(w)
+	}
 	switch f.cfg.Flavor {
 	case FlavorV0:
 		x.noCreated = true
