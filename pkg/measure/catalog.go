@@ -182,14 +182,17 @@ var (
 	generationTokens = &Rate{Signal: vllm.GenerationTokens}
 	finished         = &Rate{Signal: vllm.RequestSuccess}
 	failed           = &Rate{Signal: vllm.RequestSuccess, Match: []Matcher{Match("finished_reason", "error|abort")}}
-	promptBySource   = &Rate{Signal: vllm.PromptTokensBySource, Keep: []string{"source"}}
-	flops            = []vllm.Signal{vllm.EstimatedFlops}
-	memoryBytes      = []vllm.Signal{vllm.EstimatedReadBytes, vllm.EstimatedWriteBytes}
-	lmcacheHits      = &Rate{Signal: vllm.LMCacheHitTokens}
-	mpRetrieves      = &Rate{Signal: vllm.LMCacheMPRetrieves}
-	cachedByTier     = &Rate{Signal: vllm.PromptTokensCachedBySource, Keep: []string{"source"}}
-	transfers        = &Rate{Signal: vllm.NixlXferTime, Suffix: "_count"}
-	failedTransfers  = &Rate{Signal: vllm.NixlFailedTransfers}
+	// Dynamo's frontend counts requests by status, errors also by error_type: never by finished_reason.
+	dynamoRequests  = &Rate{Signal: vllm.DynamoRequests}
+	dynamoFailed    = &Rate{Signal: vllm.DynamoRequests, Match: []Matcher{Match("status", "error")}}
+	promptBySource  = &Rate{Signal: vllm.PromptTokensBySource, Keep: []string{"source"}}
+	flops           = []vllm.Signal{vllm.EstimatedFlops}
+	memoryBytes     = []vllm.Signal{vllm.EstimatedReadBytes, vllm.EstimatedWriteBytes}
+	lmcacheHits     = &Rate{Signal: vllm.LMCacheHitTokens}
+	mpRetrieves     = &Rate{Signal: vllm.LMCacheMPRetrieves}
+	cachedByTier    = &Rate{Signal: vllm.PromptTokensCachedBySource, Keep: []string{"source"}}
+	transfers       = &Rate{Signal: vllm.NixlXferTime, Suffix: "_count"}
+	failedTransfers = &Rate{Signal: vllm.NixlFailedTransfers}
 	// The flat offload names carry no transfer_type; the older per-direction ones are read for one direction.
 	offloadLoadMatch  = []Matcher{Match(vllm.OffloadTransferLabel, vllm.OffloadLoad+"|")}
 	offloadStoreMatch = []Matcher{Match(vllm.OffloadTransferLabel, vllm.OffloadStore+"|")}
@@ -261,9 +264,10 @@ var (
 	ThroughputPrompt = &Entry{Type: TypeThroughput, Name: "prompt_tokens", Label: "Prompt tokens/s", Default: true, Description: "Prompt (input) tokens per second.",
 		Outputs: []Output{{Name: "prompt_tokens_per_second", Unit: "short", Node: &Rate{Signal: vllm.PromptTokens}}}, Flavors: vllmFlavors}
 	ThroughputRequests = &Entry{Type: TypeThroughput, Name: "requests", Label: "Requests/s",
-		Description: "Finished requests per second by finished_reason.",
-		Outputs:     []Output{{Name: "requests_per_second", Unit: "reqps", Node: &Rate{Signal: vllm.RequestSuccess, Keep: []string{"finished_reason"}}}},
-		Flavors:     withFrontend}
+		Description: "Finished requests per second by finished_reason (Dynamo's frontend: by status).",
+		Outputs: []Output{{Name: "requests_per_second", Unit: "reqps", Node: &Or{Parts: []Node{
+			&Rate{Signal: vllm.RequestSuccess, Keep: []string{"finished_reason"}}, &Rate{Signal: vllm.DynamoRequests, Keep: []string{"status"}}}}}},
+		Flavors: withFrontend}
 	// ThroughputFinishShare shows why requests end: a large length share with few tokens each is clients asking for
 	// a small max_tokens.
 	ThroughputFinishShare = &Entry{Type: TypeThroughput, Name: "finish_share", Label: "Finish reasons",
@@ -288,11 +292,13 @@ var (
 		Outputs:     []Output{{Name: "corrupted_requests_per_second", Unit: "reqps", Node: &Rate{Signal: vllm.CorruptedRequests}}},
 		Flavors:     v1Flavors, Needs: []string{NeedsNaNCheck}}
 	ThroughputErrors = &Entry{Type: TypeThroughput, Name: "errors", Label: "Failed requests",
-		Description: "Requests finished with finished_reason error or abort per second, and their share of all finished requests.",
+		Description: "Requests finished with finished_reason error or abort per second (Dynamo's frontend: status error, by error_type), and their share of all finished requests.",
 		Outputs: []Output{
-			{Name: "failed_requests_per_second", Unit: "reqps", Node: failed},
-			{Name: "failed_request_ratio", Unit: "percentunit", Node: &Div{Num: failed, Den: finished}},
-		}, Flavors: vllmFlavors}
+			{Name: "failed_requests_per_second", Unit: "reqps", Node: &Or{Parts: []Node{
+				failed, &Rate{Signal: vllm.DynamoRequests, Match: dynamoFailed.Match, Keep: []string{"error_type"}}}}},
+			{Name: "failed_request_ratio", Unit: "percentunit", Node: &Div{
+				Num: &Or{Parts: []Node{failed, dynamoFailed}}, Den: &Or{Parts: []Node{finished, dynamoRequests}}}},
+		}, Flavors: withFrontend}
 
 	QueueRunning = &Entry{Type: TypeQueue, Name: "running", Label: "Running", Default: true,
 		Description: "Requests in the running batch.",

@@ -115,7 +115,8 @@ func (g *gen) print(n measure.Node) string {
 		if num == "" || den == "" {
 			return ""
 		}
-		if _, ok := n.Num.(*measure.Add); ok {
+		switch n.Num.(type) {
+		case *measure.Add, *measure.Or: // both bind looser than the division
 			num = "(" + num + ")"
 		}
 		switch {

@@ -159,3 +159,46 @@ func TestRouterLookalikesCountedOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestDynamoFrontendErrorsByStatus: Dynamo's frontend counts requests by status and errors by error_type, never by
+// finished_reason: its failed requests are the status="error" ones (the configured tenth), labelled with their
+// error_type, and its requests per second are split by status.
+func TestDynamoFrontendErrorsByStatus(t *testing.T) {
+	f := newLiveFleetOf(t, time.Hour, map[string][]string{
+		"frontend": {"-flavor=dynamo-frontend", "-engines=2", "-qps=10", "-error-rate=0.1", "-abort-rate=0", "-seed=97"},
+	})
+	for range 10 * 12 {
+		f.scrape("", "")
+	}
+	e := &Engine{Source: HistorySource{Store: f.store}, ScrapeInterval: 5 * time.Second}
+	now := f.start.Add(f.el)
+	r := Request{From: now.Add(-time.Minute), To: now, Interval: 15 * time.Second}
+	res, err := e.Eval(context.Background(), Query{QueryType: TypeThroughput, Measure: "errors", Window: "5m"}, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ratio float64
+	types := map[string]bool{}
+	for _, o := range res.Outputs {
+		switch o.Measure {
+		case "failed_request_ratio":
+			ratio = o.Points[len(o.Points)-1].V
+		case "failed_requests_per_second":
+			types[o.Labels["error_type"]] = true
+		}
+	}
+	if ratio < 0.07 || ratio > 0.13 || !types["internal"] || len(types) != 1 {
+		t.Errorf("failed ratio %v with error types %v, want about 0.1, all internal (notices %q)", ratio, types, res.Notices)
+	}
+	res, err = e.Eval(context.Background(), Query{QueryType: TypeThroughput, Measure: "requests"}, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	statuses := map[string]bool{}
+	for _, o := range res.Outputs {
+		statuses[o.Labels["status"]] = true
+	}
+	if !statuses["success"] || !statuses["error"] || len(statuses) != 2 {
+		t.Errorf("requests by status %v, want success and error", statuses)
+	}
+}

@@ -150,8 +150,12 @@ func (f *Fleet) dynamoFrontendFamilies(x *exposition) {
 		}
 		sort.Slice(keys, func(i, j int) bool { return keys[i][0]+keys[i][1] < keys[j][0]+keys[j][1] })
 		for _, k := range keys {
-			req.set(fe.requests[k], label{"endpoint", "chat_completions"}, lm[0],
-				label{"request_type", k[0]}, label{"status", k[1]})
+			ls := []label{{"endpoint", "chat_completions"}, lm[0], {"request_type", k[0]}, {"status", k[1]}}
+			if k[1] == "error" {
+				// An engine's failure reaches the frontend as an internal error (prometheus_names.rs error_type).
+				ls = append(ls, label{"error_type", "internal"})
+			}
+			req.set(fe.requests[k], ls...)
 		}
 	}
 	if c.DynamoNames != "legacy" {

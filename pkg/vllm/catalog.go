@@ -148,7 +148,10 @@ var (
 	// GenerationTokens counts generated tokens.
 	GenerationTokens = Signal{ID: "generation_tokens", Kind: Counter, Names: withRay("vllm:generation_tokens_total", "dynamo_frontend_output_tokens_total"), Unit: "short"}
 	// RequestSuccess counts finished requests by finished_reason.
-	RequestSuccess = Signal{ID: "requests", Kind: Counter, Names: withRay("vllm:request_success_total", "dynamo_frontend_requests_total"), Unit: "short"}
+	RequestSuccess = Signal{ID: "requests", Kind: Counter, Names: withRay("vllm:request_success_total"), Unit: "short"}
+	// DynamoRequests counts the requests Dynamo's frontend handled, by status (success, error) and, for errors,
+	// error_type (validation, not_found, overload, cancelled, internal, not_implemented); it has no finished_reason.
+	DynamoRequests = Signal{ID: "dynamo_requests", Kind: Counter, Names: []string{"dynamo_frontend_requests_total"}, Unit: "short"}
 	// Preemptions counts preemptions.
 	Preemptions = Signal{ID: "preemptions", Kind: Counter, Names: withRay("vllm:num_preemptions_total"), Unit: "short"}
 	// PrefixHits counts prefix-cache hits in tokens (V0's counted blocks); renamed from gpu_prefix_cache_hits.
@@ -329,7 +332,7 @@ var Signals = []Signal{
 	V0Efficiency, V0PrefixHitRate, OffloadCPUUsage, LMCacheMPL1Memory,
 	EngineSleepState, EngineHealthy, SleepOperationsInFlight, DynamoInflight, DynamoQueued, DynamoDisconnected,
 	DynamoRouterQueue, DynamoWorkerDecodeBlocks, DynamoWorkerPrefillTokens, DynamoMigrations, LoRAInfo, CacheConfig,
-	PromptTokens, GenerationTokens, RequestSuccess, Preemptions, PrefixHits, PrefixQueries, PromptTokensBySource,
+	PromptTokens, GenerationTokens, RequestSuccess, DynamoRequests, Preemptions, PrefixHits, PrefixQueries, PromptTokensBySource,
 	PromptTokensCached, PromptTokensCachedBySource, PromptTokensRecomputed, NixlFailedTransfers,
 	NixlFailedNotifications, NixlExpiredRequests, OffloadLoadBytes, OffloadStoreBytes, OffloadLoadTime,
 	OffloadStoreTime, OffloadAllocationFailures, LMCacheRequestedTokens, LMCacheHitTokens, LMCacheRetrieves,
