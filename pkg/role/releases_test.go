@@ -56,7 +56,9 @@ func TestRolesOnReleases(t *testing.T) {
 		}
 	}
 	e := &query.Engine{Source: query.HistorySource{Store: store}, ScrapeInterval: 5 * time.Second}
-	eval := func(ctx context.Context, q query.Query, r query.Request) (*query.Result, error) { return e.Eval(ctx, q, r) }
+	eval := func(ctx context.Context, q query.Query, r query.Request) (*query.Result, error) {
+		return e.Eval(ctx, q, r)
+	}
 	got, err := Resolve(context.Background(), eval, "", query.Request{To: start.Add(el)})
 	if err != nil {
 		t.Fatal(err)
