@@ -282,6 +282,21 @@ var (
 			{Name: "prompt_tokens_per_request", Unit: "short", Node: &Mean{Signal: vllm.PromptTokensHist}},
 			{Name: "generation_tokens_per_request", Unit: "short", Node: &Mean{Signal: vllm.GenerationTokensHist}},
 		}, Flavors: withFrontend}
+	// ThroughputStepTokens shows batch fill: steps far below the token budget with requests waiting point at KV or
+	// sequence limits, not compute.
+	ThroughputStepTokens = &Entry{Type: TypeThroughput, Name: "step_tokens", Label: "Tokens per step",
+		Description: "Quantiles of the tokens one engine step processed (prompt and generated) over the window: how full the batches run.",
+		Outputs:     []Output{{Name: "step_tokens", Unit: "short", Node: &Quantiles{Signal: vllm.IterationTokens}}},
+		Flavors:     vllmFlavors}
+	// ThroughputRequestParams is what clients ask for: a max_tokens far above the tokens generated reserves nothing
+	// in vLLM but says how long answers may grow.
+	ThroughputRequestParams = &Entry{Type: TypeThroughput, Name: "request_params", Label: "Request parameters",
+		Description: "Mean max_tokens and n of the requests finished over the window, and the most tokens each could have generated.",
+		Outputs: []Output{
+			{Name: "max_tokens_per_request", Unit: "short", Node: &Mean{Signal: vllm.ParamsMaxTokens}},
+			{Name: "n_per_request", Unit: "short", Node: &Mean{Signal: vllm.ParamsN}},
+			{Name: "max_generation_tokens_per_request", Unit: "short", Node: &Mean{Signal: vllm.MaxGenerationTokens}},
+		}, Flavors: vllmFlavors}
 	// ThroughputCorrupted is worth a page on any increase: NaN logits mean wrong answers, not slow ones.
 	ThroughputMigrations = &Entry{Type: TypeThroughput, Name: "migrations", Label: "Migrations",
 		Description: "Requests per second Dynamo's frontend moved to another worker after theirs went away, by migration_type (new_request before the stream started, ongoing_request during it).",
@@ -450,7 +465,8 @@ var Catalog = []*Entry{
 	ThroughputPrompt,
 	{Type: TypeThroughput, Name: "generation_tokens", Label: "Generation tokens/s", Default: true, Description: "Generated (output) tokens per second.",
 		Outputs: []Output{{Name: "generation_tokens_per_second", Unit: "short", Node: generationTokens}}, Flavors: withFrontend},
-	ThroughputRequests, ThroughputErrors, ThroughputFinishShare, ThroughputTokensPerRequest, ThroughputCorrupted, ThroughputMigrations,
+	ThroughputRequests, ThroughputErrors, ThroughputFinishShare, ThroughputTokensPerRequest, ThroughputStepTokens,
+	ThroughputRequestParams, ThroughputCorrupted, ThroughputMigrations,
 	{Type: TypeThroughput, Name: "ascend_input", Label: "Ascend input tokens/s", Description: "vLLM-Ascend profiler input tokens per second.",
 		Outputs: []Output{{Name: "input_tokens_per_second", Unit: "short", Node: &Rate{Signal: vllm.AscendInputTokens}}}, Flavors: ascendOnly},
 	{Type: TypeThroughput, Name: "ascend_output", Label: "Ascend output tokens/s", Description: "vLLM-Ascend profiler output tokens per second.",

@@ -248,6 +248,13 @@ var (
 	PromptTokensHist = Signal{ID: "request_prompt_tokens", Kind: Histogram, Names: withRay("vllm:request_prompt_tokens", "dynamo_frontend_input_sequence_tokens"), Unit: "short"}
 	// GenerationTokensHist is generated length per request.
 	GenerationTokensHist = Signal{ID: "request_generation_tokens", Kind: Histogram, Names: withRay("vllm:request_generation_tokens", "dynamo_frontend_output_sequence_tokens"), Unit: "short"}
+	// IterationTokens is the tokens each engine step processed (prompt and generated): how full the batches run.
+	IterationTokens = Signal{ID: "iteration_tokens", Kind: Histogram, Names: withRay("vllm:iteration_tokens_total"), Unit: "short"}
+	// ParamsMaxTokens, ParamsN and MaxGenerationTokens are each finished request's max_tokens and n parameters, and
+	// the most tokens it could have generated (max_tokens × n, or what the context left).
+	ParamsMaxTokens     = Signal{ID: "params_max_tokens", Kind: Histogram, Names: withRay("vllm:request_params_max_tokens"), Unit: "short"}
+	ParamsN             = Signal{ID: "params_n", Kind: Histogram, Names: withRay("vllm:request_params_n"), Unit: "short"}
+	MaxGenerationTokens = Signal{ID: "max_generation_tokens", Kind: Histogram, Names: withRay("vllm:request_max_num_generation_tokens"), Unit: "short"}
 	// AscendFineTTFT is the Ascend profiler's fine-grained TTFT.
 	AscendFineTTFT = Signal{ID: "ascend_fine_ttft", Kind: Histogram, Names: []string{"vllm_profiling_fine_grained_ttft"}, Unit: "s"}
 	// AscendFineTPOT is the Ascend profiler's fine-grained TPOT.
@@ -340,7 +347,7 @@ var Signals = []Signal{
 	EstimatedFlops, EstimatedReadBytes, EstimatedWriteBytes, ExternalPrefixHits, ExternalPrefixQueries, MMCacheHits,
 	MMCacheQueries, SpecDrafts, SpecDraftTokens, SpecAcceptedTokens, SpecAcceptedPerPos, AscendInputTokens,
 	AscendOutputTokens, TTFT, ITL, RequestTPOT, E2E, QueueTime, PrefillTime, DecodeTime, InferenceTime,
-	PromptTokensHist, GenerationTokensHist, AscendFineTTFT, AscendFineTPOT, AscendSecondTokenLatency, AscendBatchSize,
+	PromptTokensHist, GenerationTokensHist, IterationTokens, ParamsMaxTokens, ParamsN, MaxGenerationTokens, AscendFineTTFT, AscendFineTPOT, AscendSecondTokenLatency, AscendBatchSize,
 	AscendWaitingBatchSize, NixlXferTime, NixlBytes, NixlDescriptors, NixlPostTime, PrefillKVComputed, KVBlockLifetime,
 	KVBlockIdleBeforeEvict, KVBlockReuseGap, OffloadLookupDelay, LMCacheRetrieveTime, DynamoCachedTokens,
 	DynamoRouterHitRate, SleepOperationDuration, AscendTotalTokens,
