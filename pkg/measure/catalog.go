@@ -297,6 +297,24 @@ var (
 			{Name: "n_per_request", Unit: "short", Node: &Mean{Signal: vllm.ParamsN}},
 			{Name: "max_generation_tokens_per_request", Unit: "short", Node: &Mean{Signal: vllm.MaxGenerationTokens}},
 		}, Flavors: vllmFlavors}
+	// ThroughputDynamoComponents tells a Dynamo deployment's workers apart by component (prefill and decode workers of
+	// a disaggregated one): what each handles, fails and holds.
+	ThroughputDynamoComponents = &Entry{Type: TypeThroughput, Name: "dynamo_components", Label: "Dynamo components",
+		Description: "Per Dynamo component (dynamo_component): requests its work handler processed per second, its errors per second by error_type, the requests in process now, and their mean processing time over the window.",
+		Outputs: []Output{
+			{Name: "component_requests_per_second", Unit: "reqps", Node: &Rate{Signal: vllm.DynamoComponentRequests, Keep: []string{"dynamo_component"}}},
+			{Name: "component_errors_per_second", Unit: "reqps", Node: &Rate{Signal: vllm.DynamoComponentErrors, Keep: []string{"dynamo_component", "error_type"}}},
+			{Name: "component_inflight_requests", Unit: "short", Node: &Gauge{Signal: vllm.DynamoComponentInflight, Agg: Sum, Keep: []string{"dynamo_component"}}},
+			{Name: "component_request_seconds", Unit: "s", Node: &Mean{Signal: vllm.DynamoComponentDuration}},
+		}, Flavors: []vllm.Flavor{vllm.FlavorDynamoWorker}}
+	// ThroughputDynamoWorkerLatency is the frontend's last view of each worker: a worker whose TTFT stands apart is
+	// the one to look at.
+	ThroughputDynamoWorkerLatency = &Entry{Type: TypeThroughput, Name: "dynamo_worker_latency", Label: "Dynamo worker latency",
+		Description: "The last time to first token and inter-token latency Dynamo's frontend observed on each worker and DP rank, by worker_type.",
+		Outputs: []Output{
+			{Name: "worker_last_ttft_seconds", Unit: "s", Node: &Gauge{Signal: vllm.DynamoWorkerLastTTFT, Agg: Avg, Keep: []string{"worker_type"}}},
+			{Name: "worker_last_itl_seconds", Unit: "s", Node: &Gauge{Signal: vllm.DynamoWorkerLastITL, Agg: Avg, Keep: []string{"worker_type"}}},
+		}, Flavors: frontendOnly}
 	// ThroughputCorrupted is worth a page on any increase: NaN logits mean wrong answers, not slow ones.
 	ThroughputMigrations = &Entry{Type: TypeThroughput, Name: "migrations", Label: "Migrations",
 		Description: "Requests per second Dynamo's frontend moved to another worker after theirs went away, by migration_type (new_request before the stream started, ongoing_request during it).",
@@ -466,7 +484,7 @@ var Catalog = []*Entry{
 	{Type: TypeThroughput, Name: "generation_tokens", Label: "Generation tokens/s", Default: true, Description: "Generated (output) tokens per second.",
 		Outputs: []Output{{Name: "generation_tokens_per_second", Unit: "short", Node: generationTokens}}, Flavors: withFrontend},
 	ThroughputRequests, ThroughputErrors, ThroughputFinishShare, ThroughputTokensPerRequest, ThroughputStepTokens,
-	ThroughputRequestParams, ThroughputCorrupted, ThroughputMigrations,
+	ThroughputRequestParams, ThroughputCorrupted, ThroughputMigrations, ThroughputDynamoComponents, ThroughputDynamoWorkerLatency,
 	{Type: TypeThroughput, Name: "ascend_input", Label: "Ascend input tokens/s", Description: "vLLM-Ascend profiler input tokens per second.",
 		Outputs: []Output{{Name: "input_tokens_per_second", Unit: "short", Node: &Rate{Signal: vllm.AscendInputTokens}}}, Flavors: ascendOnly},
 	{Type: TypeThroughput, Name: "ascend_output", Label: "Ascend output tokens/s", Description: "vLLM-Ascend profiler output tokens per second.",

@@ -52,6 +52,15 @@ func (f *Fleet) dynamoWorkerFamilies(x *exposition) {
 	endpointFamily("dynamo_component_requests_total", "Total number of requests processed by work handler", typeCounter, reqs)
 	endpointFamily("dynamo_component_request_bytes_total", "Total number of bytes received in requests by work handler", typeCounter, reqBytes)
 	endpointFamily("dynamo_component_response_bytes_total", "Total number of bytes sent in responses by work handler", typeCounter, respBytes)
+	failed := 0.0
+	for _, e := range engines {
+		failed += e.st.success["error"]
+	}
+	if failed > 0 {
+		// The work handler counts a request whose generation failed once it has one (a Rust CounterVec child).
+		add("dynamo_component_errors_total", "Total number of errors in work handler processing", typeCounter).
+			set(failed, append(perEndpoint("generate"), label{"error_type", "generate"})...)
+	}
 	dur := add("dynamo_component_request_duration_seconds", "Time spent processing requests by work handler", typeHistogram)
 	for _, ep := range dynamoEndpoints {
 		h := newHistogram(bucketsRustDefault)

@@ -115,6 +115,16 @@ var (
 	// the API server is awaiting; neither it nor SleepOperationDuration names a model or an engine. The rl_ names
 	// come from the reinforcement-learning weight-sync endpoints' variant of the same metrics.
 	SleepOperationsInFlight = Signal{ID: "sleep_operations_in_flight", Kind: Gauge, Names: withRay("vllm:sleep_mode_operations_in_flight", "vllm:rl_sleep_mode_operations_in_flight"), Unit: "short"}
+	// DynamoComponentInflight is the requests each Dynamo component's work handler is processing (label
+	// dynamo_component: a disaggregated deployment's prefill and decode workers apart); DynamoComponentRequests and
+	// DynamoComponentErrors count the requests it handled and its errors by error_type (deserialization,
+	// invalid_message, response_stream, generate, publish_response, publish_final); DynamoComponentDuration times them
+	// (lib/runtime/src/metrics/prometheus_names.rs, work_handler).
+	DynamoComponentInflight = Signal{ID: "dynamo_component_inflight", Kind: Gauge, Names: []string{"dynamo_component_inflight_requests"}, Unit: "short"}
+	// DynamoWorkerLastTTFT and DynamoWorkerLastITL are the last TTFT and inter-token latency Dynamo's frontend observed
+	// on each worker and DP rank (labels worker_id, dp_rank, worker_type).
+	DynamoWorkerLastTTFT = Signal{ID: "dynamo_worker_last_ttft", Kind: Gauge, Names: []string{"dynamo_frontend_worker_last_time_to_first_token_seconds"}, Unit: "s"}
+	DynamoWorkerLastITL  = Signal{ID: "dynamo_worker_last_itl", Kind: Gauge, Names: []string{"dynamo_frontend_worker_last_inter_token_latency_seconds"}, Unit: "s"}
 	// DynamoInflight is the number of requests Dynamo's frontend has sent to engines and not finished;
 	// DynamoQueued the requests in its HTTP queue before their first response; DynamoDisconnected the clients
 	// that went away before their answer (lib/runtime/src/metrics/prometheus_names.rs, frontend_service).
@@ -130,6 +140,8 @@ var (
 	// which current Dynamo no longer emits.
 	DynamoWorkerDecodeBlocks  = Signal{ID: "dynamo_worker_decode_blocks", Kind: Gauge, Names: []string{"dynamo_frontend_worker_active_decode_blocks"}, Unit: "short"}
 	DynamoWorkerPrefillTokens = Signal{ID: "dynamo_worker_prefill_tokens", Kind: Gauge, Names: []string{"dynamo_frontend_worker_active_prefill_tokens"}, Unit: "short"}
+	DynamoComponentRequests   = Signal{ID: "dynamo_component_requests", Kind: Counter, Names: []string{"dynamo_component_requests_total"}, Unit: "short"}
+	DynamoComponentErrors     = Signal{ID: "dynamo_component_errors", Kind: Counter, Names: []string{"dynamo_component_errors_total"}, Unit: "short"}
 	// DynamoMigrations counts requests Dynamo moved to another worker after theirs went away, by migration_type
 	// (new_request before the stream started, ongoing_request during it).
 	DynamoMigrations = Signal{ID: "dynamo_migrations", Kind: Counter, Names: []string{"dynamo_frontend_model_migration_total"}, Unit: "short"}
@@ -286,7 +298,8 @@ var (
 	// OffloadLookupDelay is the time of one offload lookup call.
 	OffloadLookupDelay = Signal{ID: "offload_lookup_delay", Kind: Histogram, Names: withRay("vllm:kv_offload_lookup_sync_delay_seconds"), Unit: "s"}
 	// LMCacheRetrieveTime is the time of one LMCache retrieval.
-	LMCacheRetrieveTime = Signal{ID: "lmcache_retrieve_time", Kind: Histogram, Names: []string{"lmcache:time_to_retrieve"}, Unit: "s"}
+	LMCacheRetrieveTime     = Signal{ID: "lmcache_retrieve_time", Kind: Histogram, Names: []string{"lmcache:time_to_retrieve"}, Unit: "s"}
+	DynamoComponentDuration = Signal{ID: "dynamo_component_duration", Kind: Histogram, Names: []string{"dynamo_component_request_duration_seconds"}, Unit: "s"}
 	// DynamoCachedTokens is the prompt tokens of each request the engine found in its prefix cache, as Dynamo's
 	// frontend reads them from the response's usage.
 	DynamoCachedTokens = Signal{ID: "dynamo_cached_tokens", Kind: Histogram, Names: []string{"dynamo_frontend_cached_tokens"}, Unit: "short"}
@@ -338,7 +351,8 @@ var Signals = []Signal{
 	AscendAllocatedBlocks, AscendNumSpecTokens, Running, Waiting, WaitingByReason, Swapped, V0AcceptanceRate,
 	V0Efficiency, V0PrefixHitRate, OffloadCPUUsage, LMCacheMPL1Memory,
 	EngineSleepState, EngineHealthy, SleepOperationsInFlight, DynamoInflight, DynamoQueued, DynamoDisconnected,
-	DynamoRouterQueue, DynamoWorkerDecodeBlocks, DynamoWorkerPrefillTokens, DynamoMigrations, LoRAInfo, CacheConfig,
+	DynamoRouterQueue, DynamoWorkerDecodeBlocks, DynamoWorkerPrefillTokens, DynamoMigrations, DynamoComponentInflight,
+	DynamoWorkerLastTTFT, DynamoWorkerLastITL, DynamoComponentRequests, DynamoComponentErrors, DynamoComponentDuration, LoRAInfo, CacheConfig,
 	PromptTokens, GenerationTokens, RequestSuccess, DynamoRequests, Preemptions, PrefixHits, PrefixQueries, PromptTokensBySource,
 	PromptTokensCached, PromptTokensCachedBySource, PromptTokensRecomputed, NixlFailedTransfers,
 	NixlFailedNotifications, NixlExpiredRequests, OffloadLoadBytes, OffloadStoreBytes, OffloadLoadTime,
