@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"maps"
+	"strings"
 	"testing"
 	"time"
 
@@ -25,8 +26,8 @@ var releaseFleet = map[string][]string{
 
 // TestReleasesInBothModes: on the releases' own names, in direct mode and through the generated PromQL on a real
 // Prometheus holding the same samples, offload bandwidth and copy speed have values on 0.16 and 0.20 and agree, the
-// 0.20 prefill and decode instances get their roles, and the fleet behind the router counts its engines' running
-// and waiting requests once.
+// 0.20 prefill and decode instances get their roles, a measure with nothing counted says so rather than that its
+// metrics are missing, and the fleet behind the router counts its engines' running and waiting requests once.
 func TestReleasesInBothModes(t *testing.T) {
 	onEngines(t, releaseFleet, 10*time.Minute, true, nil, func(t *testing.T, run *simRun, prom *promtest.Server) {
 		modes := newBothModes(run, prom)
@@ -41,6 +42,22 @@ func TestReleasesInBothModes(t *testing.T) {
 			}
 			if n := compareOutputs(t, direct.Outputs, ans.Result.Outputs, 1e-9, nil); n == 0 {
 				t.Errorf("kv_offload/%s: nothing compared", m)
+			}
+		}
+		// Empty is not absent: the prefill side holds NIXL histograms that never count; the offload measures whose
+		// names only vLLM main has say which vLLM they need.
+		for _, c := range []struct {
+			q      query.Query
+			notice string
+		}{
+			{query.Query{QueryType: query.TypeKVTransfer, Measure: "latency", Endpoint: "prefill-020"}, "no transfers in range"},
+			{query.Query{QueryType: query.TypeKVOffload, Measure: "failures", Endpoint: "offload-020"}, "kv_offload/failures needs vLLM newer than 0.20.1"},
+		} {
+			direct, ans := modes.eval(t, c.q)
+			for mode, res := range map[string]*query.Result{"direct": direct, "prometheus": ans.Result} {
+				if len(res.Outputs) != 0 || len(res.Notices) != 1 || !strings.HasPrefix(res.Notices[0], c.notice) {
+					t.Errorf("%s mode %s/%s: %d series, notices %q, want none and %q", mode, c.q.QueryType, c.q.Measure, len(res.Outputs), res.Notices, c.notice)
+				}
 			}
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

@@ -67,6 +67,7 @@ func (ev *Evaluator) Eval(ctx context.Context, q query.Query, r query.Request) (
 		res.Notices = append(res.Notices, rng.Notice)
 	}
 	var exprs []Expr
+	held := func(vllm.Signal) bool { return false } // which signals the server holds, once discovery has said
 	if q.QueryType == query.TypePromQL {
 		exprs = []Expr{{PromQL: ExpandMacros(q.Expr, r.Interval, step, window, r.To.Sub(r.From))}}
 	} else {
@@ -97,8 +98,9 @@ func (ev *Evaluator) Eval(ctx context.Context, q query.Query, r query.Request) (
 			return nil, err
 		}
 		if len(exprs) == 0 {
-			res.Notices = append(res.Notices, fmt.Sprintf("the Prometheus server holds none of the metrics %s/%s needs", q.QueryType, strings.Join(q.MeasureList(), ",")))
+			res.Notices = append(res.Notices, query.EmptyNotice(q, func(vllm.Signal) bool { return false }, query.HolderPrometheus))
 		}
+		held = func(s vllm.Signal) bool { _, ok := s.Name(names.Has); return ok }
 	}
 	ans := &Answer{Result: res, Exprs: exprs}
 	results := make([]model.Matrix, len(exprs))
@@ -139,7 +141,7 @@ func (ev *Evaluator) Eval(ctx context.Context, q query.Query, r query.Request) (
 	}
 	res.Notices = append(res.Notices, ev.engineNotices(q, r)...)
 	if len(res.Outputs) == 0 && len(exprs) > 0 && q.QueryType != query.TypePromQL {
-		res.Notices = append(res.Notices, query.EmptyNotice(q, nil))
+		res.Notices = append(res.Notices, query.EmptyNotice(q, held, query.HolderPrometheus))
 	}
 	return ans, nil
 }

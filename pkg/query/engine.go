@@ -169,7 +169,7 @@ func (c *evalCtx) result(groups [][]Output) *Result {
 		}
 	}
 	if len(res.Outputs) == 0 && len(c.endpoints) > 0 {
-		res.Notices = append(res.Notices, EmptyNotice(c.q, c.exposes))
+		res.Notices = append(res.Notices, EmptyNotice(c.q, c.exposes, HolderEndpoints))
 	}
 	return res
 }

@@ -8,11 +8,17 @@ import (
 	"github.com/inferscope/inferscope-vllm/pkg/vllm"
 )
 
-// EmptyNotice says why a query that selected endpoints has no series. exposes reports whether a selected endpoint
-// exposes a signal under one of its names; nil where that is unknown (Prometheus mode). An endpoint that exposes what
-// the measures read and counted nothing in the range is not one that lacks it: "no transfers in range" (or events)
-// is said then; and where every vLLM name the measures read is in no release, the notice says which vLLM they need.
-func EmptyNotice(q Query, exposes func(vllm.Signal) bool) string {
+// Who holds the names a query reads, as EmptyNotice says it.
+const (
+	HolderEndpoints  = "the selected endpoints expose"
+	HolderPrometheus = "the Prometheus server holds"
+)
+
+// EmptyNotice says why a query that selected endpoints has no series. exposes reports whether holder (HolderEndpoints
+// in direct mode, HolderPrometheus) has a signal under one of its names. Names held with nothing counted in the range
+// are not names missing: "no transfers in range" (or events) is said then; where every vLLM name the measures read is
+// in no release, the notice says which vLLM they need.
+func EmptyNotice(q Query, exposes func(vllm.Signal) bool, holder string) string {
 	what := string(q.QueryType) + "/" + strings.Join(q.MeasureList(), ",")
 	var sigs []vllm.Signal
 	for _, e := range measure.Select(q.QueryType, q.Measure) {
@@ -25,15 +31,15 @@ func EmptyNotice(q Query, exposes func(vllm.Signal) bool) string {
 				if q.QueryType == TypeKVOffload || q.QueryType == TypeKVTransfer {
 					none = "no transfers in range"
 				}
-				return fmt.Sprintf("%s: the selected endpoints expose what %s reads and counted nothing in this range", none, what)
+				return fmt.Sprintf("%s: %s what %s reads and nothing was counted in this range", none, holder, what)
 			}
 		}
 	}
 	if n := unreleasedNeed(sigs); n != "" {
 		return fmt.Sprintf("%s needs %s", what, n)
 	}
-	if exposes == nil {
-		return fmt.Sprintf("no selected endpoint has data for %s in this range", what)
+	if holder == HolderPrometheus {
+		return fmt.Sprintf("the Prometheus server holds none of the metrics %s needs", what)
 	}
 	return fmt.Sprintf("no selected endpoint exposes what %s needs", what)
 }
