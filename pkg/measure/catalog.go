@@ -185,6 +185,7 @@ var (
 	// Dynamo's frontend counts requests by status, errors also by error_type: never by finished_reason.
 	dynamoRequests  = &Rate{Signal: vllm.DynamoRequests}
 	dynamoFailed    = &Rate{Signal: vllm.DynamoRequests, Match: []Matcher{Match("status", "error")}}
+	httpRequests    = &Rate{Signal: vllm.HTTPRequests, Keep: []string{"status"}}
 	promptBySource  = &Rate{Signal: vllm.PromptTokensBySource, Keep: []string{"source"}}
 	flops           = []vllm.Signal{vllm.EstimatedFlops}
 	memoryBytes     = []vllm.Signal{vllm.EstimatedReadBytes, vllm.EstimatedWriteBytes}
@@ -315,6 +316,18 @@ var (
 			{Name: "worker_last_ttft_seconds", Unit: "s", Node: &Gauge{Signal: vllm.DynamoWorkerLastTTFT, Agg: Avg, Keep: []string{"worker_type"}}},
 			{Name: "worker_last_itl_seconds", Unit: "s", Node: &Gauge{Signal: vllm.DynamoWorkerLastITL, Agg: Avg, Keep: []string{"worker_type"}}},
 		}, Flavors: frontendOnly}
+	// ThroughputHTTP is what clients see of the API server: 5xx answers include requests the engine never counted
+	// (refused, timed out in the server), which finished_reason cannot show.
+	ThroughputHTTP = &Entry{Type: TypeThroughput, Name: "http", Label: "API server HTTP",
+		Description: "The API server's HTTP requests per second by status class (2xx, 4xx, 5xx), the share answered 5xx (percent), and the mean time per request over the window (prometheus-fastapi-instrumentator's http_requests_total and http_request_duration_seconds).",
+		Outputs: []Output{
+			{Name: "http_requests_per_second", Unit: "reqps", Node: httpRequests},
+			// 100 − the other classes' share: 0 where no request was answered 5xx (the instrumentator creates a
+			// status class's series on its first request).
+			{Name: "http_5xx_percent", Unit: "percent", Node: &Div{Num: &Rate{Signal: vllm.HTTPRequests, Match: []Matcher{Match("status", "[1-4]xx")}},
+				Den: &Rate{Signal: vllm.HTTPRequests}, Form: UsedPercent}},
+			{Name: "http_request_seconds", Unit: "s", Node: &Mean{Signal: vllm.HTTPDuration}},
+		}, Flavors: []vllm.Flavor{vllm.FlavorV1, vllm.FlavorV0, vllm.FlavorAscend}}
 	// ThroughputCorrupted is worth a page on any increase: NaN logits mean wrong answers, not slow ones.
 	ThroughputMigrations = &Entry{Type: TypeThroughput, Name: "migrations", Label: "Migrations",
 		Description: "Requests per second Dynamo's frontend moved to another worker after theirs went away, by migration_type (new_request before the stream started, ongoing_request during it).",
@@ -485,6 +498,7 @@ var Catalog = []*Entry{
 		Outputs: []Output{{Name: "generation_tokens_per_second", Unit: "short", Node: generationTokens}}, Flavors: withFrontend},
 	ThroughputRequests, ThroughputErrors, ThroughputFinishShare, ThroughputTokensPerRequest, ThroughputStepTokens,
 	ThroughputRequestParams, ThroughputCorrupted, ThroughputMigrations, ThroughputDynamoComponents, ThroughputDynamoWorkerLatency,
+	ThroughputHTTP,
 	{Type: TypeThroughput, Name: "ascend_input", Label: "Ascend input tokens/s", Description: "vLLM-Ascend profiler input tokens per second.",
 		Outputs: []Output{{Name: "input_tokens_per_second", Unit: "short", Node: &Rate{Signal: vllm.AscendInputTokens}}}, Flavors: ascendOnly},
 	{Type: TypeThroughput, Name: "ascend_output", Label: "Ascend output tokens/s", Description: "vLLM-Ascend profiler output tokens per second.",
@@ -616,6 +630,14 @@ var Catalog = []*Entry{
 	EngineStatus,
 	// How long a sleeping engine takes to serve again is what decides whether sleep mode can stand in for spare
 	// replicas: wake time is the cold-start an autoscaler waits.
+	{Type: TypeEngineState, Name: "api_process", Label: "API server process",
+		Description: "The API server process: CPU cores busy (CPU seconds per second over the window), resident memory, open file descriptors and its start time; a single-process API server's prometheus_client process collector (none with --api-server-count above 1).",
+		Outputs: []Output{
+			{Name: "process_cpu_cores", Unit: "short", Node: &Rate{Signal: vllm.ProcessCPU}},
+			{Name: "process_resident_memory", Unit: "bytes", Node: &Gauge{Signal: vllm.ProcessRSS, Agg: Sum}},
+			{Name: "process_open_fds", Unit: "short", Node: &Gauge{Signal: vllm.ProcessFDs, Agg: Sum}},
+			{Name: "process_start_time", Unit: "dateTimeAsIso", Node: &Gauge{Signal: vllm.ProcessStart, Agg: Avg, Scale: 1000}},
+		}, Flavors: []vllm.Flavor{vllm.FlavorV1, vllm.FlavorV0}},
 	{Type: TypeEngineState, Name: "sleep_operations", Label: "Sleep and wake",
 		Description: "Mean duration of each sleep-mode operation (sleep, wake, release_kv_cache_memory) over the window, operations per second, and those the API server is awaiting now; needs --enable-sleep-mode and an operation in the window.",
 		Outputs: []Output{

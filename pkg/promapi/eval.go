@@ -80,6 +80,11 @@ func (ev *Evaluator) Eval(ctx context.Context, q query.Query, r query.Request) (
 				return nil, err
 			}
 		}
+		if readsAPIServer(q) {
+			if q, err = ev.restrictToVLLMInstances(ctx, q); err != nil {
+				return nil, err
+			}
+		}
 		facts := &Facts{}
 		if held := heldNames(names, vllm.CacheConfig); needsCacheConfig(q) && len(held) > 0 {
 			if facts.CacheConfigs, err = ev.cacheConfigs(ctx, q, held, from.Add(-window-query.Lookback), to); err != nil {
@@ -217,6 +222,41 @@ func (ev *Evaluator) restrictUpToVLLMJobs(ctx context.Context, q query.Query) (q
 	}
 	q.Labels = labels
 	return q, nil
+}
+
+// restrictToVLLMInstances adds an instance matcher (unless the query has one) so that the API server's other
+// families count only on the instances that expose vLLM families, the way direct mode reads its configured
+// endpoints only.
+func (ev *Evaluator) restrictToVLLMInstances(ctx context.Context, q query.Query) (query.Query, error) {
+	if q.Labels["instance"] != "" {
+		return q, nil
+	}
+	instances, err := ev.Discovery.Instances(ctx)
+	if err != nil || len(instances) == 0 {
+		return q, err
+	}
+	labels := map[string]string{"instance": AnyOf(instances)}
+	for k, v := range q.Labels {
+		labels[k] = v
+	}
+	q.Labels = labels
+	return q, nil
+}
+
+// readsAPIServer reports whether a query's measures read one of the API server's families besides vLLM's own
+// (vllm.APIServerFamilies), which other targets of a shared server expose too: like up, they count only on vLLM's
+// jobs.
+func readsAPIServer(q query.Query) bool {
+	for _, e := range measure.Select(q.QueryType, q.Measure) {
+		for _, s := range e.Signals() {
+			for _, n := range s.Names {
+				if slices.Contains(vllm.APIServerFamilies, n) {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // needsCacheConfig reports whether the query's formulas read cache_config_info's labels as values.

@@ -598,6 +598,7 @@ func (e *engine) finish(r *request, t float64) {
 	st.paramsN.observe(1, 1)
 	st.prefillKV.observe(float64(r.promptLen-r.cachedFirst), 1)
 	st.workerDuration.observe(e2e, 1)
+	st.httpDuration.observe(e2e, 1)
 
 	f := e.fleet
 	if a := e.asc; a != nil && f.profiling {

@@ -29,6 +29,15 @@ func (h *histogram) observe(v float64, n int) {
 	h.count += float64(n)
 }
 
+// add adds another histogram of the same bounds into h.
+func (h *histogram) add(o *histogram) {
+	for i, c := range o.counts {
+		h.counts[i] += c
+	}
+	h.sum += o.sum
+	h.count += o.count
+}
+
 // cumulative returns the bucket counts as exposed (each includes all lower buckets), +Inf last.
 func (h *histogram) cumulative() []float64 {
 	out := make([]float64, len(h.counts))
@@ -70,6 +79,8 @@ var (
 	bucketsDynamoOSL = []float64{0, 100, 210, 430, 880, 1800, 3700, 7600, 16000, 32000}
 	// LMCache's retrieval time (lmcache/observability.py).
 	bucketsLMCacheRetrieve = []float64{0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0}
+	// prometheus-fastapi-instrumentator's default latency_lowr_buckets of http_request_duration_seconds.
+	bucketsHTTPDuration = []float64{0.1, 0.5, 1}
 	// The Rust prometheus crate's default buckets, used by the work handler's duration histogram.
 	bucketsRustDefault = []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}
 )

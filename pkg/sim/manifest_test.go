@@ -311,3 +311,31 @@ func TestReleasesMatchTable(t *testing.T) {
 		})
 	}
 }
+
+// TestHTTPFamiliesFollowTheRelease: vLLM mounts the HTTP instrumentator from the release the provenance table gives
+// (0.8.3): a simulated 0.6 server has no http_ family, a 0.20 one the request counter and the duration histogram.
+func TestHTTPFamiliesFollowTheRelease(t *testing.T) {
+	for _, c := range []struct {
+		args []func(*Config)
+		want bool
+	}{
+		{[]func(*Config){func(c *Config) { c.Flavor, c.VLLMVersion = FlavorV0, "0.6" }}, false},
+		{[]func(*Config){func(c *Config) { c.VLLMVersion = "0.20" }}, true},
+	} {
+		mods := c.args
+		cfg := testConfig(func(c *Config) {
+			c.QPS = 6
+			for _, m := range mods {
+				m(c)
+			}
+		})
+		f := newTestFleet(t, cfg)
+		f.Advance(5 * time.Minute)
+		fams := parse(t, render(t, f))
+		_, counter := fams["http_requests_total"]
+		_, hist := fams["http_request_duration_seconds"]
+		if counter != c.want || hist != c.want {
+			t.Errorf("%s: http_requests_total %v, http_request_duration_seconds %v, want %v", cfg.VLLMVersion, counter, hist, c.want)
+		}
+	}
+}

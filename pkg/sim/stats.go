@@ -50,6 +50,8 @@ type engineStats struct {
 	// The Dynamo worker's own view of the same requests.
 	workerRequests, workerRequestBytes, workerResponseBytes float64
 	workerDuration                                          *histogram
+	// The API server's time per HTTP request (prometheus-fastapi-instrumentator).
+	httpDuration *histogram
 }
 
 // owed adds a fractional number of hits to a whole-number counter: the whole part now, the rest carried.
@@ -89,6 +91,7 @@ func newEngineStats(f Flavor, maxModelLen, specTokens int, bounds func(name stri
 		paramsN:             h("vllm:request_params_n", vllm.BucketsParamsN),
 		tpotRequest:         h("vllm:request_time_per_output_token_seconds", bucketsITLv1),
 		workerDuration:      newHistogram(bucketsRustDefault),
+		httpDuration:        newHistogram(bucketsHTTPDuration),
 		nixlXfer:            h("vllm:nixl_xfer_time_seconds", vllm.BucketsNixlXfer),
 		nixlPost:            h("vllm:nixl_post_time_seconds", vllm.BucketsNixlPost),
 		nixlBytes:           h("vllm:nixl_bytes_transferred", vllm.BucketsNixlBytes),

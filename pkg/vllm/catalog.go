@@ -149,6 +149,11 @@ var (
 	// and waiting_lora_adapters (comma-joined adapter names), its value the unix time the set became current; old
 	// sets stay exposed. No model_name or engine label.
 	LoRAInfo = Signal{ID: "lora_info", Kind: Gauge, Names: withRay("vllm:lora_requests_info")}
+	// ProcessRSS and ProcessFDs are the API server process's resident memory and open file descriptors, and
+	// ProcessStart its start time (prometheus_client's process collector, single-process servers only).
+	ProcessRSS   = Signal{ID: "process_rss", Kind: Gauge, Names: []string{"process_resident_memory_bytes"}, Unit: "bytes"}
+	ProcessFDs   = Signal{ID: "process_fds", Kind: Gauge, Names: []string{"process_open_fds"}, Unit: "short"}
+	ProcessStart = Signal{ID: "process_start", Kind: Gauge, Names: []string{"process_start_time_seconds"}, Unit: "dateTimeAsIso"}
 	// CacheConfig is the info gauge whose labels carry block_size and num_gpu_blocks.
 	CacheConfig = Signal{ID: "cache_config", Kind: Gauge, Names: withRay("vllm:cache_config_info")}
 )
@@ -208,6 +213,10 @@ var (
 	LMCacheMPL1HitTokens       = Signal{ID: "lmcache_mp_l1_hit_tokens", Kind: Counter, Names: []string{"lmcache_mp_lookup_hit_l1_tokens_total"}, Unit: "short"}
 	LMCacheMPRetrieves         = Signal{ID: "lmcache_mp_retrieves", Kind: Counter, Names: []string{"lmcache_mp_num_submitted_retrieves_total"}, Unit: "short"}
 	LMCacheMPDeferredRetrieves = Signal{ID: "lmcache_mp_deferred_retrieves", Kind: Counter, Names: []string{"lmcache_mp_num_deferred_retrieves_total"}, Unit: "short"}
+	// HTTPRequests counts the API server's HTTP requests by handler, method and status class (2xx, 4xx, 5xx), as
+	// prometheus-fastapi-instrumentator counts them; ProcessCPU is the API server process's CPU seconds.
+	HTTPRequests = Signal{ID: "http_requests", Kind: Counter, Names: []string{"http_requests_total"}, Unit: "short"}
+	ProcessCPU   = Signal{ID: "process_cpu", Kind: Counter, Names: []string{"process_cpu_seconds_total"}, Unit: "s"}
 	// CorruptedRequests counts requests with NaNs in their logits; vLLM counts them only with
 	// VLLM_COMPUTE_NANS_IN_LOGITS=1.
 	CorruptedRequests = Signal{ID: "corrupted_requests", Kind: Counter, Names: withRay("vllm:corrupted_requests_total"), Unit: "short"}
@@ -300,6 +309,8 @@ var (
 	// LMCacheRetrieveTime is the time of one LMCache retrieval.
 	LMCacheRetrieveTime     = Signal{ID: "lmcache_retrieve_time", Kind: Histogram, Names: []string{"lmcache:time_to_retrieve"}, Unit: "s"}
 	DynamoComponentDuration = Signal{ID: "dynamo_component_duration", Kind: Histogram, Names: []string{"dynamo_component_request_duration_seconds"}, Unit: "s"}
+	// HTTPDuration is the API server's time per HTTP request, by handler and method (few buckets: 0.1, 0.5, 1 s).
+	HTTPDuration = Signal{ID: "http_duration", Kind: Histogram, Names: []string{"http_request_duration_seconds"}, Unit: "s"}
 	// DynamoCachedTokens is the prompt tokens of each request the engine found in its prefix cache, as Dynamo's
 	// frontend reads them from the response's usage.
 	DynamoCachedTokens = Signal{ID: "dynamo_cached_tokens", Kind: Histogram, Names: []string{"dynamo_frontend_cached_tokens"}, Unit: "short"}
@@ -353,6 +364,7 @@ var Signals = []Signal{
 	EngineSleepState, EngineHealthy, SleepOperationsInFlight, DynamoInflight, DynamoQueued, DynamoDisconnected,
 	DynamoRouterQueue, DynamoWorkerDecodeBlocks, DynamoWorkerPrefillTokens, DynamoMigrations, DynamoComponentInflight,
 	DynamoWorkerLastTTFT, DynamoWorkerLastITL, DynamoComponentRequests, DynamoComponentErrors, DynamoComponentDuration, LoRAInfo, CacheConfig,
+	ProcessRSS, ProcessFDs, ProcessStart, HTTPRequests, ProcessCPU, HTTPDuration,
 	PromptTokens, GenerationTokens, RequestSuccess, DynamoRequests, Preemptions, PrefixHits, PrefixQueries, PromptTokensBySource,
 	PromptTokensCached, PromptTokensCachedBySource, PromptTokensRecomputed, NixlFailedTransfers,
 	NixlFailedNotifications, NixlExpiredRequests, OffloadLoadBytes, OffloadStoreBytes, OffloadLoadTime,

@@ -10,15 +10,43 @@ import (
 // direct mode keeps just these from a scrape and Prometheus mode asks the server for just these.
 var FamilyPrefixes = []string{"vllm:", "vllm_", "dynamo_", "lmcache:", "lmcache_", "ray_vllm"}
 
-// ReadsFamily reports whether a family or sample name starts with one of FamilyPrefixes.
+// APIServerFamilies are the only other families of vLLM's API server InferScope reads, by exact name: the HTTP
+// instrumentator's request counter and duration histogram, and prometheus_client's process collector (CPU, resident
+// memory, open file descriptors, start time) — not every http_ or process_ family a server exposes.
+var APIServerFamilies = []string{"http_requests_total", "http_request_duration_seconds", "process_cpu_seconds_total",
+	"process_resident_memory_bytes", "process_open_fds", "process_start_time_seconds"}
+
+// ReadsFamily reports whether a family or sample name starts with one of FamilyPrefixes or is one of
+// APIServerFamilies (a counter's family with or without _total, a histogram's _bucket, _sum and _count samples).
 func ReadsFamily(name string) bool {
 	for _, p := range FamilyPrefixes {
 		if strings.HasPrefix(name, p) {
 			return true
 		}
 	}
+	return apiServerName(name)
+}
+
+func apiServerName(name string) bool {
+	for _, f := range APIServerFamilies {
+		if name == f || name == strings.TrimSuffix(f, "_total") {
+			return true
+		}
+		if rest, ok := strings.CutPrefix(name, f); ok && (rest == "_bucket" || rest == "_sum" || rest == "_count") {
+			return true
+		}
+	}
 	return false
 }
+
+// APIServerSelector matches the series of APIServerFamilies as a PromQL series selector.
+var APIServerSelector = func() string {
+	var alts []string
+	for _, f := range APIServerFamilies {
+		alts = append(alts, regexp.QuoteMeta(f), regexp.QuoteMeta(f)+"_(bucket|sum|count)")
+	}
+	return `{__name__=~"` + strings.Join(alts, "|") + `"}`
+}()
 
 // FamilySelector is FamilyPrefixes as a PromQL series selector.
 var FamilySelector = func() string {

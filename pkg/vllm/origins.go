@@ -35,6 +35,20 @@ const (
 	readLMCache      = "LMCache/LMCache@0353be82"
 )
 
+// The API server's families that other libraries declare on vLLM's /metrics (APIServerFamilies).
+const (
+	fileInstrumentator = "prometheus-fastapi-instrumentator's metrics.default() (v7.0.0: http_requests_total{method,status,handler}, " +
+		"http_request_duration_seconds{method,handler} with buckets 0.1, 0.5, 1), mounted by vLLM's API server " +
+		"(vllm/entrypoints/serve/instrumentator/metrics.py; vllm/entrypoints/openai/api_server.py before 0.13)"
+	fileProcess = "prometheus_client's process collector on vLLM's /metrics (single-process API server only; " +
+		"the multiprocess collector of --api-server-count > 1 has none)"
+)
+
+// apiServer is a row of a family another library declares on every vLLM release's API server from first on.
+func apiServer(name string, typ Kind, first, file string) Family {
+	return Family{Name: name, Type: typ, Project: ProjectVLLM, File: file, First: first}
+}
+
 func other(project, file, read, name string, typ Kind) Family {
 	return Family{Name: name, Type: typ, Project: project, File: file, Read: read}
 }
@@ -53,6 +67,13 @@ var OtherFamilies = []Family{
 	unreleased("vllm/entrypoints/serve/dev/rlhf/metrics.py", afterMain+"the RL weight-sync endpoints' sleep-mode metrics", "vllm:rl_sleep_mode_operations_in_flight", Gauge),
 	unreleased("vllm/entrypoints/serve/dev/rlhf/metrics.py", afterMain+"the RL weight-sync endpoints' sleep-mode metrics", "vllm:rl_sleep_mode_operation_duration_seconds", Histogram),
 	unreleased(fileLoggers, afterMain+"vllm-project/vllm#56318", "vllm:prompt_tokens_cached_by_source_total", Counter),
+
+	apiServer("http_requests_total", Counter, "0.8.3", fileInstrumentator),
+	apiServer("http_request_duration_seconds", Histogram, "0.8.3", fileInstrumentator),
+	apiServer("process_cpu_seconds_total", Counter, "0.6.0", fileProcess),
+	apiServer("process_resident_memory_bytes", Gauge, "0.6.0", fileProcess),
+	apiServer("process_open_fds", Gauge, "0.6.0", fileProcess),
+	apiServer("process_start_time_seconds", Gauge, "0.6.0", fileProcess),
 
 	other(ProjectDynamo, fileDynamoNames, readDynamo, "dynamo_component_gpu_cache_usage_percent", Gauge),
 	other(ProjectDynamo, fileDynamoNames, readDynamo, "dynamo_component_total_blocks", Gauge),

@@ -93,3 +93,21 @@ func TestSignalsListsEverySignal(t *testing.T) {
 		}
 	}
 }
+
+// TestReadsOnlyTheAPIServerFamiliesListed: the scrape filter keeps the API server's request counter, duration
+// histogram and process collector families by exact name, and no other http_ or process_ family.
+func TestReadsOnlyTheAPIServerFamiliesListed(t *testing.T) {
+	for name, want := range map[string]bool{
+		"http_requests_total": true, "http_requests": true, "http_request_duration_seconds": true,
+		"http_request_duration_seconds_bucket": true, "http_request_duration_seconds_sum": true,
+		"process_cpu_seconds_total": true, "process_resident_memory_bytes": true, "process_open_fds": true,
+		"process_start_time_seconds": true, "vllm:num_requests_running": true,
+		"http_request_duration_highr_seconds_bucket": false, "http_request_size_bytes": false, "http_requests_created": false,
+		"process_max_fds": false, "process_virtual_memory_bytes": false, "python_gc_objects_collected_total": false,
+		"http_requests_total_extra": false,
+	} {
+		if got := ReadsFamily(name); got != want {
+			t.Errorf("ReadsFamily(%q) = %v, want %v", name, got, want)
+		}
+	}
+}
