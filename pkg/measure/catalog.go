@@ -318,7 +318,7 @@ var (
 		}, Flavors: frontendOnly}
 	// ThroughputHTTP is what clients see of the API server: 5xx answers include requests the engine never counted
 	// (refused, timed out in the server), which finished_reason cannot show.
-	ThroughputHTTP = &Entry{Type: TypeThroughput, Name: "http", Label: "API server HTTP",
+	ThroughputHTTP = &Entry{Type: TypeThroughput, Name: "api_http", Label: "API server HTTP",
 		Description: "The API server's HTTP requests per second by status class (2xx, 4xx, 5xx), the share answered 5xx (percent), and the mean time per request over the window (prometheus-fastapi-instrumentator's http_requests_total and http_request_duration_seconds).",
 		Outputs: []Output{
 			{Name: "http_requests_per_second", Unit: "reqps", Node: httpRequests},
@@ -635,7 +635,7 @@ var Catalog = []*Entry{
 		Outputs: []Output{
 			{Name: "process_cpu_cores", Unit: "short", Node: &Rate{Signal: vllm.ProcessCPU}},
 			{Name: "process_resident_memory", Unit: "bytes", Node: &Gauge{Signal: vllm.ProcessRSS, Agg: Sum}},
-			{Name: "process_open_fds", Unit: "short", Node: &Gauge{Signal: vllm.ProcessFDs, Agg: Sum}},
+			{Name: "process_open_files", Unit: "short", Node: &Gauge{Signal: vllm.ProcessFDs, Agg: Sum}},
 			{Name: "process_start_time", Unit: "dateTimeAsIso", Node: &Gauge{Signal: vllm.ProcessStart, Agg: Avg, Scale: 1000}},
 		}, Flavors: []vllm.Flavor{vllm.FlavorV1, vllm.FlavorV0}},
 	{Type: TypeEngineState, Name: "sleep_operations", Label: "Sleep and wake",

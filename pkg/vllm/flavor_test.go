@@ -120,8 +120,10 @@ func TestReadsFamily(t *testing.T) {
 		"lmcache:num_hit_tokens_total":       true,
 		"lmcache_mp_lookup_hit_tokens_total": true,
 		"python_gc_objects_collected_total":  false,
-		"process_resident_memory_bytes":      false,
-		"http_requests_total":                false,
+		"process_resident_memory_bytes":      true, // the API server's, by exact name (APIServerFamilies)
+		"process_max_fds":                    false,
+		"http_requests_total":                true,
+		"http_request_size_bytes":            false,
 		"vllmish_metric":                     false,
 		"ray_vllm_num_requests_running":      true, // Ray Serve's vLLM
 		"ray_node_cpu_utilization":           false,
