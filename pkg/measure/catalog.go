@@ -93,7 +93,7 @@ type Entry struct {
 	Outputs []Output `json:"outputs"`
 	// Flavors are the servers that expose what the entry reads; the catalog walk test checks each one answers.
 	Flavors []vllm.Flavor `json:"flavors"`
-	// Recent marks entries that read metrics vLLM 0.11 and older do not expose.
+	// Recent marks entries that read metrics older vLLM releases do not expose (the provenance table says which).
 	Recent bool `json:"recent,omitempty"`
 	// Needs is what the server must run besides its flavor, any one of them (NeedsNIXL); the catalog walk checks
 	// the entry answers where it runs and nothing elsewhere.
@@ -178,7 +178,7 @@ const DefaultFamily = "ttft"
 // Shared subtrees: a formula used by several entries is written once.
 var (
 	// kvUsage takes each endpoint's best source: the Ascend profiler's per-DP blocks (what Ascend operators
-	// watch), else vLLM's gauge (V1 name, then the pre-0.9 one), else Dynamo's.
+	// watch), else vLLM's gauge (V1 name, then the older one), else Dynamo's.
 	kvUsage = &Or{Parts: []Node{
 		&Div{Num: &Gauge{Signal: vllm.AscendFreeBlocks, Agg: Sum}, Den: &Gauge{Signal: vllm.AscendTotalBlocks, Agg: Sum}, Form: UsedPercent},
 		&Gauge{Signal: vllm.KVUsage, Agg: Avg, Scale: 100, Unless: []vllm.Signal{vllm.AscendFreeBlocks}},
@@ -189,18 +189,25 @@ var (
 	generationTokens = &Rate{Signal: vllm.GenerationTokens}
 	finished         = &Rate{Signal: vllm.RequestSuccess}
 	failed           = &Rate{Signal: vllm.RequestSuccess, Match: []Matcher{Match("finished_reason", "error|abort")}}
-	promptBySource   = &Rate{Signal: vllm.PromptTokensBySource, Keep: []string{"source"}}
-	flops            = []vllm.Signal{vllm.EstimatedFlops}
-	memoryBytes      = []vllm.Signal{vllm.EstimatedReadBytes, vllm.EstimatedWriteBytes}
-	lmcacheHits      = &Rate{Signal: vllm.LMCacheHitTokens}
-	mpRetrieves      = &Rate{Signal: vllm.LMCacheMPRetrieves}
-	cachedByTier     = &Rate{Signal: vllm.PromptTokensCachedBySource, Keep: []string{"source"}}
-	transfers        = &Rate{Signal: vllm.NixlXferTime, Suffix: "_count"}
-	failedTransfers  = &Rate{Signal: vllm.NixlFailedTransfers}
-	offloadLoads     = &Rate{Signal: vllm.OffloadLoadBytes}
-	offloadStores    = &Rate{Signal: vllm.OffloadStoreBytes}
-	poolTokens       = &InfoProduct{Signal: vllm.CacheConfig, Labels: []string{"num_gpu_blocks", "block_size"}, ModelFrom: vllm.Running}
-	tokensPerRequest = &Div{
+	// Dynamo's frontend counts requests by status, errors also by error_type: never by finished_reason.
+	dynamoRequests  = &Rate{Signal: vllm.DynamoRequests}
+	dynamoFailed    = &Rate{Signal: vllm.DynamoRequests, Match: []Matcher{Match("status", "error")}}
+	httpRequests    = &Rate{Signal: vllm.HTTPRequests, Keep: []string{"status"}}
+	promptBySource  = &Rate{Signal: vllm.PromptTokensBySource, Keep: []string{"source"}}
+	flops           = []vllm.Signal{vllm.EstimatedFlops}
+	memoryBytes     = []vllm.Signal{vllm.EstimatedReadBytes, vllm.EstimatedWriteBytes}
+	lmcacheHits     = &Rate{Signal: vllm.LMCacheHitTokens}
+	mpRetrieves     = &Rate{Signal: vllm.LMCacheMPRetrieves}
+	cachedByTier    = &Rate{Signal: vllm.PromptTokensCachedBySource, Keep: []string{"source"}}
+	transfers       = &Rate{Signal: vllm.NixlXferTime, Suffix: "_count"}
+	failedTransfers = &Rate{Signal: vllm.NixlFailedTransfers}
+	// The flat offload names carry no transfer_type; the older per-direction ones are read for one direction.
+	offloadLoadMatch  = []Matcher{Match(vllm.OffloadTransferLabel, vllm.OffloadLoad+"|")}
+	offloadStoreMatch = []Matcher{Match(vllm.OffloadTransferLabel, vllm.OffloadStore+"|")}
+	offloadLoads      = &Rate{Signal: vllm.OffloadLoadBytes, Match: offloadLoadMatch}
+	offloadStores     = &Rate{Signal: vllm.OffloadStoreBytes, Match: offloadStoreMatch}
+	poolTokens        = &InfoProduct{Signal: vllm.CacheConfig, Labels: []string{"num_gpu_blocks", "block_size"}, ModelFrom: vllm.Running}
+	tokensPerRequest  = &Div{
 		Num: &Add{A: &Rate{Signal: vllm.PromptTokensHist, Suffix: "_sum"}, B: &Rate{Signal: vllm.GenerationTokensHist, Suffix: "_sum"}},
 		Den: &Rate{Signal: vllm.PromptTokensHist, Suffix: "_count"},
 	}
@@ -265,9 +272,10 @@ var (
 	ThroughputPrompt = &Entry{Type: TypeThroughput, Name: "prompt_tokens", Label: "Prompt tokens/s", Default: true, Description: "Prompt (input) tokens per second.",
 		Outputs: []Output{{Name: "prompt_tokens_per_second", Unit: "short", Node: &Rate{Signal: vllm.PromptTokens}}}, Flavors: vllmFlavors}
 	ThroughputRequests = &Entry{Type: TypeThroughput, Name: "requests", Label: "Requests/s",
-		Description: "Finished requests per second by finished_reason.",
-		Outputs:     []Output{{Name: "requests_per_second", Unit: "reqps", Node: &Rate{Signal: vllm.RequestSuccess, Keep: []string{"finished_reason"}}}},
-		Flavors:     withFrontend}
+		Description: "Finished requests per second by finished_reason (Dynamo's frontend: by status).",
+		Outputs: []Output{{Name: "requests_per_second", Unit: "reqps", Node: &Or{Parts: []Node{
+			&Rate{Signal: vllm.RequestSuccess, Keep: []string{"finished_reason"}}, &Rate{Signal: vllm.DynamoRequests, Keep: []string{"status"}}}}}},
+		Flavors: withFrontend}
 	// ThroughputFinishShare shows why requests end: a large length share with few tokens each is clients asking for
 	// a small max_tokens.
 	ThroughputFinishShare = &Entry{Type: TypeThroughput, Name: "finish_share", Label: "Finish reasons",
@@ -282,6 +290,51 @@ var (
 			{Name: "prompt_tokens_per_request", Unit: "short", Node: &Mean{Signal: vllm.PromptTokensHist}},
 			{Name: "generation_tokens_per_request", Unit: "short", Node: &Mean{Signal: vllm.GenerationTokensHist}},
 		}, Flavors: withFrontend}
+	// ThroughputStepTokens shows batch fill: steps far below the token budget with requests waiting point at KV or
+	// sequence limits, not compute.
+	ThroughputStepTokens = &Entry{Type: TypeThroughput, Name: "step_tokens", Label: "Tokens per step",
+		Description: "Quantiles of the tokens one engine step processed (prompt and generated) over the window: how full the batches run.",
+		Outputs:     []Output{{Name: "step_tokens", Unit: "short", Node: &Quantiles{Signal: vllm.IterationTokens}}},
+		Flavors:     vllmFlavors}
+	// ThroughputRequestParams is what clients ask for: a max_tokens far above the tokens generated reserves nothing
+	// in vLLM but says how long answers may grow.
+	ThroughputRequestParams = &Entry{Type: TypeThroughput, Name: "request_params", Label: "Request parameters",
+		Description: "Mean max_tokens and n of the requests finished over the window, and the most tokens each could have generated.",
+		Outputs: []Output{
+			{Name: "max_tokens_per_request", Unit: "short", Node: &Mean{Signal: vllm.ParamsMaxTokens}},
+			{Name: "n_per_request", Unit: "short", Node: &Mean{Signal: vllm.ParamsN}},
+			{Name: "max_generation_tokens_per_request", Unit: "short", Node: &Mean{Signal: vllm.MaxGenerationTokens}},
+		}, Flavors: vllmFlavors}
+	// ThroughputDynamoComponents tells a Dynamo deployment's workers apart by component (prefill and decode workers of
+	// a disaggregated one): what each handles, fails and holds.
+	ThroughputDynamoComponents = &Entry{Type: TypeThroughput, Name: "dynamo_components", Label: "Dynamo components",
+		Description: "Per Dynamo component (dynamo_component): requests its work handler processed per second, its errors per second by error_type, the requests in process now, and their mean processing time over the window.",
+		Outputs: []Output{
+			{Name: "component_requests_per_second", Unit: "reqps", Node: &Rate{Signal: vllm.DynamoComponentRequests, Keep: []string{"dynamo_component"}}},
+			{Name: "component_errors_per_second", Unit: "reqps", Node: &Rate{Signal: vllm.DynamoComponentErrors, Keep: []string{"dynamo_component", "error_type"}}},
+			{Name: "component_inflight_requests", Unit: "short", Node: &Gauge{Signal: vllm.DynamoComponentInflight, Agg: Sum, Keep: []string{"dynamo_component"}}},
+			{Name: "component_request_seconds", Unit: "s", Node: &Mean{Signal: vllm.DynamoComponentDuration}},
+		}, Flavors: []vllm.Flavor{vllm.FlavorDynamoWorker}}
+	// ThroughputDynamoWorkerLatency is the frontend's last view of each worker: a worker whose TTFT stands apart is
+	// the one to look at.
+	ThroughputDynamoWorkerLatency = &Entry{Type: TypeThroughput, Name: "dynamo_worker_latency", Label: "Dynamo worker latency",
+		Description: "The last time to first token and inter-token latency Dynamo's frontend observed on each worker and DP rank, by worker_type.",
+		Outputs: []Output{
+			{Name: "worker_last_ttft_seconds", Unit: "s", Node: &Gauge{Signal: vllm.DynamoWorkerLastTTFT, Agg: Avg, Keep: []string{"worker_type"}}},
+			{Name: "worker_last_itl_seconds", Unit: "s", Node: &Gauge{Signal: vllm.DynamoWorkerLastITL, Agg: Avg, Keep: []string{"worker_type"}}},
+		}, Flavors: frontendOnly}
+	// ThroughputHTTP is what clients see of the API server: 5xx answers include requests the engine never counted
+	// (refused, timed out in the server), which finished_reason cannot show.
+	ThroughputHTTP = &Entry{Type: TypeThroughput, Name: "api_http", Label: "API server HTTP",
+		Description: "The API server's HTTP requests per second by status class (2xx, 4xx, 5xx), the share answered 5xx (percent), and the mean time per request over the window (prometheus-fastapi-instrumentator's http_requests_total and http_request_duration_seconds).",
+		Outputs: []Output{
+			{Name: "http_requests_per_second", Unit: "reqps", Node: httpRequests},
+			// 100 − the other classes' share: 0 where no request was answered 5xx (the instrumentator creates a
+			// status class's series on its first request).
+			{Name: "http_5xx_percent", Unit: "percent", Node: &Div{Num: &Rate{Signal: vllm.HTTPRequests, Match: []Matcher{Match("status", "[1-4]xx")}},
+				Den: &Rate{Signal: vllm.HTTPRequests}, Form: UsedPercent}},
+			{Name: "http_request_seconds", Unit: "s", Node: &Mean{Signal: vllm.HTTPDuration}},
+		}, Flavors: []vllm.Flavor{vllm.FlavorV1, vllm.FlavorV0, vllm.FlavorAscend}}
 	// ThroughputCorrupted is worth a page on any increase: NaN logits mean wrong answers, not slow ones.
 	ThroughputMigrations = &Entry{Type: TypeThroughput, Name: "migrations", Label: "Migrations",
 		Description: "Requests per second Dynamo's frontend moved to another worker after theirs went away, by migration_type (new_request before the stream started, ongoing_request during it).",
@@ -292,11 +345,13 @@ var (
 		Outputs:     []Output{{Name: "corrupted_requests_per_second", Unit: "reqps", Node: &Rate{Signal: vllm.CorruptedRequests}}},
 		Flavors:     v1Flavors, Needs: []string{NeedsNaNCheck}}
 	ThroughputErrors = &Entry{Type: TypeThroughput, Name: "errors", Label: "Failed requests",
-		Description: "Requests finished with finished_reason error or abort per second, and their share of all finished requests.",
+		Description: "Requests finished with finished_reason error or abort per second (Dynamo's frontend: status error, by error_type), and their share of all finished requests.",
 		Outputs: []Output{
-			{Name: "failed_requests_per_second", Unit: "reqps", Node: failed},
-			{Name: "failed_request_ratio", Unit: "percentunit", Node: &Div{Num: failed, Den: finished}},
-		}, Flavors: vllmFlavors}
+			{Name: "failed_requests_per_second", Unit: "reqps", Node: &Or{Parts: []Node{
+				failed, &Rate{Signal: vllm.DynamoRequests, Match: dynamoFailed.Match, Keep: []string{"error_type"}}}}},
+			{Name: "failed_request_ratio", Unit: "percentunit", Node: &Div{
+				Num: &Or{Parts: []Node{failed, dynamoFailed}}, Den: &Or{Parts: []Node{finished, dynamoRequests}}}},
+		}, Flavors: withFrontend}
 
 	QueueRunning = &Entry{Type: TypeQueue, Name: "running", Label: "Running", Default: true,
 		Description: "Requests in the running batch.",
@@ -335,14 +390,20 @@ var (
 			{Name: "kv_transfer_bytes_per_second", Unit: "Bps", Node: &Rate{Signal: vllm.NixlBytes, Suffix: "_sum"}},
 			{Name: "kv_transfers_per_second", Unit: "short", Node: transfers},
 		}, Flavors: []vllm.Flavor{vllm.FlavorV1}, Needs: []string{NeedsNIXL}}
-	// KVTransferPending reads both sides of a pair: a prefill instance holds KV until it is read (pending sends), a
-	// decode instance waits for it (in process); role detection (pkg/role) reads the first.
-	KVTransferPending = &Entry{Type: TypeKVTransfer, Name: "pending", Label: "Pending and in process",
-		Description: "Requests whose KV a prefill instance holds until a decode instance has read it (pending sends), and requests a decode instance is receiving KV for (in process).",
+	// KVTransferExpired reads both sides of a pair: the instance holding KV frees what expired unread, the one reading
+	// it fails to notify the holder; role detection (pkg/role) reads each as its side's evidence.
+	KVTransferExpired = &Entry{Type: TypeKVTransfer, Name: "expired", Label: "Expired and unnotified",
+		Description: "Requests per second whose held KV expired before a decode instance read it, and completion notifications per second that failed to reach the holder.",
 		Outputs: []Output{
-			{Name: "kv_pending_sends", Unit: "short", Node: &Gauge{Signal: vllm.NixlPendingSends, Agg: Sum}},
-			{Name: "kv_in_process_requests", Unit: "short", Node: &Gauge{Signal: vllm.NixlInProcess, Agg: Sum}},
+			{Name: "kv_expired_requests_per_second", Unit: "short", Node: &Rate{Signal: vllm.NixlExpiredRequests}},
+			{Name: "kv_failed_notifications_per_second", Unit: "short", Node: &Rate{Signal: vllm.NixlFailedNotifications}},
 		}, Flavors: []vllm.Flavor{vllm.FlavorV1}, Needs: []string{NeedsNIXL}}
+	// QueueDeferred is the waiting requests vLLM defers rather than lacks room for: on a decode instance, those
+	// waiting for their KV to arrive.
+	QueueDeferred = &Entry{Type: TypeQueue, Name: "deferred", Label: "Deferred (KV transfer)",
+		Description: "Waiting requests deferred by a transient constraint rather than waiting for room: on a decode instance, requests waiting for their prompt's KV to arrive (also a LoRA budget or a blocked request).",
+		Outputs:     []Output{{Name: "deferred_requests", Unit: "short", Node: &Gauge{Signal: vllm.WaitingByReason, Agg: Sum, Match: []Matcher{Match("reason", "deferred")}}}},
+		Flavors:     []vllm.Flavor{vllm.FlavorV1, vllm.FlavorAscend}, Recent: true}
 	// KVTransferPDTTFT is answered by the data source, not the engines: its parts come from different instances,
 	// chosen by role (pkg/role).
 	KVTransferPDTTFT = &Entry{Type: TypeKVTransfer, Name: "pd_ttft", Label: "P/D TTFT",
@@ -366,7 +427,7 @@ var (
 		Outputs:     []Output{{Name: "kv_offload_cpu_usage", Unit: "percent", Node: &Gauge{Signal: vllm.OffloadCPUUsage, Agg: Avg, Scale: 100}}},
 		Flavors:     []vllm.Flavor{vllm.FlavorV1}, Needs: []string{NeedsOffload}}
 	PromptSourcesBySource = &Entry{Type: TypePromptSource, Name: "by_source", Label: "By source", Default: true,
-		Description: "Prompt tokens per second by source (local_compute, local_cache_hit, external_kv_transfer) and each source's share of all prompt tokens over the window; vLLM 0.12 and later.",
+		Description: "Prompt tokens per second by source (local_compute, local_cache_hit, external_kv_transfer) and each source's share of all prompt tokens over the window.",
 		Outputs: []Output{
 			{Name: "prompt_tokens_per_second", Unit: "short", Node: promptBySource},
 			{Name: "prompt_token_share", Unit: "percentunit", Node: &Div{Num: promptBySource, Den: &Rate{Signal: vllm.PromptTokensBySource}, Ignoring: "source"}},
@@ -442,7 +503,9 @@ var Catalog = []*Entry{
 	ThroughputPrompt,
 	{Type: TypeThroughput, Name: "generation_tokens", Label: "Generation tokens/s", Default: true, Description: "Generated (output) tokens per second.",
 		Outputs: []Output{{Name: "generation_tokens_per_second", Unit: "short", Node: generationTokens}}, Flavors: withFrontend},
-	ThroughputRequests, ThroughputErrors, ThroughputFinishShare, ThroughputTokensPerRequest, ThroughputCorrupted, ThroughputMigrations,
+	ThroughputRequests, ThroughputErrors, ThroughputFinishShare, ThroughputTokensPerRequest, ThroughputStepTokens,
+	ThroughputRequestParams, ThroughputCorrupted, ThroughputMigrations, ThroughputDynamoComponents, ThroughputDynamoWorkerLatency,
+	ThroughputHTTP,
 	{Type: TypeThroughput, Name: "ascend_input", Label: "Ascend input tokens/s", Description: "vLLM-Ascend profiler input tokens per second.",
 		Outputs: []Output{{Name: "input_tokens_per_second", Unit: "short", Node: &Rate{Signal: vllm.AscendInputTokens}}}, Flavors: ascendOnly},
 	{Type: TypeThroughput, Name: "ascend_output", Label: "Ascend output tokens/s", Description: "vLLM-Ascend profiler output tokens per second.",
@@ -452,6 +515,7 @@ var Catalog = []*Entry{
 	{Type: TypeQueue, Name: "waiting_by_reason", Label: "Waiting by reason", Description: "Waiting requests split by reason (capacity, deferred); newest vLLM only.",
 		Outputs: []Output{{Name: "waiting", Unit: "short", Node: &Gauge{Signal: vllm.WaitingByReason, Agg: Sum, Keep: []string{"reason"}}}},
 		Flavors: []vllm.Flavor{vllm.FlavorV1, vllm.FlavorAscend}, Recent: true},
+	QueueDeferred,
 	{Type: TypeQueue, Name: "frontend", Label: "Dynamo frontend",
 		Description: "Dynamo's frontend: requests in flight to the engines, requests queued before their first response, clients that disconnected before their answer, and requests the KV router holds before any worker takes them (with --router-queue-threshold).",
 		Outputs: []Output{
@@ -494,13 +558,12 @@ var Catalog = []*Entry{
 		}, Flavors: []vllm.Flavor{vllm.FlavorV1}, Needs: []string{NeedsKVCacheMetrics}},
 
 	// NIXL records each transfer on the instance that pulls the KV: in disaggregated prefill/decode, the decode side.
-	KVTransferLatency, KVTransferThroughput, KVTransferFailures, KVTransferPending,
-	{Type: TypeKVTransfer, Name: "expired", Label: "Expired and unnotified",
-		Description: "Requests per second whose held KV expired before a decode instance read it, and completion notifications per second that failed to reach the holder.",
-		Outputs: []Output{
-			{Name: "kv_expired_requests_per_second", Unit: "short", Node: &Rate{Signal: vllm.NixlExpiredRequests}},
-			{Name: "kv_failed_notifications_per_second", Unit: "short", Node: &Rate{Signal: vllm.NixlFailedNotifications}},
-		}, Flavors: []vllm.Flavor{vllm.FlavorV1}, Needs: []string{NeedsNIXL}},
+	KVTransferLatency, KVTransferThroughput, KVTransferFailures,
+	KVTransferExpired,
+	{Type: TypeKVTransfer, Name: "descriptors", Label: "Descriptors per transfer",
+		Description: "Mean NIXL descriptors per transfer over the window: how fragmented the KV each transfer moves is.",
+		Outputs:     []Output{{Name: "kv_transfer_descriptors", Unit: "short", Node: &Mean{Signal: vllm.NixlDescriptors}}},
+		Flavors:     []vllm.Flavor{vllm.FlavorV1}, Needs: []string{NeedsNIXL}},
 	{Type: TypeKVTransfer, Name: "post_time", Label: "Post time",
 		Description: "Quantiles of the time to post one NIXL transfer request over the window; high while transfer time is normal points at the host, not the link.",
 		Outputs:     []Output{{Name: "kv_transfer_post_seconds", Unit: "s", Node: &Quantiles{Signal: vllm.NixlPostTime}}},
@@ -511,8 +574,8 @@ var Catalog = []*Entry{
 	{Type: TypeKVOffload, Name: "copy_speed", Label: "Copy speed",
 		Description: "Bytes moved per second of copying, loads and stores apart: bytes ÷ seconds spent over the window; a drop means the copies contend for the link.",
 		Outputs: []Output{
-			{Name: "kv_offload_load_speed", Unit: "Bps", Node: &Div{Num: offloadLoads, Den: &Rate{Signal: vllm.OffloadLoadTime}}},
-			{Name: "kv_offload_store_speed", Unit: "Bps", Node: &Div{Num: offloadStores, Den: &Rate{Signal: vllm.OffloadStoreTime}}},
+			{Name: "kv_offload_load_speed", Unit: "Bps", Node: &Div{Num: offloadLoads, Den: &Rate{Signal: vllm.OffloadLoadTime, Match: offloadLoadMatch}}},
+			{Name: "kv_offload_store_speed", Unit: "Bps", Node: &Div{Num: offloadStores, Den: &Rate{Signal: vllm.OffloadStoreTime, Match: offloadStoreMatch}}},
 		}, Flavors: []vllm.Flavor{vllm.FlavorV1}, Needs: []string{NeedsOffload}},
 	KVOffloadFailures,
 	KVOffloadCPUUsage,
@@ -546,7 +609,7 @@ var Catalog = []*Entry{
 	// throughput spike there is not compute (vllm-project/vllm#33289), which the shares show.
 	PromptSourcesBySource,
 	{Type: TypePromptSource, Name: "cached", Label: "Cached and recomputed",
-		Description: "Prompt tokens per second whose KV came from a cache (local or external), and cached tokens computed again for the forward pass; vLLM 0.12 and later.",
+		Description: "Prompt tokens per second whose KV came from a cache (local or external), and cached tokens computed again for the forward pass.",
 		Outputs: []Output{
 			{Name: "cached_prompt_tokens_per_second", Unit: "short", Node: &Rate{Signal: vllm.PromptTokensCached}},
 			{Name: "recomputed_prompt_tokens_per_second", Unit: "short", Node: &Rate{Signal: vllm.PromptTokensRecomputed}},
@@ -559,7 +622,7 @@ var Catalog = []*Entry{
 			{Name: "cached_by_tier_share", Unit: "percentunit", Node: &Div{Num: cachedByTier, Den: &Rate{Signal: vllm.PromptTokensCachedBySource}, Ignoring: "source"}},
 		}, Flavors: []vllm.Flavor{vllm.FlavorV1, vllm.FlavorAscend}, Recent: true},
 	{Type: TypePromptSource, Name: "prefill_computed", Label: "Computed per prefill",
-		Description: "Quantiles of the prompt tokens each request's prefill computed, cached tokens left out, over the window; vLLM 0.12 and later.",
+		Description: "Quantiles of the prompt tokens each request's prefill computed, cached tokens left out, over the window.",
 		Outputs:     []Output{{Name: "prefill_computed_tokens", Unit: "short", Node: &Quantiles{Signal: vllm.PrefillKVComputed}}},
 		Flavors:     v1Flavors, Recent: true},
 
@@ -574,6 +637,14 @@ var Catalog = []*Entry{
 	EngineStatus,
 	// How long a sleeping engine takes to serve again is what decides whether sleep mode can stand in for spare
 	// replicas: wake time is the cold-start an autoscaler waits.
+	{Type: TypeEngineState, Name: "api_process", Label: "API server process",
+		Description: "The API server process: CPU cores busy (CPU seconds per second over the window), resident memory, open file descriptors and its start time; a single-process API server's prometheus_client process collector (none with --api-server-count above 1).",
+		Outputs: []Output{
+			{Name: "process_cpu_cores", Unit: "short", Node: &Rate{Signal: vllm.ProcessCPU}},
+			{Name: "process_resident_memory", Unit: "bytes", Node: &Gauge{Signal: vllm.ProcessRSS, Agg: Sum}},
+			{Name: "process_open_files", Unit: "short", Node: &Gauge{Signal: vllm.ProcessFDs, Agg: Sum}},
+			{Name: "process_start_time", Unit: "dateTimeAsIso", Node: &Gauge{Signal: vllm.ProcessStart, Agg: Avg, Scale: 1000}},
+		}, Flavors: []vllm.Flavor{vllm.FlavorV1, vllm.FlavorV0}},
 	{Type: TypeEngineState, Name: "sleep_operations", Label: "Sleep and wake",
 		Description: "Mean duration of each sleep-mode operation (sleep, wake, release_kv_cache_memory) over the window, operations per second, and those the API server is awaiting now; needs --enable-sleep-mode and an operation in the window.",
 		Outputs: []Output{

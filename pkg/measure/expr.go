@@ -25,13 +25,14 @@ const (
 
 // Gauge is Agg by (group) of a gauge's value at each step (within the lookback), times Scale. Series that differ
 // only by the multi-API-server pid label are folded with max first. Endpoints that expose any of Unless are left
-// out: they have a better source, which another node of the same formula reads.
+// out: they have a better source, which another node of the same formula reads. Match selects series by label.
 type Gauge struct {
 	Signal vllm.Signal
 	Agg    Agg
 	Scale  float64 // 0 means 1
 	Keep   []string
 	Unless []vllm.Signal
+	Match  []Matcher
 }
 
 // Matcher selects series whose label matches a regular expression, anchored as PromQL's =~.

@@ -28,7 +28,8 @@ func TestNoMeasureNamesOutsideTheCatalog(t *testing.T) {
 	allowed := map[string]map[string]bool{
 		// The simulator writes the servers' own label values and JSON fields, which some measures are named after.
 		"pkg/sim": {"running": true, "waiting": true, "swapped": true, "capacity": true, "series": true, "blocks": true,
-			"usage": true, "requests": true, "errors": true, "efficiency": true, "preemptions": true, "num_spec_tokens": true},
+			"usage": true, "requests": true, "errors": true, "efficiency": true, "preemptions": true, "num_spec_tokens": true,
+			"deferred": true},
 		// The profiler agent's audit lines and answers say whether a torch profile is running.
 		"pkg/agent": {"running": true},
 		// Signal IDs name metrics, often after the measure that reads them.

@@ -141,7 +141,7 @@ func TestEvalWarningsBecomeNotices(t *testing.T) {
 	if len(o) != 1 || o[0].Measure != "running" || o[0].Labels["endpoint"] != "a:8000" || o[0].Labels["instance"] != "" || o[0].Unit != "short" {
 		t.Errorf("outputs = %+v", o)
 	}
-	if !strings.Contains(ans.PromQL(), "sum by (instance, model_name, engine) (max without (pid) (vllm:num_requests_running))") {
+	if !strings.Contains(ans.PromQL(), `sum by (instance, model_name, engine) (max without (pid) (vllm:num_requests_running{server=""}))`) {
 		t.Errorf("PromQL = %s", ans.PromQL())
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -41,10 +42,11 @@ type Discovery struct {
 	// Lookback is how far back names count as held, so a renamed metric's old series still answer old ranges.
 	Lookback time.Duration
 
-	mu      sync.Mutex
-	names   Names
-	jobs    []string
-	fetched time.Time
+	mu        sync.Mutex
+	names     Names
+	jobs      []string
+	instances []string
+	fetched   time.Time
 	// layouts and layoutsFetched are Layouts' answer and when it was asked, refreshed like names.
 	layouts        map[string]string
 	layoutsFetched time.Time
@@ -78,6 +80,19 @@ func (d *Discovery) Names(ctx context.Context) (Names, error) {
 	if err != nil {
 		return nil, err
 	}
+	instances, _, err := d.Client.LabelValues(ctx, "instance", []string{FamilySelector}, now.Add(-lookback), now)
+	if err != nil {
+		return nil, err
+	}
+	if len(instances) > 0 {
+		// The API server's few other families (vllm.APIServerFamilies), held only where an instance with vLLM families
+		// holds them: many other targets expose process_* and some http_requests_total.
+		api, _, err := d.Client.LabelValues(ctx, "__name__", []string{InstancesSelector(vllm.APIServerSelector, instances)}, now.Add(-lookback), now)
+		if err != nil {
+			return nil, err
+		}
+		vals = append(vals, api...)
+	}
 	n := make(Names, len(vals)+1)
 	for _, v := range vals {
 		n[v] = true
@@ -85,8 +100,33 @@ func (d *Discovery) Names(ctx context.Context) (Names, error) {
 	if len(jobs) > 0 {
 		n[vllm.Up] = true // every target has up; jobs says which targets count
 	}
-	d.names, d.jobs, d.fetched = n, jobs, now
+	d.names, d.jobs, d.instances, d.fetched = n, jobs, instances, now
 	return n, nil
+}
+
+// InstancesSelector narrows a series selector to the given instances.
+func InstancesSelector(sel string, instances []string) string {
+	return strings.TrimSuffix(sel, "}") + `, instance=~` + strconv.Quote(AnyOf(instances)) + "}"
+}
+
+// AnyOf is a regular expression matching exactly the given values.
+func AnyOf(values []string) string {
+	quoted := make([]string, len(values))
+	for i, v := range values {
+		quoted[i] = regexp.QuoteMeta(v)
+	}
+	return strings.Join(quoted, "|")
+}
+
+// Instances returns the instance labels of the targets that expose vLLM, Ascend or Dynamo families (refreshed with
+// Names): the API server's other families count only there.
+func (d *Discovery) Instances(ctx context.Context) ([]string, error) {
+	if _, err := d.Names(ctx); err != nil {
+		return nil, err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.instances, nil
 }
 
 // Jobs returns the job labels of the targets that expose vLLM, Ascend or Dynamo families (refreshed with Names):

@@ -67,6 +67,7 @@ func (ev *Evaluator) Eval(ctx context.Context, q query.Query, r query.Request) (
 		res.Notices = append(res.Notices, rng.Notice)
 	}
 	var exprs []Expr
+	held := func(vllm.Signal) bool { return false } // which signals the server holds, once discovery has said
 	if q.QueryType == query.TypePromQL {
 		exprs = []Expr{{PromQL: ExpandMacros(q.Expr, r.Interval, step, window, r.To.Sub(r.From))}}
 	} else {
@@ -76,6 +77,11 @@ func (ev *Evaluator) Eval(ctx context.Context, q query.Query, r query.Request) (
 		}
 		if q.QueryType == query.TypeRaw && q.Metric == vllm.Up {
 			if q, err = ev.restrictUpToVLLMJobs(ctx, q); err != nil {
+				return nil, err
+			}
+		}
+		if readsAPIServer(q) {
+			if q, err = ev.restrictToVLLMInstances(ctx, q); err != nil {
 				return nil, err
 			}
 		}
@@ -102,8 +108,9 @@ func (ev *Evaluator) Eval(ctx context.Context, q query.Query, r query.Request) (
 			return nil, err
 		}
 		if len(exprs) == 0 {
-			res.Notices = append(res.Notices, fmt.Sprintf("the Prometheus server holds none of the metrics %s/%s needs", q.QueryType, strings.Join(q.MeasureList(), ",")))
+			res.Notices = append(res.Notices, query.EmptyNotice(q, func(vllm.Signal) bool { return false }, query.HolderPrometheus))
 		}
+		held = func(s vllm.Signal) bool { _, ok := s.Name(names.Has); return ok }
 	}
 	ans := &Answer{Result: res, Exprs: exprs}
 	results := make([]model.Matrix, len(exprs))
@@ -144,7 +151,7 @@ func (ev *Evaluator) Eval(ctx context.Context, q query.Query, r query.Request) (
 	}
 	res.Notices = append(res.Notices, ev.engineNotices(q, r)...)
 	if len(res.Outputs) == 0 && len(exprs) > 0 && q.QueryType != query.TypePromQL {
-		res.Notices = append(res.Notices, fmt.Sprintf("no selected endpoint has data for %s/%s in this range", q.QueryType, strings.Join(q.MeasureList(), ",")))
+		res.Notices = append(res.Notices, query.EmptyNotice(q, held, query.HolderPrometheus))
 	}
 	return ans, nil
 }
@@ -220,6 +227,41 @@ func (ev *Evaluator) restrictUpToVLLMJobs(ctx context.Context, q query.Query) (q
 	}
 	q.Labels = labels
 	return q, nil
+}
+
+// restrictToVLLMInstances adds an instance matcher (unless the query has one) so that the API server's other
+// families count only on the instances that expose vLLM families, the way direct mode reads its configured
+// endpoints only.
+func (ev *Evaluator) restrictToVLLMInstances(ctx context.Context, q query.Query) (query.Query, error) {
+	if q.Labels["instance"] != "" {
+		return q, nil
+	}
+	instances, err := ev.Discovery.Instances(ctx)
+	if err != nil || len(instances) == 0 {
+		return q, err
+	}
+	labels := map[string]string{"instance": AnyOf(instances)}
+	for k, v := range q.Labels {
+		labels[k] = v
+	}
+	q.Labels = labels
+	return q, nil
+}
+
+// readsAPIServer reports whether a query's measures read one of the API server's families besides vLLM's own
+// (vllm.APIServerFamilies), which other targets of a shared server expose too: like up, they count only on vLLM's
+// jobs.
+func readsAPIServer(q query.Query) bool {
+	for _, e := range measure.Select(q.QueryType, q.Measure) {
+		for _, s := range e.Signals() {
+			for _, n := range s.Names {
+				if slices.Contains(vllm.APIServerFamilies, n) {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // needsCacheConfig reports whether the query's formulas read cache_config_info's labels as values.

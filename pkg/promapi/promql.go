@@ -118,7 +118,7 @@ func (g *gen) print(n measure.Node) string {
 		for _, u := range n.Unless {
 			exclude = append(exclude, g.held(u)...)
 		}
-		e := g.gauge(n.Signal, string(n.Agg), exclude, n.Keep...)
+		e := g.gauge(n.Signal, string(n.Agg), exclude, matchers(n.Match), n.Keep...)
 		if n.Scale != 0 && n.Scale != 1 {
 			e = scale(e, strconv.FormatFloat(n.Scale, 'g', -1, 64))
 		}
@@ -130,7 +130,8 @@ func (g *gen) print(n measure.Node) string {
 		if num == "" || den == "" {
 			return ""
 		}
-		if _, ok := n.Num.(*measure.Add); ok {
+		switch n.Num.(type) {
+		case *measure.Add, *measure.Or: // both bind looser than the division
 			num = "(" + num + ")"
 		}
 		switch {
@@ -247,6 +248,9 @@ func (g *gen) sel(name string, extra ...string) string {
 		add(k, g.q.Labels[k])
 	}
 	m = append(m, extra...)
+	if g.q.QueryType != query.TypeRaw && vllm.RouterLookalikes[name] {
+		m = append(m, vllm.RouterLabel+`=""`) // not a production-stack router's look-alike (vllm.RouterSeries)
+	}
 	if plainName.MatchString(name) {
 		if len(m) == 0 {
 			return name
@@ -343,12 +347,12 @@ func sameLe(expr string) string {
 func (g *gen) rangeRate(sel string) string { return "rate(" + sel + "[" + g.w + "])" }
 
 // gauge is agg by (…) of a gauge, series differing only by the multi-API-server pid label folded with max.
-func (g *gen) gauge(sig vllm.Signal, agg string, exclude []string, extraBy ...string) string {
+func (g *gen) gauge(sig vllm.Signal, agg string, exclude, match []string, extraBy ...string) string {
 	names := g.held(sig)
 	if len(names) == 0 {
 		return ""
 	}
-	return agg + " by " + g.by(names, extraBy...) + " (max without (pid) (" + g.terms(names, "", exclude, nil, instant) + "))"
+	return agg + " by " + g.by(names, extraBy...) + " (max without (pid) (" + g.terms(names, "", exclude, match, instant) + "))"
 }
 
 // rate is sum by (…) (rate(x[w])) over a counter, or a histogram's _sum / _count with suffix.

@@ -41,7 +41,7 @@ func TestGeneratedPromQL(t *testing.T) {
 		}},
 		{"prefix hit rate: V1 counters guarded, V0 gauge where no counters", query.Query{QueryType: query.TypeCache, Measure: "prefix_hit_rate", Model: "llama"}, []string{
 			`(sum by (instance, model_name, engine) (rate(vllm:prefix_cache_hits_total{model_name=~"llama"}[20s])) / (sum by (instance, model_name, engine) (rate(vllm:prefix_cache_queries_total{model_name=~"llama"}[20s])) != 0))` +
-				` or (avg by (instance, model_name, engine) (max without (pid) (vllm:gpu_prefix_cache_hit_rate{model_name=~"llama"} unless on (instance) {__name__=~"vllm:prefix_cache_queries_total"})))`,
+				` or (avg by (instance, model_name, engine) (max without (pid) (vllm:gpu_prefix_cache_hit_rate{model_name=~"llama", server=""} unless on (instance) {__name__=~"vllm:prefix_cache_queries_total"})))`,
 		}},
 		// One endpoint per group: one exporter, one bucket layout, so the plain sum by (le).
 		{"TTFT p95 per endpoint", query.Query{QueryType: query.TypeLatency, Metric: "ttft", Quantiles: []float64{0.95}, GroupBy: query.GroupEndpoint, Engine: "0"}, []string{
@@ -58,7 +58,7 @@ func TestGeneratedPromQL(t *testing.T) {
 			`sum by (instance, model_name, engine, position) (rate(vllm:spec_decode_num_accepted_tokens_per_pos_total[20s])) / ignoring (position) group_left () (sum by (instance, model_name, engine) (rate(vllm:spec_decode_num_drafts_total[20s])) != 0)`,
 		}},
 		{"DP balance of running across the fleet", query.Query{QueryType: query.TypeDPBalance, Measure: "running"}, []string{
-			`sum by (instance, model_name, engine) (max without (pid) (vllm:num_requests_running))`,
+			`sum by (instance, model_name, engine) (max without (pid) (vllm:num_requests_running{server=""}))`,
 			`max by () (L) / (avg by () (L) != 0) or (avg by () (L) == 0) * 0 + 1`,
 			`stddev by () (L) / (avg by () (L) != 0) or (avg by () (L) == 0)`,
 			`count by () ((L) == 0 and on (instance, engine) (sum by () (W) - on () group_right () (W)) > 0) or count by () (L) * 0`,
@@ -67,7 +67,7 @@ func TestGeneratedPromQL(t *testing.T) {
 			// cache_config_info names no model: the pool takes model_name from the same engine's running gauge,
 			// or it would never line up with the mean (which has one) and capacity_requests would be empty.
 			`sum by (instance, model_name, engine) (max without (pid) (vllm:cache_config_info{num_gpu_blocks="2048", block_size="16"} * 0 + 32768)` +
-				` * on (instance, engine) group_left (model_name) group by (instance, engine, model_name) (vllm:num_requests_running))`,
+				` * on (instance, engine) group_left (model_name) group by (instance, engine, model_name) (vllm:num_requests_running{server=""}))`,
 			`(POOL) / (MEAN > 0) * 0.7`,
 			`(sum by (instance, model_name, engine) (rate(vllm:request_prompt_tokens_sum[20s])) + sum by (instance, model_name, engine) (rate(vllm:request_generation_tokens_sum[20s]))) / (sum by (instance, model_name, engine) (rate(vllm:request_prompt_tokens_count[20s])) != 0)`,
 		}},
@@ -90,7 +90,7 @@ func TestGeneratedPromQL(t *testing.T) {
 			subst := map[string]string{}
 			if tc.q.QueryType == query.TypeDPBalance {
 				subst["(L)"] = "(" + exprs[0].PromQL + ")"
-				subst["(W)"] = "(sum by (instance, model_name, engine) (max without (pid) (vllm:num_requests_waiting)) and on (instance, engine) (" + exprs[0].PromQL + "))"
+				subst["(W)"] = "(sum by (instance, model_name, engine) (max without (pid) (vllm:num_requests_waiting{server=\"\"})) and on (instance, engine) (" + exprs[0].PromQL + "))"
 			}
 			if tc.q.QueryType == query.TypeCapacity {
 				subst["POOL"] = exprs[0].PromQL

@@ -22,6 +22,8 @@ func victoriaLike(t *testing.T) *httptest.Server {
 			_, _ = w.Write([]byte(`{"status":"success","data":["vllm:generation_tokens_total"]}`))
 		case "/api/v1/label/job/values":
 			_, _ = w.Write([]byte(`{"status":"success","data":["vllm"]}`))
+		case "/api/v1/label/instance/values":
+			_, _ = w.Write([]byte(`{"status":"success","data":["vllm-0:8000"]}`))
 		default:
 			_, _ = w.Write([]byte(`{"status":"success","data":{"resultType":"matrix","result":[]}}`))
 		}

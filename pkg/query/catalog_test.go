@@ -76,7 +76,7 @@ func renderEditorCatalog() []byte {
 func renderReadmeCatalog() string {
 	var b strings.Builder
 	b.WriteString(readmeBegin)
-	b.WriteString("\n| queryType | measure | outputs (unit) | what it computes | flavors |\n| --- | --- | --- | --- | --- |\n")
+	b.WriteString("\n| queryType | measure | outputs (unit) | what it computes | flavors; releases (see *Metric names by release*) |\n| --- | --- | --- | --- | --- |\n")
 	for _, e := range measure.Catalog {
 		name := "`" + e.Name + "`"
 		if e.Default {
@@ -104,6 +104,13 @@ func renderReadmeCatalog() string {
 		flavors := strings.Join(fl, ", ")
 		if len(e.Needs) > 0 {
 			flavors += ", with " + strings.Join(e.Needs, " or ")
+		}
+		var names []string
+		for _, s := range e.Signals() {
+			names = append(names, s.Names...)
+		}
+		if note := vllm.ReleaseNote(names); note != "" {
+			flavors += "; " + note
 		}
 		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s |\n", e.Type, name, strings.Join(outs, ", "),
 			strings.ReplaceAll(e.Description, "|", `\|`), flavors)

@@ -169,9 +169,19 @@ func (c *evalCtx) result(groups [][]Output) *Result {
 		}
 	}
 	if len(res.Outputs) == 0 && len(c.endpoints) > 0 {
-		res.Notices = append(res.Notices, fmt.Sprintf("no selected endpoint exposes what %s/%s needs", c.q.QueryType, strings.Join(c.q.MeasureList(), ",")))
+		res.Notices = append(res.Notices, EmptyNotice(c.q, c.exposes, HolderEndpoints))
 	}
 	return res
+}
+
+// exposes reports whether a selected endpoint exposes a signal under one of its names.
+func (c *evalCtx) exposes(sig vllm.Signal) bool {
+	for _, ep := range c.endpoints {
+		if _, ok := sig.Name(func(n string) bool { return ep.names[n] }); ok {
+			return true
+		}
+	}
+	return false
 }
 
 // evalCtx is one query's evaluation state.
@@ -391,6 +401,9 @@ func modelOf(ls exposition.Labels) string {
 // selects reports whether a series of the sample name passes the query's model, rank and label filters and the
 // catalog's matchers.
 func (c *evalCtx) selects(name string, ls exposition.Labels, catalogMatch []measure.Matcher) bool {
+	if c.q.QueryType != TypeRaw && vllm.RouterSeries(name, func(l string) bool { _, ok := ls.Lookup(l); return ok }) {
+		return false // a production-stack router's look-alike: the engines report it themselves
+	}
 	rank := ""
 	if src, _ := vllm.RankLabel(name); src != "" {
 		rank = ls.Get(src)

@@ -21,7 +21,7 @@ func (c *evalCtx) eval(n measure.Node) []Output {
 	var outs []Output
 	switch n := n.(type) {
 	case *measure.Gauge:
-		outs = c.gauge(c.fetchUnless(n.Signal, n.Unless, n.Keep), aggOf(n.Agg), scaleOf(n.Scale))
+		outs = c.gauge(c.fetchUnless(n.Signal, n.Unless, n.Match, n.Keep), aggOf(n.Agg), scaleOf(n.Scale))
 	case *measure.Rate:
 		outs = c.rate(c.fetch(n.Signal, n.Suffix, n.Match, c.window, n.Keep...))
 	case *measure.Div:
@@ -143,7 +143,7 @@ func join(left, right []Output, ignoring string, f func(l, r float64) (float64, 
 
 // fetchUnless fetches a gauge on the endpoints that expose none of unless: a fleet mixing versions gets each
 // endpoint's value from the best source it has, which another node of the formula reads.
-func (c *evalCtx) fetchUnless(sig vllm.Signal, unless []vllm.Signal, keep []string) []input {
+func (c *evalCtx) fetchUnless(sig vllm.Signal, unless []vllm.Signal, match []measure.Matcher, keep []string) []input {
 	var out []input
 	for _, ep := range c.endpoints {
 		has := func(n string) bool { return ep.names[n] }
@@ -154,7 +154,7 @@ func (c *evalCtx) fetchUnless(sig vllm.Signal, unless []vllm.Signal, keep []stri
 			}
 		}
 		if base, ok := sig.Name(has); ok && !better {
-			out = append(out, c.fetchName(ep.name, base, nil, c.lookback, keep...)...)
+			out = append(out, c.fetchName(ep.name, base, match, c.lookback, keep...)...)
 		}
 	}
 	return out

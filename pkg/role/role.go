@@ -51,14 +51,15 @@ type Evidence struct {
 	NIXL bool
 	// Pulls: it completed or failed KV transfers, which the instance that reads the KV records.
 	Pulls bool
-	// Holds: it held KV for a remote reader (pending sends above 0 at some step).
+	// Holds: it held KV for a remote reader (KV it held expired unread at some step).
 	Holds bool
 	// Prompts: it computed prompt tokens.
 	Prompts bool
 }
 
-// Decide is the role evidence shows. Pending sends are sampled at scrapes and miss short transfers, so a NIXL
-// instance that computes prompts and pulls nothing is a prefill instance too.
+// Decide is the role evidence shows. Only expired KV shows holding, which a healthy pair never has, so a NIXL
+// instance that computes prompts and pulls nothing is a prefill instance too: vLLM's NIXL connector registers its
+// histograms on both sides, and only the reader observes transfers.
 func Decide(e Evidence) string {
 	switch {
 	case !e.NIXL:
@@ -87,7 +88,8 @@ var evidence = []struct {
 	{measure.ThroughputRequests, 0, func(*Evidence) {}},
 	{measure.KVTransferThroughput, 1, func(e *Evidence) { e.Pulls = true }},
 	{measure.KVTransferFailures, 0, func(e *Evidence) { e.Pulls = true }},
-	{measure.KVTransferPending, 0, func(e *Evidence) { e.Holds = true }},
+	{measure.KVTransferExpired, 0, func(e *Evidence) { e.Holds = true }},
+	{measure.KVTransferExpired, 1, func(e *Evidence) { e.Pulls = true }},
 	{measure.ThroughputPrompt, 0, func(e *Evidence) { e.Prompts = true }},
 }
 

@@ -36,7 +36,7 @@ func customTimers(cfg Config) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("symbols-file %s: %w", cfg.SymbolsFile, err)
 	}
-	return symbols.Timers(entries, cfg.Flavor.Version()), nil
+	return symbols.Timers(entries, cfg.servedVersion()), nil
 }
 
 // ascendDP is the dp label msServiceProfiler attaches: the DP rank of the engine process, or "-1"

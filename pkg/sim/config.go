@@ -9,6 +9,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/inferscope/inferscope-vllm/pkg/vllm"
 )
 
 // Config describes one simulated deployment and the server that exposes it. It is what a scenario
@@ -16,6 +18,10 @@ import (
 type Config struct {
 	// Flavor is which server's /metrics to impersonate.
 	Flavor Flavor `json:"flavor"`
+	// VLLMVersion, when set, makes the vLLM families exactly those of that release (vllm.SimReleases: 0.6, 0.10,
+	// 0.11, 0.13, 0.16, 0.20, main) under this configuration, as the provenance table vllm.VLLMFamilies records them:
+	// names, types, label names and buckets. Empty keeps the flavor's own families.
+	VLLMVersion string `json:"vllm_version"`
 	// Model is the served model name (label model_name / model).
 	Model string `json:"model"`
 	// Engines is the data-parallel size: engine="0".."N-1" (dp for Ascend).
@@ -105,6 +111,10 @@ type Config struct {
 	UnhealthyEngines int  `json:"unhealthy_engines"`
 	// Ray renders a vllm-v1 instance as Ray Serve re-exports it: ray_vllm_ names, a replica (ReplicaId) per engine.
 	Ray bool `json:"ray"`
+	// Router renders what vLLM production-stack's router in front of these engines exports instead of the engines'
+	// own /metrics: its gauges under vLLM's names (running, waiting, swapped, GPU prefix-cache hit rate, hits and
+	// queries) with a server label per engine, as src/vllm_router/services/metrics_service declares them.
+	Router bool `json:"router"`
 	// NaNLogitsRate is the share of requests whose logits hold NaNs, counted in vllm:corrupted_requests_total as
 	// vLLM does with VLLM_COMPUTE_NANS_IN_LOGITS=1; 0 leaves the counter out, as vLLM without the variable does.
 	NaNLogitsRate float64 `json:"nan_logits_rate"`
@@ -282,6 +292,17 @@ func (c *Config) Validate() error {
 	if _, err := ParseFlavor(string(c.Flavor)); err != nil {
 		errs = append(errs, err)
 	}
+	if c.VLLMVersion != "" {
+		if rel, err := vllm.ResolveSimRelease(c.VLLMVersion); err != nil {
+			errs = append(errs, err)
+		} else if v0 := vllm.V0Release(rel); v0 != c.Flavor.isV0() || c.Flavor == FlavorDynamoFrontend {
+			want := "a V1 engine flavor (vllm-v1, vllm-v1-0.10, vllm-ascend, dynamo-worker)"
+			if v0 {
+				want = "flavor " + string(FlavorV0)
+			}
+			bad("vllm-version %s needs %s, not %s", c.VLLMVersion, want, c.Flavor)
+		}
+	}
 	if strings.TrimSpace(c.Model) == "" {
 		bad("model must not be empty")
 	}
@@ -366,6 +387,8 @@ func (c *Config) Validate() error {
 		bad("lora-adapters needs a V1 engine flavor")
 	case c.Ray && c.Flavor != FlavorV1:
 		bad("ray needs flavor %s", FlavorV1)
+	case c.Router && (c.Flavor != FlavorV1 || c.Ray):
+		bad("router needs flavor %s without ray", FlavorV1)
 	case c.NaNLogitsRate > 0 && (c.Flavor.isV0() || c.Flavor == FlavorDynamoFrontend):
 		bad("nan-logits-rate needs a V1 engine flavor")
 	case c.MigrationRate > 0 && (c.Flavor != FlavorDynamoFrontend || c.DynamoNames == "legacy"):
@@ -460,6 +483,38 @@ func (c *Config) Validate() error {
 		bad("perf.jitter must be at most 1")
 	}
 	return errors.Join(errs...)
+}
+
+// servedVersion is what /version answers: the release's (main as a development build of the release after 0.20),
+// or the flavor's own.
+func (c *Config) servedVersion() string {
+	rel, err := vllm.ResolveSimRelease(c.VLLMVersion)
+	switch {
+	case c.VLLMVersion == "" || err != nil:
+		return c.Flavor.Version()
+	case rel == vllm.Main:
+		return "0.20.2.dev0+g" + vllm.MainCommit[:9]
+	}
+	return rel
+}
+
+// registers reports whether this configuration meets a condition under which vLLM registers a family.
+func (c *Config) registers(cond vllm.Condition) bool {
+	switch cond {
+	case vllm.WithSpecDecode:
+		return c.SpecTokens > 0
+	case vllm.WithLoRA:
+		return c.LoRAAdapters > 0
+	case vllm.WithNIXL:
+		return c.KVRole != ""
+	case vllm.WithOffload:
+		return c.KVOffloadGB > 0
+	case vllm.WithKVCacheMetrics:
+		return c.KVCacheMetrics
+	case vllm.WithNaNCheck:
+		return c.NaNLogitsRate > 0
+	}
+	return false
 }
 
 // specProfile returns the acceptance profile, filling a sensible default when none is given.

@@ -48,6 +48,11 @@ func TestParseArgs(t *testing.T) {
 					t.Errorf("flags not applied: %+v", c)
 				}
 			}},
+		{"release", []string{"-vllm-version", "v0.20.1", "-kv-offload-gb", "8"}, nil, func(t *testing.T, c Config) {
+			if c.VLLMVersion != "v0.20.1" || c.servedVersion() != "0.20.1" {
+				t.Errorf("release not applied: %q serves %q", c.VLLMVersion, c.servedVersion())
+			}
+		}},
 		{"scenario", []string{"-scenario", scenario}, map[string]string{"SERVICE_PROF_CONFIG_PATH": "/x/ms_service_profiler_config.json"},
 			func(t *testing.T, c Config) {
 				if c.Flavor != FlavorAscend || c.Engines != 4 || c.QPS != 7.5 || time.Duration(c.QPSWavePeriod) != 90*time.Second ||
@@ -106,6 +111,10 @@ func TestParseArgsErrors(t *testing.T) {
 		{[]string{"-scenario", "/nonexistent/s.json"}, "no such file"},
 		{[]string{"-engines", "two"}, "invalid value"},
 		{[]string{"extra"}, "unexpected arguments"},
+		{[]string{"-vllm-version", "0.9"}, `unknown vLLM version "0.9"`},
+		{[]string{"-vllm-version", "0.6"}, "vllm-version 0.6 needs flavor vllm-v0"},
+		{[]string{"-flavor", "vllm-v0", "-vllm-version", "0.20"}, "needs a V1 engine flavor"},
+		{[]string{"-flavor", "dynamo-frontend", "-vllm-version", "0.20"}, "needs a V1 engine flavor"},
 	}
 	for _, tc := range cases {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {

@@ -120,9 +120,9 @@ func TestLMCacheConnector(t *testing.T) {
 	}
 }
 
-// TestPrefillRoleHoldsKVForTheDecodeSide: a prefill instance generates one token per request and holds each
-// prompt's KV until the decode instance has read it: with 2 s transfers at 10 requests/s about 20 sends are pending
-// at any moment, and it pulls nothing itself.
+// TestPrefillRoleHoldsKVForTheDecodeSide: a prefill instance generates one token per request and leaves the KV to
+// the decode side: it registers the NIXL connector's families as both sides do, records no transfer itself (the
+// puller does), and exposes no pending-send gauge, which no vLLM release has.
 func TestPrefillRoleHoldsKVForTheDecodeSide(t *testing.T) {
 	sc := tenMinutes(t, "-flavor=vllm-v1", "-kv-role=prefill", "-kv-transfer-ms=2000", "-abort-rate=0", "-error-rate=0", "-qps=10", "-seed=8")
 	value := func(name string, labels ...string) float64 { t.Helper(); return total(t, sc, name, labels...) }
@@ -130,14 +130,16 @@ func TestPrefillRoleHoldsKVForTheDecodeSide(t *testing.T) {
 	if finished < 5000 || generated != finished || value("vllm:request_success_total", "finished_reason", "length") != finished {
 		t.Errorf("%v requests finished with %v tokens: want one token each, finished by length", finished, generated)
 	}
-	if p := value("vllm:nixl_num_pending_sends"); p < 5 || p > 60 {
-		t.Errorf("%v pending sends, want about 20", p)
+	if sc.FamilyOf("vllm:nixl_xfer_time_seconds_count") == nil {
+		t.Error("the prefill side registers no NIXL transfer histogram")
 	}
 	if x := value("vllm:nixl_xfer_time_seconds_count"); x != 0 {
 		t.Errorf("the prefill side timed %v transfers; the puller records them", x)
 	}
-	if in := value("vllm:nixl_num_in_process_reqs"); in != 0 {
-		t.Errorf("%v requests in process on the prefill side", in)
+	for _, name := range []string{"vllm:nixl_num_pending_sends", "vllm:nixl_num_in_process_reqs"} {
+		if sc.FamilyOf(name) != nil {
+			t.Errorf("%s is exposed; no vLLM release has it", name)
+		}
 	}
 }
 

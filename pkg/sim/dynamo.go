@@ -52,6 +52,15 @@ func (f *Fleet) dynamoWorkerFamilies(x *exposition) {
 	endpointFamily("dynamo_component_requests_total", "Total number of requests processed by work handler", typeCounter, reqs)
 	endpointFamily("dynamo_component_request_bytes_total", "Total number of bytes received in requests by work handler", typeCounter, reqBytes)
 	endpointFamily("dynamo_component_response_bytes_total", "Total number of bytes sent in responses by work handler", typeCounter, respBytes)
+	failed := 0.0
+	for _, e := range engines {
+		failed += e.st.success["error"]
+	}
+	if failed > 0 {
+		// The work handler counts a request whose generation failed once it has one (a Rust CounterVec child).
+		add("dynamo_component_errors_total", "Total number of errors in work handler processing", typeCounter).
+			set(failed, append(perEndpoint("generate"), label{"error_type", "generate"})...)
+	}
 	dur := add("dynamo_component_request_duration_seconds", "Time spent processing requests by work handler", typeHistogram)
 	for _, ep := range dynamoEndpoints {
 		h := newHistogram(bucketsRustDefault)
@@ -150,8 +159,12 @@ func (f *Fleet) dynamoFrontendFamilies(x *exposition) {
 		}
 		sort.Slice(keys, func(i, j int) bool { return keys[i][0]+keys[i][1] < keys[j][0]+keys[j][1] })
 		for _, k := range keys {
-			req.set(fe.requests[k], label{"endpoint", "chat_completions"}, lm[0],
-				label{"request_type", k[0]}, label{"status", k[1]})
+			ls := []label{{"endpoint", "chat_completions"}, lm[0], {"request_type", k[0]}, {"status", k[1]}}
+			if k[1] == "error" {
+				// An engine's failure reaches the frontend as an internal error (prometheus_names.rs error_type).
+				ls = append(ls, label{"error_type", "internal"})
+			}
+			req.set(fe.requests[k], ls...)
 		}
 	}
 	if c.DynamoNames != "legacy" {

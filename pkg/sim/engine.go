@@ -39,7 +39,7 @@ func newEngine(f *Fleet, idx int) *engine {
 		cfg:   cfg,
 		rng:   newRNG(cfg.Seed, uint64(100+idx)), // #nosec G115 -- idx is an engine index, 0 to the engine count
 		kv:    kvPool{total: cfg.NumGPUBlocks},
-		st:    newEngineStats(cfg.Flavor, cfg.MaxModelLen, cfg.SpecTokens),
+		st:    newEngineStats(cfg.Flavor, cfg.MaxModelLen, cfg.SpecTokens, f.bounds),
 	}
 	if cfg.Flavor == FlavorAscend {
 		e.asc = newAscendStats()
@@ -77,11 +77,22 @@ func (e *engine) advanceTo(t float64) {
 			return
 		}
 		if !e.step() {
-			// Nothing schedulable although work is queued: cannot happen with a validated config,
-			// but never spin.
-			e.clock += 0.001
+			// Nothing schedulable although work is queued: requests waiting for their KV, whose arrival the clock
+			// moves to; otherwise cannot happen with a validated config, but never spin.
+			e.clock = min(t, max(e.clock+0.001, e.nextKVReady()))
 		}
 	}
+}
+
+// nextKVReady is when the first request still waiting for its pulled KV gets it; 0 when none waits.
+func (e *engine) nextKVReady() float64 {
+	next := 0.0
+	for _, r := range e.running {
+		if r.kvReady > e.clock && (next == 0 || r.kvReady < next) {
+			next = r.kvReady
+		}
+	}
+	return next
 }
 
 // step schedules one batch the way vLLM's V1 scheduler does, runs it, and applies its outputs.
@@ -119,6 +130,9 @@ func (e *engine) scheduleRunning(budget int) (int, bool) {
 	preempted := false
 	for i := 0; i < len(e.running); i++ {
 		r := e.running[i]
+		if r.kvReady > e.clock {
+			continue // its KV is still arriving
+		}
 		var n int
 		prefill := r.computed < r.prefillTarget
 		if prefill {
@@ -192,7 +206,7 @@ func (e *engine) admitWaiting(t float64, budget int) {
 			r.scheduled = t
 			r.cachedFirst = hit
 			if cfg.KVRole == KVRoleDecode {
-				e.transfer(r, r.prefillTarget-hit)
+				e.transfer(r, t, r.prefillTarget-hit)
 			}
 			if cfg.MMItems > 0 {
 				e.st.mmQueries += float64(cfg.MMItems)
@@ -200,6 +214,9 @@ func (e *engine) admitWaiting(t float64, budget int) {
 			}
 		}
 		e.running = append(e.running, r)
+		if r.kvReady > t {
+			continue // it holds its blocks and waits for its KV; scheduleRunning takes it once the KV is in
+		}
 		budget -= n
 		e.sched = append(e.sched, scheduledWork{r: r, n: n, prefill: true})
 	}
@@ -368,9 +385,10 @@ func (e *engine) expireWaiting(t float64) {
 }
 
 // transfer pulls the KV of a request's missed prompt tokens from the prefill instance over NIXL, as a decode
-// instance does when the request first arrives: its time grows with the prompt, and a failed transfer (the
-// configured share, spread evenly) leaves the prompt to be computed here.
-func (e *engine) transfer(r *request, tokens int) {
+// instance does when the request first arrives at t: its time grows with the prompt, the request waits for it, and
+// then only the last prompt token is computed here; a failed transfer (the configured share, spread evenly) leaves
+// the prompt to be computed here.
+func (e *engine) transfer(r *request, t float64, tokens int) {
 	if tokens <= 0 {
 		return
 	}
@@ -384,6 +402,8 @@ func (e *engine) transfer(r *request, tokens int) {
 	st.nixlBytes.observe(float64(tokens*kvBytesPerToken), 1)
 	st.nixlDescriptors.observe(float64(blocksFor(tokens, cfg.BlockSize)), 1)
 	r.transferred = tokens
+	r.kvReady = t + secs
+	r.computed = r.prefillTarget - 1
 }
 
 // observeResidency records a finished request's blocks: held since it was scheduled; then idle until the free
@@ -422,37 +442,19 @@ func (e *engine) loraRunning() map[string]bool {
 	return set
 }
 
-// holdForSend keeps a finished prefill's KV until the decode instance has read it, one transfer time later.
-func (e *engine) holdForSend(r *request, t float64) {
-	kept := e.st.sendsDue[:0]
-	for _, due := range e.st.sendsDue {
-		if due > t {
-			kept = append(kept, due)
-		}
+// awaitingKV is the number of requests a decode instance is pulling KV for or prefilling what a transfer lacked: in
+// vLLM they wait for the remote KV (WAITING_FOR_REMOTE_KVS), counted waiting and deferred rather than running.
+func (e *engine) awaitingKV() int {
+	if e.cfg.KVRole != KVRoleDecode {
+		return 0
 	}
-	e.st.sendsDue = append(kept, t+e.cfg.transferSeconds(r.promptLen))
-}
-
-// pendingSends is the number of finished prefills whose KV the decode instance has not read yet.
-func (e *engine) pendingSends() float64 {
-	n := 0
-	for _, due := range e.st.sendsDue {
-		if due > e.clock {
-			n++
-		}
-	}
-	return float64(n)
-}
-
-// inProcess is the number of requests a decode instance is pulling KV for or prefilling what a transfer lacked.
-func (e *engine) inProcess() float64 {
 	n := 0
 	for _, r := range e.running {
-		if r.transferred > 0 && r.computed < r.prefillTarget {
+		if r.kvReady > e.clock {
 			n++
 		}
 	}
-	return float64(n)
+	return n
 }
 
 // lmcacheRetrieve counts one LMCache retrieval of a request's missed tokens, of which hit were found.
@@ -485,6 +487,7 @@ func (e *engine) offloadLoad(hit, looked float64) {
 // configured share of stores fails to allocate.
 func (e *engine) offloadStore(tokens int) {
 	st, cfg := e.st, e.cfg
+	st.offloadAllocation.observe(math.Ceil(float64(tokens)/float64(cfg.BlockSize)), 1)
 	if owe(&st.offloadFailures, &st.offloadFailDue, cfg.KVOffloadFailRate) > 0 {
 		return
 	}
@@ -574,7 +577,6 @@ func (e *engine) finish(r *request, t float64) {
 		e.observeResidency(r, t)
 	}
 	if e.cfg.KVRole == KVRolePrefill && reason == "length" {
-		e.holdForSend(r, t)
 	}
 	if e.cfg.KVOffloadGB > 0 {
 		e.offloadStore(r.promptLen + r.generated)
@@ -596,6 +598,7 @@ func (e *engine) finish(r *request, t float64) {
 	st.paramsN.observe(1, 1)
 	st.prefillKV.observe(float64(r.promptLen-r.cachedFirst), 1)
 	st.workerDuration.observe(e2e, 1)
+	st.httpDuration.observe(e2e, 1)
 
 	f := e.fleet
 	if a := e.asc; a != nil && f.profiling {

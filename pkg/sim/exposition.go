@@ -68,11 +68,15 @@ type exposition struct {
 	createdSeq  int
 	// noCreated is prometheus_client.disable_created_metrics(), which V0 calls process-wide.
 	noCreated bool
+	// allow, when set, says which families the server registers; add hands back a detached family for the others.
+	allow func(name string) bool
 }
 
 func (x *exposition) add(name, help string, typ metricType, st style) *family {
 	f := &family{name: name, help: help, typ: typ, style: st}
-	x.fams = append(x.fams, f)
+	if x.allow == nil || x.allow(name) {
+		x.fams = append(x.fams, f)
+	}
 	return f
 }
 

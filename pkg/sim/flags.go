@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/inferscope/inferscope-vllm/pkg/vllm"
 )
 
 // ParseArgs builds a Config from command-line arguments: defaults, then the -scenario file if
@@ -68,6 +70,7 @@ func newFlagSet(c *Config, scenario *string, out io.Writer) *flag.FlagSet {
 		c.Flavor = f
 		return nil
 	})
+	fs.StringVar(&c.VLLMVersion, "vllm-version", c.VLLMVersion, fmt.Sprintf("emit exactly the vLLM families of this release: %s (0.6 with -flavor vllm-v0); empty keeps the flavor's own", releaseList()))
 	fs.StringVar(&c.Model, "model", c.Model, "served model name")
 	fs.IntVar(&c.Engines, "engines", c.Engines, "data-parallel engines (engine=\"0\"..N-1; dp for Ascend)")
 	fs.IntVar(&c.APIServers, "api-servers", c.APIServers, "endpoints the engines are split across (external DP load balancing)")
@@ -103,6 +106,7 @@ func newFlagSet(c *Config, scenario *string, out io.Writer) *flag.FlagSet {
 	fs.Func("sleep-cycle", "with -sleep-level, sleep and wake in turn, each phase this long (default 0: asleep the whole run)", durationSetter(&c.SleepCycle))
 	fs.BoolVar(&c.FaultTolerance, "fault-tolerance", c.FaultTolerance, "vLLM's --enable-fault-tolerance: expose engine_healthy per engine")
 	fs.IntVar(&c.UnhealthyEngines, "unhealthy-engines", c.UnhealthyEngines, "with -fault-tolerance: the last N engines report unhealthy and get no requests")
+	fs.BoolVar(&c.Router, "router", c.Router, "serve what vLLM production-stack's router in front of these engines exports: its look-alike gauges under vLLM's names, labelled server, instead of the engines' /metrics")
 	fs.BoolVar(&c.Ray, "ray", c.Ray, "render vllm-v1 as Ray Serve re-exports it: ray_vllm_ names, a replica (ReplicaId) per engine, engine=\"0\" on every replica")
 	fs.Float64Var(&c.NaNLogitsRate, "nan-logits-rate", c.NaNLogitsRate, "share of requests with NaNs in their logits, counted in vllm:corrupted_requests_total (VLLM_COMPUTE_NANS_IN_LOGITS=1)")
 	fs.BoolVar(&c.MFU, "mfu", c.MFU, "vLLM's --enable-mfu-metrics: the per-GPU FLOP and byte estimates count (newest V1 flavors expose them at 0 otherwise)")
@@ -139,6 +143,14 @@ func flavorList() string {
 	names := make([]string, len(Flavors))
 	for i, f := range Flavors {
 		names[i] = string(f)
+	}
+	return strings.Join(names, ", ")
+}
+
+func releaseList() string {
+	names := make([]string, len(vllm.SimReleases))
+	for i, r := range vllm.SimReleases {
+		names[i] = r.Short
 	}
 	return strings.Join(names, ", ")
 }

@@ -4,6 +4,8 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	"github.com/inferscope/inferscope-vllm/pkg/vllm"
 )
 
 // Fleet is a pure, steppable model of one vLLM deployment: a Poisson client load routed across
@@ -29,6 +31,10 @@ type Fleet struct {
 	sleepPhases int
 	// timers are the Ascend profiler's custom timers (full names).
 	timers []string
+	// release is the vLLM release the fleet speaks (Config.VLLMVersion), empty for the flavor's own families; fams
+	// are the vllm: families that release registers under this configuration (vllm.FamiliesAt).
+	release string
+	fams    map[string]vllm.Family
 }
 
 // loraInfo is one series of vllm:lora_requests_info.
@@ -46,6 +52,13 @@ func NewFleet(cfg Config, start time.Time) (*Fleet, error) {
 		return nil, err
 	}
 	f := &Fleet{cfg: cfg, start: start}
+	if cfg.VLLMVersion != "" {
+		f.release, _ = vllm.ResolveSimRelease(cfg.VLLMVersion) // Validate resolved it
+		f.fams = map[string]vllm.Family{}
+		for _, fam := range vllm.FamiliesAt(f.release, f.cfg.registers, cfg.Flavor == FlavorV1010) {
+			f.fams[fam.Name] = fam
+		}
+	}
 	if cfg.Flavor == FlavorAscend {
 		t, err := customTimers(cfg)
 		if err != nil {
@@ -137,7 +150,12 @@ func (f *Fleet) healthy(e *engine) bool { return e.idx < len(f.engines)-f.cfg.Un
 
 // WriteExposition renders /metrics in the configured flavor for the current simulated state.
 func (f *Fleet) WriteExposition(w io.Writer) error {
-	x := &exposition{createdBase: float64(f.start.UnixNano()) / 1e9}
+	x := &exposition{createdBase: float64(f.start.UnixNano()) / 1e9, allow: f.emits}
+	if f.cfg.Router {
+		x.allow = nil // the router's names are its own, whatever release its engines run
+		f.routerFamilies(x)
+		return x.write(w)
+	}
 	switch f.cfg.Flavor {
 	case FlavorV0:
 		x.noCreated = true
@@ -207,3 +225,29 @@ func (f *Fleet) local() []*engine {
 }
 
 func (f *Fleet) uptime() float64 { return f.now }
+
+// emits reports whether the fleet's release registers a vllm: family; every family passes without a release, and
+// other projects' families always do.
+func (f *Fleet) emits(name string) bool {
+	if f.fams == nil || !strings.HasPrefix(name, "vllm:") {
+		return true
+	}
+	_, ok := f.fams[name]
+	return ok
+}
+
+// bounds are a vLLM histogram's bucket bounds: the release's where it declares the family, def otherwise.
+func (f *Fleet) bounds(name string, def []float64) []float64 {
+	if fam, ok := f.fams[name]; ok && fam.Type == vllm.Histogram {
+		return fam.BucketsAt(f.cfg.MaxModelLen)
+	}
+	return def
+}
+
+// labelsOf are a family's label names in the fleet's release, nil without one.
+func (f *Fleet) labelsOf(name string) []string {
+	if fam, ok := f.fams[name]; ok {
+		return fam.LabelsAt(f.release)
+	}
+	return nil
+}

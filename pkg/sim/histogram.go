@@ -1,8 +1,9 @@
 package sim
 
 import (
-	"math"
 	"sort"
+
+	"github.com/inferscope/inferscope-vllm/pkg/vllm"
 )
 
 // histogram is a classic Prometheus histogram with fixed upper bounds (+Inf implied).
@@ -28,6 +29,15 @@ func (h *histogram) observe(v float64, n int) {
 	h.count += float64(n)
 }
 
+// add adds another histogram of the same bounds into h.
+func (h *histogram) add(o *histogram) {
+	for i, c := range o.counts {
+		h.counts[i] += c
+	}
+	h.sum += o.sum
+	h.count += o.count
+}
+
 // cumulative returns the bucket counts as exposed (each includes all lower buckets), +Inf last.
 func (h *histogram) cumulative() []float64 {
 	out := make([]float64, len(h.counts))
@@ -39,25 +49,19 @@ func (h *histogram) cumulative() []float64 {
 	return out
 }
 
-// Bucket layouts, as declared by vLLM (vllm/v1/metrics/loggers.py, vllm/engine/metrics.py),
-// msServiceProfiler (definitions.py, metric_hook.py) and Dynamo (fe.log capture).
+// Bucket layouts: vLLM's are pkg/vllm's (the provenance table's), msServiceProfiler's (definitions.py,
+// metric_hook.py) and Dynamo's (fe.log capture) are here.
 var (
-	bucketsTTFTv1 = []float64{0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0,
-		2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0, 160.0, 640.0, 2560.0}
-	bucketsITLv1 = []float64{0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0,
-		2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0}
-	bucketsRequestLatencyV1 = []float64{0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0,
-		30.0, 40.0, 50.0, 60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0}
-	bucketsIterationTokensV1 = []float64{1, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384}
-	bucketsParamsN           = []float64{1, 2, 5, 10, 20}
+	bucketsTTFTv1            = vllm.BucketsTTFT
+	bucketsITLv1             = vllm.BucketsITL
+	bucketsRequestLatencyV1  = vllm.BucketsRequestLatency
+	bucketsIterationTokensV1 = vllm.BucketsIterationTokens
 
-	bucketsTTFTv0 = []float64{0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0,
-		2.5, 5.0, 7.5, 10.0}
-	bucketsTPOTv0           = []float64{0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5}
-	bucketsRequestLatencyV0 = []float64{0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0,
-		30.0, 40.0, 50.0, 60.0}
-	// 8096 (not 8192) is what V0 really declares.
-	bucketsIterationTokensV0 = []float64{1, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8096}
+	bucketsTTFTv0           = vllm.BucketsTTFTV0
+	bucketsTPOTv0           = vllm.BucketsTPOTV0
+	bucketsRequestLatencyV0 = vllm.BucketsRequestLatencyV0
+	// The flavor vllm-v0 runs with --enforce-eager; a -vllm-version 0.6 server with CUDA graphs (the table's).
+	bucketsIterationTokensV0 = vllm.BucketsIterationTokensV0Eager
 
 	bucketsAscendBatch = []float64{0, 1, 10, 20, 30, 40, 50, 75, 100, 125, 150, 175, 200, 300, 400, 500,
 		600, 700, 800, 900, 1000, 1500, 2000, 2500, 3000, 4000, 5000, 6000, 7000, 8000, 10000, 262144}
@@ -73,43 +77,10 @@ var (
 	bucketsHitRate   = []float64{0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1}
 	bucketsDynamoISL = []float64{0, 100, 210, 430, 870, 1800, 3600, 7400, 15000, 31000, 63000, 130000}
 	bucketsDynamoOSL = []float64{0, 100, 210, 430, 880, 1800, 3700, 7600, 16000, 32000}
-	// The NIXL connector's (vllm/distributed/kv_transfer/kv_connector/v1/nixl_connector.py): transfer time without
-	// the 1 ms bucket post time has, bytes from 2 KiB to 8 GiB in steps of 4×, descriptors per transfer.
-	bucketsNixlPost        = []float64{0.001, 0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 5.0}
-	bucketsNixlXfer        = bucketsNixlPost[1:]
-	bucketsNixlBytes       = nixlByteBuckets()
-	bucketsNixlDescriptors = []float64{10, 20, 30, 50, 75, 100, 200, 400, 1000, 2000, 4000, 10000, 20000, 50000}
-	// The offloading connector's (vllm/.../kv_connector/v1/offloading/metrics.py): transfer sizes in bytes, and the
-	// time of one lookup call.
-	bucketsOffloadSize   = []float64{1e6, 5e6, 10e6, 20e6, 40e6, 60e6, 80e6, 100e6, 150e6, 200e6}
-	bucketsOffloadLookup = []float64{0.00001, 0.00005, 0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1}
 	// LMCache's retrieval time (lmcache/observability.py).
 	bucketsLMCacheRetrieve = []float64{0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0}
-	// KV block residency (--kv-cache-metrics): the simulator's own bounds, from a tenth of a second to an hour.
-	bucketsKVResidency = []float64{0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600}
+	// prometheus-fastapi-instrumentator's default latency_lowr_buckets of http_request_duration_seconds.
+	bucketsHTTPDuration = []float64{0.1, 0.5, 1}
 	// The Rust prometheus crate's default buckets, used by the work handler's duration histogram.
 	bucketsRustDefault = []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}
 )
-
-// nixlByteBuckets are 2^(10+i) for i = 1, 3, …, 23, as the NIXL connector declares them.
-func nixlByteBuckets() []float64 {
-	var out []float64
-	for i := 1; i < 25; i += 2 {
-		out = append(out, math.Pow(2, float64(10+i)))
-	}
-	return out
-}
-
-// buckets125 mirrors vLLM's build_1_2_5_buckets: 1, 2, 5, 10, 20, 50, ... up to max.
-func buckets125(max int) []float64 {
-	var out []float64
-	for exp := 0; ; exp++ {
-		for _, m := range []float64{1, 2, 5} {
-			v := m * math.Pow(10, float64(exp))
-			if v > float64(max) {
-				return out
-			}
-			out = append(out, v)
-		}
-	}
-}

@@ -40,9 +40,10 @@ type request struct {
 	computed      int // tokens whose KV is computed
 	prefillTarget int // tokens to compute before the next token can be sampled
 	blocks        int
-	cachedFirst   int    // prefix-cache hit tokens at the first scheduling
-	transferred   int    // prompt tokens whose KV arrived over NIXL (decode role)
-	lora          string // the LoRA adapter the request names; "" for the base model
+	cachedFirst   int     // prefix-cache hit tokens at the first scheduling
+	transferred   int     // prompt tokens whose KV arrived over NIXL (decode role)
+	kvReady       float64 // when that KV has arrived; until then the request waits for it (WAITING_FOR_REMOTE_KVS)
+	lora          string  // the LoRA adapter the request names; "" for the base model
 	done          bool
 }
 

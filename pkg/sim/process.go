@@ -1,6 +1,10 @@
 package sim
 
-import "math"
+import (
+	"math"
+
+	"github.com/inferscope/inferscope-vllm/pkg/vllm"
+)
 
 // processFamilies renders what prometheus_client's default registry adds in a single-process API
 // server: garbage-collector, platform and process collectors. The numbers follow a Python
@@ -46,11 +50,17 @@ func (f *Fleet) processFamilies(x *exposition, st style) {
 	x.add("process_max_fds", "Maximum number of open file descriptors.", typeGauge, st).set(1048576)
 }
 
-// httpFamilies renders prometheus-fastapi-instrumentator's request counter, which vLLM mounts on
-// its API server; /metrics and /health are excluded from it, as in vLLM.
+// httpFamilies renders prometheus-fastapi-instrumentator's request counter and duration histogram, which vLLM
+// mounts on its API server (from the release the provenance table gives); /metrics and /health are excluded from
+// them, as in vLLM.
 func (f *Fleet) httpFamilies(x *exposition, st style) {
+	if o, ok := vllm.Provenance("http_requests_total"); f.release != "" && ok && vllm.CompareReleases(f.release, o.First) < 0 {
+		return
+	}
 	ok, failed := 0.0, 0.0
+	duration := newHistogram(bucketsHTTPDuration)
 	for _, e := range f.local() {
+		duration.add(e.st.httpDuration)
 		for reason, n := range e.st.success {
 			if reason == "error" {
 				failed += n
@@ -63,5 +73,9 @@ func (f *Fleet) httpFamilies(x *exposition, st style) {
 	fam.set(ok, label{"handler", "/v1/chat/completions"}, label{"method", "POST"}, label{"status", "2xx"})
 	if failed > 0 {
 		fam.set(failed, label{"handler", "/v1/chat/completions"}, label{"method", "POST"}, label{"status", "5xx"})
+	}
+	if duration.count > 0 {
+		x.add("http_request_duration_seconds", "Latency with only few buckets by handler. Made to be only used if aggregation by handler is important.", typeHistogram, st).
+			setHist(duration, label{"handler", "/v1/chat/completions"}, label{"method", "POST"})
 	}
 }

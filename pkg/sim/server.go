@@ -87,7 +87,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
 	mux.HandleFunc("GET /version", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]string{"version": s.cfg.Flavor.Version()})
+		_ = json.NewEncoder(w).Encode(map[string]string{"version": s.cfg.servedVersion()})
 	})
 	// vLLM registers its profiler routes only when VLLM_TORCH_PROFILER_DIR is set.
 	if s.cfg.TorchProfilerDir != "" {

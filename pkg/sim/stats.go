@@ -1,6 +1,10 @@
 package sim
 
-import "math"
+import (
+	"math"
+
+	"github.com/inferscope/inferscope-vllm/pkg/vllm"
+)
 
 // engineStats is everything one engine has counted since start; the exposition reads it.
 type engineStats struct {
@@ -24,12 +28,11 @@ type engineStats struct {
 	corrupted, corruptedDue float64
 	// vLLM's per-GPU work estimates (--enable-mfu-metrics).
 	flops, readBytes, writeBytes float64
-	// sendsDue are when the decode instance will have read the KV a prefill instance holds for finished requests.
-	sendsDue []float64
 	// The offloading connector's: bytes and seconds moved each way, failed allocations, bytes held in CPU memory.
 	offloadLoadBytes, offloadLoadTime, offloadStoreBytes, offloadStoreTime float64
 	offloadFailures, offloadFailDue, offloadResident                       float64
 	offloadLoadSize, offloadStoreSize, offloadLookup                       *histogram
+	offloadAsyncLookup, offloadAllocation                                  *histogram
 	// LMCache's own counters of the same connector lookups, and the stores of finished prompts.
 	lmcacheRetrieves, lmcacheRequested, lmcacheHit, lmcacheStores, lmcacheStored float64
 	lmcacheDeferred                                                              float64 // multi-process mode
@@ -47,6 +50,8 @@ type engineStats struct {
 	// The Dynamo worker's own view of the same requests.
 	workerRequests, workerRequestBytes, workerResponseBytes float64
 	workerDuration                                          *histogram
+	// The API server's time per HTTP request (prometheus-fastapi-instrumentator).
+	httpDuration *histogram
 }
 
 // owed adds a fractional number of hits to a whole-number counter: the whole part now, the rest carried.
@@ -64,39 +69,51 @@ func owe(count, due *float64, add float64) float64 {
 	return *count - before
 }
 
-func newEngineStats(f Flavor, maxModelLen, specTokens int) *engineStats {
-	tok := buckets125(maxModelLen)
-	s := &engineStats{
+// newEngineStats builds an engine's histograms with the bounds bounds gives each vLLM family name (the release's,
+// or the flavor's own def).
+func newEngineStats(f Flavor, maxModelLen, specTokens int, bounds func(name string, def []float64) []float64) *engineStats {
+	h := func(name string, def []float64) *histogram { return newHistogram(bounds(name, def)) }
+	ttft, itl, lat, iter := bucketsTTFTv1, bucketsITLv1, bucketsRequestLatencyV1, bucketsIterationTokensV1
+	itlName := "vllm:inter_token_latency_seconds"
+	if f.isV0() {
+		ttft, itl, lat, iter = bucketsTTFTv0, bucketsTPOTv0, bucketsRequestLatencyV0, bucketsIterationTokensV0
+		itlName = "vllm:time_per_output_token_seconds"
+	}
+	tok := bounds("vllm:request_prompt_tokens", vllm.Buckets125(maxModelLen))
+	return &engineStats{
 		success:             map[string]float64{},
 		specAcceptedPerPos:  make([]float64, specTokens),
 		reqPromptTokens:     newHistogram(tok),
-		reqGenTokens:        newHistogram(tok),
-		reqMaxGen:           newHistogram(tok),
-		paramsMaxTokens:     newHistogram(tok),
-		prefillKV:           newHistogram(tok),
-		paramsN:             newHistogram(bucketsParamsN),
-		tpotRequest:         newHistogram(bucketsITLv1),
+		reqGenTokens:        h("vllm:request_generation_tokens", tok),
+		reqMaxGen:           h("vllm:request_max_num_generation_tokens", tok),
+		paramsMaxTokens:     h("vllm:request_params_max_tokens", tok),
+		prefillKV:           h("vllm:request_prefill_kv_computed_tokens", tok),
+		paramsN:             h("vllm:request_params_n", vllm.BucketsParamsN),
+		tpotRequest:         h("vllm:request_time_per_output_token_seconds", bucketsITLv1),
 		workerDuration:      newHistogram(bucketsRustDefault),
-		nixlXfer:            newHistogram(bucketsNixlXfer),
-		nixlPost:            newHistogram(bucketsNixlPost),
-		nixlBytes:           newHistogram(bucketsNixlBytes),
-		nixlDescriptors:     newHistogram(bucketsNixlDescriptors),
-		offloadLoadSize:     newHistogram(bucketsOffloadSize),
-		offloadStoreSize:    newHistogram(bucketsOffloadSize),
-		offloadLookup:       newHistogram(bucketsOffloadLookup),
+		httpDuration:        newHistogram(bucketsHTTPDuration),
+		nixlXfer:            h("vllm:nixl_xfer_time_seconds", vllm.BucketsNixlXfer),
+		nixlPost:            h("vllm:nixl_post_time_seconds", vllm.BucketsNixlPost),
+		nixlBytes:           h("vllm:nixl_bytes_transferred", vllm.BucketsNixlBytes),
+		nixlDescriptors:     h("vllm:nixl_num_descriptors", vllm.BucketsNixlDescriptors),
+		offloadLoadSize:     h("vllm:kv_offload_load_size", vllm.BucketsOffloadSize),
+		offloadStoreSize:    h("vllm:kv_offload_store_size", vllm.BucketsOffloadSize),
+		offloadLookup:       h("vllm:kv_offload_lookup_sync_delay_seconds", vllm.BucketsOffloadLookupSync),
+		offloadAsyncLookup:  h("vllm:kv_offload_lookup_async_delay_seconds", vllm.BucketsOffloadLookupAsync),
+		offloadAllocation:   h("vllm:kv_offload_cpu_allocation_size", vllm.BucketsOffloadAllocation),
 		lmcacheRetrieveTime: newHistogram(bucketsLMCacheRetrieve),
-		blockLifetime:       newHistogram(bucketsKVResidency),
-		blockIdle:           newHistogram(bucketsKVResidency),
-		blockReuseGap:       newHistogram(bucketsKVResidency),
+		blockLifetime:       h("vllm:kv_block_lifetime_seconds", vllm.BucketsKVResidency),
+		blockIdle:           h("vllm:kv_block_idle_before_evict_seconds", vllm.BucketsKVResidency),
+		blockReuseGap:       h("vllm:kv_block_reuse_gap_seconds", vllm.BucketsKVResidency),
+		ttft:                h("vllm:time_to_first_token_seconds", ttft),
+		itl:                 h(itlName, itl),
+		iterTokens:          h("vllm:iteration_tokens_total", iter),
+		e2e:                 h("vllm:e2e_request_latency_seconds", lat),
+		queue:               h("vllm:request_queue_time_seconds", lat),
+		inference:           h("vllm:request_inference_time_seconds", lat),
+		prefill:             h("vllm:request_prefill_time_seconds", lat),
+		decode:              h("vllm:request_decode_time_seconds", lat),
 	}
-	ttft, itl, lat, iter := bucketsTTFTv1, bucketsITLv1, bucketsRequestLatencyV1, bucketsIterationTokensV1
-	if f.isV0() {
-		ttft, itl, lat, iter = bucketsTTFTv0, bucketsTPOTv0, bucketsRequestLatencyV0, bucketsIterationTokensV0
-	}
-	s.ttft, s.itl, s.iterTokens = newHistogram(ttft), newHistogram(itl), newHistogram(iter)
-	s.e2e, s.queue, s.inference = newHistogram(lat), newHistogram(lat), newHistogram(lat)
-	s.prefill, s.decode = newHistogram(lat), newHistogram(lat)
-	return s
 }
 
 // ascendStats is what msServiceProfiler's hooks record for one DP rank. A family only shows up

@@ -34,6 +34,18 @@ func (f *Fleet) v0Families(x *exposition) {
 		return ratio(e.st.prefixHits, e.st.prefixQueries)
 	})
 
+	// 0.6's throughput gauges (gone by 0.7.3, the flavor's own release) are per 5 s logging interval; the simulator
+	// keeps no such window and prints the mean since start.
+	perSecond := func(v func(*engine) float64) func(*engine) float64 {
+		return func(e *engine) float64 { return ratio(v(e), f.now) }
+	}
+	if f.release != "" {
+		b.gauge("vllm:avg_prompt_throughput_toks_per_s", "Average prefill throughput in tokens/s.",
+			perSecond(func(e *engine) float64 { return e.st.promptTokens }))
+		b.gauge("vllm:avg_generation_throughput_toks_per_s", "Average generation throughput in tokens/s.",
+			perSecond(func(e *engine) float64 { return e.st.generationTokens }))
+	}
+
 	for _, c := range []struct {
 		name, help string
 		v          func(*engine) float64
@@ -72,6 +84,9 @@ func (f *Fleet) v0Families(x *exposition) {
 		func(e *engine) *histogram { return e.st.prefill })
 	lazyHist("vllm:request_decode_time_seconds", "Histogram of time spent in DECODE phase for request.",
 		func(e *engine) *histogram { return e.st.decode })
+	// Observed only with --collect-detailed-traces, which the simulated server runs without: declared, no children.
+	x.add("vllm:model_forward_time_milliseconds", "Histogram of time spent in the model forward pass in ms.", typeHistogram, stylePython)
+	x.add("vllm:model_execute_time_milliseconds", "Histogram of time spent in the model execute function in ms.", typeHistogram, stylePython)
 	lazyHist("vllm:time_in_queue_requests", "Histogram of time the request spent in the queue in seconds.",
 		func(e *engine) *histogram { return e.st.queue })
 	lazyHist("vllm:request_prompt_tokens", "Number of prefill tokens processed.",

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/inferscope/inferscope-vllm/pkg/vllm"
 )
 
 // familyBuilder adds per-engine families for the local engines in one exposition style.
@@ -69,7 +71,7 @@ func (b *familyBuilder) hist(name, help string, h func(*engine) *histogram) {
 
 // v1Families renders the vllm:* families of the V1 PrometheusStatLogger in registration order.
 func (f *Fleet) v1Families(x *exposition, st style) {
-	ft := f.cfg.Flavor.v1()
+	ft := f.v1Features()
 	b := &familyBuilder{x: x, st: st, engines: f.local(), model: f.cfg.Model}
 
 	// SpecDecodingProm is constructed before any other family.
@@ -89,9 +91,9 @@ func (f *Fleet) v1Families(x *exposition, st style) {
 	}
 
 	b.gauge("vllm:num_requests_running", "Number of requests in model execution batches.",
-		func(e *engine) float64 { return float64(len(e.running)) })
+		func(e *engine) float64 { return float64(len(e.running) - e.awaitingKV()) })
 	b.gauge("vllm:num_requests_waiting", "Number of requests waiting to be processed.",
-		func(e *engine) float64 { return float64(e.waiting.len()) })
+		func(e *engine) float64 { return float64(e.waiting.len() + e.awaitingKV()) })
 	if ft.byReason {
 		b.gaugeBy("vllm:num_requests_waiting_by_reason",
 			"Number of waiting requests by reason. Reason labels: 'capacity' = waiting for scheduling capacity; "+
@@ -101,7 +103,7 @@ func (f *Fleet) v1Families(x *exposition, st style) {
 				if i == 0 {
 					return float64(e.waiting.len())
 				}
-				return 0
+				return float64(e.awaitingKV())
 			})
 	}
 	if ft.sleepState {
@@ -209,7 +211,7 @@ func (f *Fleet) v1Families(x *exposition, st style) {
 	}
 	b.counter("vllm:generation_tokens", "Number of generation tokens processed.",
 		func(e *engine) float64 { return e.st.generationTokens })
-	reasons := f.cfg.Flavor.finishReasons()
+	reasons := f.finishReasons()
 	b.counterBy("vllm:request_success", "Count of successfully processed requests.", "finished_reason", reasons,
 		func(e *engine, i int) float64 { return e.st.success[reasons[i]] })
 
@@ -348,9 +350,42 @@ func (f *Fleet) lmcacheMPFamilies(b *familyBuilder) {
 		func(e *engine) float64 { return math.Min(lmcacheL1Bytes, e.st.lmcacheStored*kvBytesPerToken) })
 }
 
-// offloadFamilies renders the offloading connector's metrics with the CPU spec (OffloadPromMetrics).
+// offloadFamilies renders the offloading connector's metrics with the CPU spec (OffloadPromMetrics): before main,
+// only the transfer_type names (children created on a direction's first transfer: CPU_to_GPU loads, GPU_to_CPU
+// stores); on main the flat names too, with the transfer_type ones kept for both directions. A release's table picks
+// which of these the server has; the flavor's own (no release) are the flat names.
 func (f *Fleet) offloadFamilies(b *familyBuilder) {
 	capacity := f.cfg.KVOffloadGB * 1e9
+	eager := f.release == vllm.Main
+	byType := func(name, help string, typ metricType, load, store func(*engine) float64, hist func(*engine) [2]*histogram) {
+		fam := b.x.add(name, help, typ, b.st)
+		for _, e := range b.engines {
+			for i, dir := range []string{"CPU_to_GPU", "GPU_to_CPU"} {
+				if hist != nil {
+					h := hist(e)[i]
+					if eager || h.count > 0 {
+						fam.setHist(h, b.labels(e, label{"transfer_type", dir})...)
+					}
+					continue
+				}
+				v, n := load(e), e.st.offloadLoadSize.count
+				if i == 1 {
+					v, n = store(e), e.st.offloadStoreSize.count
+				}
+				if eager || n > 0 {
+					fam.set(v, b.labels(e, label{"transfer_type", dir})...)
+				}
+			}
+		}
+	}
+	if f.release != "" {
+		byType("vllm:kv_offload_total_bytes", "Number of bytes offloaded by KV connector", typeCounter,
+			func(e *engine) float64 { return e.st.offloadLoadBytes }, func(e *engine) float64 { return e.st.offloadStoreBytes }, nil)
+		byType("vllm:kv_offload_total_time", "Total time measured by all KV offloading operations", typeCounter,
+			func(e *engine) float64 { return e.st.offloadLoadTime }, func(e *engine) float64 { return e.st.offloadStoreTime }, nil)
+		byType("vllm:kv_offload_size", "Histogram of KV offload transfer size, in bytes.", typeHistogram, nil, nil,
+			func(e *engine) [2]*histogram { return [2]*histogram{e.st.offloadLoadSize, e.st.offloadStoreSize} })
+	}
 	b.counter("vllm:kv_offload_load_bytes", "Total bytes loaded from offload storage to GPU.",
 		func(e *engine) float64 { return e.st.offloadLoadBytes })
 	b.counter("vllm:kv_offload_load_time", "Total load time from offload storage to GPU, in seconds.",
@@ -365,14 +400,27 @@ func (f *Fleet) offloadFamilies(b *familyBuilder) {
 		func(e *engine) *histogram { return e.st.offloadStoreSize })
 	b.hist("vllm:kv_offload_lookup_sync_delay_seconds", "Histogram of the time spent in a single offload lookup call, in seconds.",
 		func(e *engine) *histogram { return e.st.offloadLookup })
+	b.hist("vllm:kv_offload_lookup_async_delay_seconds",
+		"Histogram of time between a request's offload lookup first deferring and the following lookup resolving, or request finish, in seconds.",
+		func(e *engine) *histogram { return e.st.offloadAsyncLookup })
 	b.counter("vllm:kv_offload_allocation_failure", "Number of KV offload store allocation attempts that failed.",
 		func(e *engine) float64 { return e.st.offloadFailures })
 	b.gauge("vllm:kv_offload_cpu_cache_usage_perc", "CPU offload cache usage. 1 means 100 percent usage.",
 		func(e *engine) float64 { return e.st.offloadResident / capacity })
+	// Stores and loads finish within the step that starts them here, so no CPU space stays pinned by one in flight.
+	zero := func(*engine) float64 { return 0 }
+	b.gauge("vllm:kv_offload_cpu_cache_write_usage_perc",
+		"Fraction of CPU KV-cache space currently pinned by in-flight stores that have not yet completed (0.0 = idle, 1.0 = saturated).", zero)
+	b.gauge("vllm:kv_offload_cpu_cache_read_usage_perc",
+		"Fraction of CPU KV-cache space currently pinned by in-flight loads that have not yet completed (0.0 = idle, 1.0 = saturated).", zero)
+	b.hist("vllm:kv_offload_cpu_allocation_size",
+		"Histogram of the number of CPU blocks requested by each KV offload prepare_store call.",
+		func(e *engine) *histogram { return e.st.offloadAllocation })
 }
 
 // nixlFamilies renders the NIXL KV connector's metrics (NixlPromMetrics). Both sides of a pair register them; the
-// instance that pulls the KV (decode) records transfers, the one that holds it (prefill) the pending sends.
+// instance that pulls the KV (decode) records transfers, the one that holds it (prefill) only KV expired unread,
+// which the simulated pair never lets happen.
 func (f *Fleet) nixlFamilies(b *familyBuilder) {
 	b.hist("vllm:nixl_xfer_time_seconds", "Histogram of transfer duration for NIXL KV Cache transfers.",
 		func(e *engine) *histogram { return e.st.nixlXfer })
@@ -388,10 +436,6 @@ func (f *Fleet) nixlFamilies(b *familyBuilder) {
 		func(*engine) float64 { return 0 })
 	b.counter("vllm:nixl_num_kv_expired_reqs", "Number of requests that had their KV expire.",
 		func(*engine) float64 { return 0 })
-	b.gauge("vllm:nixl_num_pending_sends", "Number of requests whose KV is waiting to be read by a remote instance.",
-		func(e *engine) float64 { return e.pendingSends() })
-	b.gauge("vllm:nixl_num_in_process_reqs", "Number of requests waiting for remote KV or computing what it lacked.",
-		func(e *engine) float64 { return e.inProcess() })
 }
 
 // kvUsageFamily renders vllm:kv_cache_usage_perc. With the pid artefact every API-server process
@@ -413,31 +457,73 @@ func (f *Fleet) kvUsageFamily(b *familyBuilder) {
 	}
 }
 
-// cacheConfigFamily emulates prometheus Info with a gauge set to 1, labelled with CacheConfig.
+// cacheConfigFamily emulates prometheus Info with a gauge set to 1, labelled with CacheConfig: the flavor's own
+// labels, or every attribute the release's CacheConfig has (vllm.Family.LabelsAt).
 func (f *Fleet) cacheConfigFamily(b *familyBuilder) {
 	fam := b.x.add("vllm:cache_config_info", "Information of the LLMEngine CacheConfig", typeGauge, b.st)
+	names := f.labelsOf("vllm:cache_config_info")
+	if names == nil {
+		names = []string{"block_size", "cache_dtype", "calculate_kv_scales", "cpu_offload_gb", "enable_prefix_caching",
+			"gpu_memory_utilization", "is_attention_free", "num_cpu_blocks", "num_gpu_blocks", "num_gpu_blocks_override",
+			"prefix_caching_hash_algo", "sliding_window", "swap_space", "swap_space_bytes", "engine"}
+	}
+	values := f.cacheConfigValues()
+	for _, e := range b.engines {
+		ls := make([]label, 0, len(names))
+		for _, n := range names {
+			v, ok := values[n]
+			switch {
+			case n == "engine":
+				v = strconv.Itoa(e.idx)
+			case !ok:
+				v = "None"
+			}
+			ls = append(ls, label{n, v})
+		}
+		fam.set(1, ls...)
+	}
+}
+
+// cacheConfigValues are the CacheConfig attribute values the simulated server prints (str() of each, as
+// metrics_info() does); attributes left out print None.
+func (f *Fleet) cacheConfigValues() map[string]string {
 	c := f.cfg
 	prefix := "False"
 	if c.PrefixHitRate > 0 {
 		prefix = "True"
 	}
-	for _, e := range b.engines {
-		ls := []label{
-			{"block_size", strconv.Itoa(c.BlockSize)},
-			{"cache_dtype", "auto"},
-			{"calculate_kv_scales", "False"},
-			{"cpu_offload_gb", "0"},
-			{"enable_prefix_caching", prefix},
-			{"gpu_memory_utilization", "0.9"},
-			{"is_attention_free", "False"},
-			{"num_cpu_blocks", "None"},
-			{"num_gpu_blocks", strconv.Itoa(c.NumGPUBlocks)},
-			{"num_gpu_blocks_override", "None"},
-			{"prefix_caching_hash_algo", "sha256"},
-			{"sliding_window", "None"},
-			{"swap_space", "4"},
-			{"swap_space_bytes", "4294967296"},
-		}
-		fam.set(1, append(ls, label{"engine", strconv.Itoa(e.idx)})...)
+	offloadSize, offloadBackend := "None", "None"
+	if c.KVOffloadGB > 0 {
+		offloadSize, offloadBackend = strconv.FormatFloat(c.KVOffloadGB, 'g', -1, 64), "native"
 	}
+	return map[string]string{
+		"block_size": strconv.Itoa(c.BlockSize), "hash_block_size": strconv.Itoa(c.BlockSize),
+		"prefix_match_unit": strconv.Itoa(c.BlockSize), "cache_dtype": "auto", "calculate_kv_scales": "False",
+		"cpu_offload_gb": "0", "enable_prefix_caching": prefix, "gpu_memory_utilization": "0.9",
+		"is_attention_free": "False", "num_gpu_blocks": strconv.Itoa(c.NumGPUBlocks),
+		"prefix_caching_hash_algo": "sha256", "swap_space": "4", "swap_space_bytes": "4294967296",
+		"cpu_kvcache_space_bytes": "None", "mamba_page_size_padded": "None", "mamba_cache_dtype": "auto",
+		"mamba_ssm_cache_dtype": "auto", "mamba_cache_mode": "none", "kv_sharing_fast_prefill": "False",
+		"kv_offloading_size": offloadSize, "kv_offloading_backend": offloadBackend, "_block_size_resolved": "True",
+		"user_specified_block_size": "False", "user_specified_mamba_block_size": "False",
+		"kv_cache_dtype_skip_layers": "[]", "use_replayssm": "False",
+	}
+}
+
+// v1Features are the families a V1 flavor has; with a release every one, the release's table choosing among them.
+func (f *Fleet) v1Features() v1Features {
+	if f.release != "" {
+		return v1Features{hidden010: true, sleepState: true, externalPrefix: true, mmCache: true, byReason: true,
+			bySource: true, tpotRequest: true, prefillKV: true, errorReason: true, mfu: true}
+	}
+	return f.cfg.Flavor.v1()
+}
+
+// finishReasons are the finished_reason values the server pre-creates (V1) or may produce (V0): the release's, or
+// the flavor's.
+func (f *Fleet) finishReasons() []string {
+	if f.release != "" && !vllm.V0Release(f.release) {
+		return vllm.FinishReasons(f.release)
+	}
+	return f.cfg.Flavor.finishReasons()
 }

@@ -1,4 +1,4 @@
-// Package vllm knows every metric name vLLM (V0, V1 and the deprecated 0.9–0.12 names), vLLM-Ascend's profiler and
+// Package vllm knows every metric name vLLM (V0, V1 and the deprecated names), vLLM-Ascend's profiler and
 // NVIDIA Dynamo have used, which one carries which operator signal, and how to tell the flavors apart, so the rest
 // of the plugin asks for "TTFT" or "KV-cache usage" and never for a metric name that a rename will break.
 package vllm
@@ -66,8 +66,8 @@ func withRay(names ...string) []string {
 
 // Gauges.
 var (
-	// KVUsage is the KV-cache pool usage as a 0–1 fraction: renamed from gpu_cache_usage_perc in vLLM 0.9,
-	// the old name hidden in 0.11 and removed in 0.12.
+	// KVUsage is the KV-cache pool usage as a 0–1 fraction, renamed from gpu_cache_usage_perc (the releases of
+	// each name are in the provenance table, VLLMFamilies).
 	KVUsage = Signal{ID: "kv_usage", Kind: Gauge, Names: withRay("vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"), Unit: "percent"}
 	// DynamoKVUsage is Dynamo's own KV usage gauge (0–1); the kvstats_ infix was dropped in later releases.
 	DynamoKVUsage = Signal{ID: "dynamo_kv_usage", Kind: Gauge, Names: []string{"dynamo_component_gpu_cache_usage_percent", "dynamo_component_kvstats_gpu_cache_usage_percent"}, Unit: "percent"}
@@ -103,11 +103,6 @@ var (
 	V0PrefixHitRate = Signal{ID: "v0_prefix_hit_rate", Kind: Gauge, Names: withRay("vllm:gpu_prefix_cache_hit_rate"), Unit: "percentunit"}
 	// OffloadCPUUsage is the share of the offloading connector's CPU memory in use (0–1).
 	OffloadCPUUsage = Signal{ID: "offload_cpu_usage", Kind: Gauge, Names: withRay("vllm:kv_offload_cpu_cache_usage_perc"), Unit: "percent"}
-	// NixlPendingSends is the number of requests whose KV a prefill instance holds until a decode instance has read
-	// it (NIXL connector).
-	NixlPendingSends = Signal{ID: "nixl_pending_sends", Kind: Gauge, Names: withRay("vllm:nixl_num_pending_sends"), Unit: "short"}
-	// NixlInProcess is the number of requests a decode instance is receiving KV for.
-	NixlInProcess = Signal{ID: "nixl_in_process", Kind: Gauge, Names: withRay("vllm:nixl_num_in_process_reqs"), Unit: "short"}
 	// LMCacheMPL1Memory is the bytes of multi-process LMCache's L1 in use.
 	LMCacheMPL1Memory = Signal{ID: "lmcache_mp_l1_memory", Kind: Gauge, Names: []string{"lmcache_mp_l1_memory_usage_bytes"}, Unit: "bytes"}
 	// EngineSleepState is vLLM's sleep mode per engine: the series of the engine's sleep_state (awake,
@@ -120,6 +115,16 @@ var (
 	// the API server is awaiting; neither it nor SleepOperationDuration names a model or an engine. The rl_ names
 	// come from the reinforcement-learning weight-sync endpoints' variant of the same metrics.
 	SleepOperationsInFlight = Signal{ID: "sleep_operations_in_flight", Kind: Gauge, Names: withRay("vllm:sleep_mode_operations_in_flight", "vllm:rl_sleep_mode_operations_in_flight"), Unit: "short"}
+	// DynamoComponentInflight is the requests each Dynamo component's work handler is processing (label
+	// dynamo_component: a disaggregated deployment's prefill and decode workers apart); DynamoComponentRequests and
+	// DynamoComponentErrors count the requests it handled and its errors by error_type (deserialization,
+	// invalid_message, response_stream, generate, publish_response, publish_final); DynamoComponentDuration times them
+	// (lib/runtime/src/metrics/prometheus_names.rs, work_handler).
+	DynamoComponentInflight = Signal{ID: "dynamo_component_inflight", Kind: Gauge, Names: []string{"dynamo_component_inflight_requests"}, Unit: "short"}
+	// DynamoWorkerLastTTFT and DynamoWorkerLastITL are the last TTFT and inter-token latency Dynamo's frontend observed
+	// on each worker and DP rank (labels worker_id, dp_rank, worker_type).
+	DynamoWorkerLastTTFT = Signal{ID: "dynamo_worker_last_ttft", Kind: Gauge, Names: []string{"dynamo_frontend_worker_last_time_to_first_token_seconds"}, Unit: "s"}
+	DynamoWorkerLastITL  = Signal{ID: "dynamo_worker_last_itl", Kind: Gauge, Names: []string{"dynamo_frontend_worker_last_inter_token_latency_seconds"}, Unit: "s"}
 	// DynamoInflight is the number of requests Dynamo's frontend has sent to engines and not finished;
 	// DynamoQueued the requests in its HTTP queue before their first response; DynamoDisconnected the clients
 	// that went away before their answer (lib/runtime/src/metrics/prometheus_names.rs, frontend_service).
@@ -135,6 +140,8 @@ var (
 	// which current Dynamo no longer emits.
 	DynamoWorkerDecodeBlocks  = Signal{ID: "dynamo_worker_decode_blocks", Kind: Gauge, Names: []string{"dynamo_frontend_worker_active_decode_blocks"}, Unit: "short"}
 	DynamoWorkerPrefillTokens = Signal{ID: "dynamo_worker_prefill_tokens", Kind: Gauge, Names: []string{"dynamo_frontend_worker_active_prefill_tokens"}, Unit: "short"}
+	DynamoComponentRequests   = Signal{ID: "dynamo_component_requests", Kind: Counter, Names: []string{"dynamo_component_requests_total"}, Unit: "short"}
+	DynamoComponentErrors     = Signal{ID: "dynamo_component_errors", Kind: Counter, Names: []string{"dynamo_component_errors_total"}, Unit: "short"}
 	// DynamoMigrations counts requests Dynamo moved to another worker after theirs went away, by migration_type
 	// (new_request before the stream started, ongoing_request during it).
 	DynamoMigrations = Signal{ID: "dynamo_migrations", Kind: Counter, Names: []string{"dynamo_frontend_model_migration_total"}, Unit: "short"}
@@ -142,6 +149,11 @@ var (
 	// and waiting_lora_adapters (comma-joined adapter names), its value the unix time the set became current; old
 	// sets stay exposed. No model_name or engine label.
 	LoRAInfo = Signal{ID: "lora_info", Kind: Gauge, Names: withRay("vllm:lora_requests_info")}
+	// ProcessRSS and ProcessFDs are the API server process's resident memory and open file descriptors, and
+	// ProcessStart its start time (prometheus_client's process collector, single-process servers only).
+	ProcessRSS   = Signal{ID: "process_rss", Kind: Gauge, Names: []string{"process_resident_memory_bytes"}, Unit: "bytes"}
+	ProcessFDs   = Signal{ID: "process_fds", Kind: Gauge, Names: []string{"process_open_fds"}, Unit: "short"}
+	ProcessStart = Signal{ID: "process_start", Kind: Gauge, Names: []string{"process_start_time_seconds"}, Unit: "dateTimeAsIso"}
 	// CacheConfig is the info gauge whose labels carry block_size and num_gpu_blocks.
 	CacheConfig = Signal{ID: "cache_config", Kind: Gauge, Names: withRay("vllm:cache_config_info")}
 )
@@ -153,22 +165,25 @@ var (
 	// GenerationTokens counts generated tokens.
 	GenerationTokens = Signal{ID: "generation_tokens", Kind: Counter, Names: withRay("vllm:generation_tokens_total", "dynamo_frontend_output_tokens_total"), Unit: "short"}
 	// RequestSuccess counts finished requests by finished_reason.
-	RequestSuccess = Signal{ID: "requests", Kind: Counter, Names: withRay("vllm:request_success_total", "dynamo_frontend_requests_total"), Unit: "short"}
+	RequestSuccess = Signal{ID: "requests", Kind: Counter, Names: withRay("vllm:request_success_total"), Unit: "short"}
+	// DynamoRequests counts the requests Dynamo's frontend handled, by status (success, error) and, for errors,
+	// error_type (validation, not_found, overload, cancelled, internal, not_implemented); it has no finished_reason.
+	DynamoRequests = Signal{ID: "dynamo_requests", Kind: Counter, Names: []string{"dynamo_frontend_requests_total"}, Unit: "short"}
 	// Preemptions counts preemptions.
 	Preemptions = Signal{ID: "preemptions", Kind: Counter, Names: withRay("vllm:num_preemptions_total"), Unit: "short"}
-	// PrefixHits counts prefix-cache hits in tokens (blocks before 0.9); renamed from gpu_prefix_cache_hits in 0.9.
+	// PrefixHits counts prefix-cache hits in tokens (V0's counted blocks); renamed from gpu_prefix_cache_hits.
 	PrefixHits = Signal{ID: "prefix_hits", Kind: Counter, Names: withRay("vllm:prefix_cache_hits_total", "vllm:gpu_prefix_cache_hits_total")}
 	// PrefixQueries counts prefix-cache lookups in tokens.
 	PrefixQueries = Signal{ID: "prefix_queries", Kind: Counter, Names: withRay("vllm:prefix_cache_queries_total", "vllm:gpu_prefix_cache_queries_total")}
 	// PromptTokensBySource counts prompt tokens by where their KV came from (source: local_compute,
-	// local_cache_hit, external_kv_transfer); vLLM 0.12 and later (vllm-project/vllm#27569).
+	// local_cache_hit, external_kv_transfer) (vllm-project/vllm#27569).
 	PromptTokensBySource = Signal{ID: "prompt_tokens_by_source", Kind: Counter, Names: withRay("vllm:prompt_tokens_by_source_total"), Unit: "short"}
-	// PromptTokensCached counts prompt tokens whose KV came from a cache, local or external (vLLM 0.12+).
+	// PromptTokensCached counts prompt tokens whose KV came from a cache, local or external.
 	PromptTokensCached = Signal{ID: "prompt_tokens_cached", Kind: Counter, Names: withRay("vllm:prompt_tokens_cached_total"), Unit: "short"}
 	// PromptTokensCachedBySource splits PromptTokensCached by the tier that held the KV (source: device, host, disk,
 	// p2p, external_unspecified); newest vLLM only.
 	PromptTokensCachedBySource = Signal{ID: "prompt_tokens_cached_by_source", Kind: Counter, Names: withRay("vllm:prompt_tokens_cached_by_source_total"), Unit: "short"}
-	// PromptTokensRecomputed counts cached prompt tokens computed again for the forward pass (vLLM 0.12+).
+	// PromptTokensRecomputed counts cached prompt tokens computed again for the forward pass; later releases dropped it.
 	PromptTokensRecomputed = Signal{ID: "prompt_tokens_recomputed", Kind: Counter, Names: withRay("vllm:prompt_tokens_recomputed_total"), Unit: "short"}
 	// NixlFailedTransfers counts NIXL KV transfers that failed; the decode instance then computes the prompt itself.
 	NixlFailedTransfers = Signal{ID: "nixl_failed_transfers", Kind: Counter, Names: withRay("vllm:nixl_num_failed_transfers_total"), Unit: "short"}
@@ -177,11 +192,13 @@ var (
 	NixlFailedNotifications = Signal{ID: "nixl_failed_notifications", Kind: Counter, Names: withRay("vllm:nixl_num_failed_notifications_total"), Unit: "short"}
 	NixlExpiredRequests     = Signal{ID: "nixl_expired_requests", Kind: Counter, Names: withRay("vllm:nixl_num_kv_expired_reqs_total"), Unit: "short"}
 	// OffloadLoadBytes and OffloadStoreBytes count the bytes vLLM's offloading connector moved from offload storage
-	// (CPU memory, disk) to GPU and back; OffloadLoadTime and OffloadStoreTime the seconds those copies took.
-	OffloadLoadBytes  = Signal{ID: "offload_load_bytes", Kind: Counter, Names: withRay("vllm:kv_offload_load_bytes_total"), Unit: "bytes"}
-	OffloadStoreBytes = Signal{ID: "offload_store_bytes", Kind: Counter, Names: withRay("vllm:kv_offload_store_bytes_total"), Unit: "bytes"}
-	OffloadLoadTime   = Signal{ID: "offload_load_time", Kind: Counter, Names: withRay("vllm:kv_offload_load_time_total"), Unit: "s"}
-	OffloadStoreTime  = Signal{ID: "offload_store_time", Kind: Counter, Names: withRay("vllm:kv_offload_store_time_total"), Unit: "s"}
+	// (CPU memory, disk) to GPU and back; OffloadLoadTime and OffloadStoreTime the seconds those copies took. The
+	// flat names come first; the releases before them have one pair by transfer_type (OffloadLoad and OffloadStore
+	// select the direction), which the newest keep as deprecated, so an endpoint is read under one name only.
+	OffloadLoadBytes  = Signal{ID: "offload_load_bytes", Kind: Counter, Names: withRay("vllm:kv_offload_load_bytes_total", "vllm:kv_offload_total_bytes_total"), Unit: "bytes"}
+	OffloadStoreBytes = Signal{ID: "offload_store_bytes", Kind: Counter, Names: withRay("vllm:kv_offload_store_bytes_total", "vllm:kv_offload_total_bytes_total"), Unit: "bytes"}
+	OffloadLoadTime   = Signal{ID: "offload_load_time", Kind: Counter, Names: withRay("vllm:kv_offload_load_time_total", "vllm:kv_offload_total_time_total"), Unit: "s"}
+	OffloadStoreTime  = Signal{ID: "offload_store_time", Kind: Counter, Names: withRay("vllm:kv_offload_store_time_total", "vllm:kv_offload_total_time_total"), Unit: "s"}
 	// OffloadAllocationFailures counts offload stores that found no room in offload storage.
 	OffloadAllocationFailures = Signal{ID: "offload_allocation_failures", Kind: Counter, Names: withRay("vllm:kv_offload_allocation_failure_total"), Unit: "short"}
 	// LMCacheRequestedTokens and LMCacheHitTokens count the tokens the LMCache connector was asked for and found;
@@ -196,6 +213,10 @@ var (
 	LMCacheMPL1HitTokens       = Signal{ID: "lmcache_mp_l1_hit_tokens", Kind: Counter, Names: []string{"lmcache_mp_lookup_hit_l1_tokens_total"}, Unit: "short"}
 	LMCacheMPRetrieves         = Signal{ID: "lmcache_mp_retrieves", Kind: Counter, Names: []string{"lmcache_mp_num_submitted_retrieves_total"}, Unit: "short"}
 	LMCacheMPDeferredRetrieves = Signal{ID: "lmcache_mp_deferred_retrieves", Kind: Counter, Names: []string{"lmcache_mp_num_deferred_retrieves_total"}, Unit: "short"}
+	// HTTPRequests counts the API server's HTTP requests by handler, method and status class (2xx, 4xx, 5xx), as
+	// prometheus-fastapi-instrumentator counts them; ProcessCPU is the API server process's CPU seconds.
+	HTTPRequests = Signal{ID: "http_requests", Kind: Counter, Names: []string{"http_requests_total"}, Unit: "short"}
+	ProcessCPU   = Signal{ID: "process_cpu", Kind: Counter, Names: []string{"process_cpu_seconds_total"}, Unit: "s"}
 	// CorruptedRequests counts requests with NaNs in their logits; vLLM counts them only with
 	// VLLM_COMPUTE_NANS_IN_LOGITS=1.
 	CorruptedRequests = Signal{ID: "corrupted_requests", Kind: Counter, Names: withRay("vllm:corrupted_requests_total"), Unit: "short"}
@@ -230,7 +251,7 @@ var (
 var (
 	// TTFT is time to first token.
 	TTFT = Signal{ID: "ttft", Kind: Histogram, Names: withRay("vllm:time_to_first_token_seconds", "dynamo_frontend_time_to_first_token_seconds"), Unit: "s"}
-	// ITL is inter-token latency (TPOT); renamed from time_per_output_token_seconds in 0.11, removed in 0.13.
+	// ITL is inter-token latency (TPOT), renamed from time_per_output_token_seconds.
 	ITL = Signal{ID: "itl", Kind: Histogram, Names: withRay("vllm:inter_token_latency_seconds", "vllm:time_per_output_token_seconds", "dynamo_frontend_inter_token_latency_seconds"), Unit: "s"}
 	// RequestTPOT is each request's mean time per output token.
 	RequestTPOT = Signal{ID: "request_tpot", Kind: Histogram, Names: withRay("vllm:request_time_per_output_token_seconds"), Unit: "s"}
@@ -248,6 +269,13 @@ var (
 	PromptTokensHist = Signal{ID: "request_prompt_tokens", Kind: Histogram, Names: withRay("vllm:request_prompt_tokens", "dynamo_frontend_input_sequence_tokens"), Unit: "short"}
 	// GenerationTokensHist is generated length per request.
 	GenerationTokensHist = Signal{ID: "request_generation_tokens", Kind: Histogram, Names: withRay("vllm:request_generation_tokens", "dynamo_frontend_output_sequence_tokens"), Unit: "short"}
+	// IterationTokens is the tokens each engine step processed (prompt and generated): how full the batches run.
+	IterationTokens = Signal{ID: "iteration_tokens", Kind: Histogram, Names: withRay("vllm:iteration_tokens_total"), Unit: "short"}
+	// ParamsMaxTokens, ParamsN and MaxGenerationTokens are each finished request's max_tokens and n parameters, and
+	// the most tokens it could have generated (max_tokens × n, or what the context left).
+	ParamsMaxTokens     = Signal{ID: "params_max_tokens", Kind: Histogram, Names: withRay("vllm:request_params_max_tokens"), Unit: "short"}
+	ParamsN             = Signal{ID: "params_n", Kind: Histogram, Names: withRay("vllm:request_params_n"), Unit: "short"}
+	MaxGenerationTokens = Signal{ID: "max_generation_tokens", Kind: Histogram, Names: withRay("vllm:request_max_num_generation_tokens"), Unit: "short"}
 	// AscendFineTTFT is the Ascend profiler's fine-grained TTFT.
 	AscendFineTTFT = Signal{ID: "ascend_fine_ttft", Kind: Histogram, Names: []string{"vllm_profiling_fine_grained_ttft"}, Unit: "s"}
 	// AscendFineTPOT is the Ascend profiler's fine-grained TPOT.
@@ -263,10 +291,12 @@ var (
 	NixlXferTime = Signal{ID: "nixl_xfer_time", Kind: Histogram, Names: withRay("vllm:nixl_xfer_time_seconds"), Unit: "s"}
 	// NixlBytes is the size of one NIXL KV transfer.
 	NixlBytes = Signal{ID: "nixl_bytes", Kind: Histogram, Names: withRay("vllm:nixl_bytes_transferred"), Unit: "bytes"}
+	// NixlDescriptors is the number of descriptors of one NIXL transfer, recorded by the instance that pulls the KV.
+	NixlDescriptors = Signal{ID: "nixl_descriptors", Kind: Histogram, Names: withRay("vllm:nixl_num_descriptors"), Unit: "short"}
 	// NixlPostTime is the time to post one NIXL transfer request, before the transfer itself.
 	NixlPostTime = Signal{ID: "nixl_post_time", Kind: Histogram, Names: withRay("vllm:nixl_post_time_seconds"), Unit: "s"}
 	// PrefillKVComputed is the number of prompt tokens each request's prefill computed, its cached tokens left out
-	// (vLLM 0.12 and later, vllm-project/vllm#30189).
+	// (vllm-project/vllm#30189).
 	PrefillKVComputed = Signal{ID: "prefill_kv_computed", Kind: Histogram, Names: withRay("vllm:request_prefill_kv_computed_tokens"), Unit: "short"}
 	// KVBlockLifetime, KVBlockIdleBeforeEvict and KVBlockReuseGap are KV block residency under --kv-cache-metrics
 	// (sampled blocks; vllm-project/vllm#27793): allocation to eviction, idle time before eviction, and the time
@@ -277,7 +307,10 @@ var (
 	// OffloadLookupDelay is the time of one offload lookup call.
 	OffloadLookupDelay = Signal{ID: "offload_lookup_delay", Kind: Histogram, Names: withRay("vllm:kv_offload_lookup_sync_delay_seconds"), Unit: "s"}
 	// LMCacheRetrieveTime is the time of one LMCache retrieval.
-	LMCacheRetrieveTime = Signal{ID: "lmcache_retrieve_time", Kind: Histogram, Names: []string{"lmcache:time_to_retrieve"}, Unit: "s"}
+	LMCacheRetrieveTime     = Signal{ID: "lmcache_retrieve_time", Kind: Histogram, Names: []string{"lmcache:time_to_retrieve"}, Unit: "s"}
+	DynamoComponentDuration = Signal{ID: "dynamo_component_duration", Kind: Histogram, Names: []string{"dynamo_component_request_duration_seconds"}, Unit: "s"}
+	// HTTPDuration is the API server's time per HTTP request, by handler and method (few buckets: 0.1, 0.5, 1 s).
+	HTTPDuration = Signal{ID: "http_duration", Kind: Histogram, Names: []string{"http_request_duration_seconds"}, Unit: "s"}
 	// DynamoCachedTokens is the prompt tokens of each request the engine found in its prefix cache, as Dynamo's
 	// frontend reads them from the response's usage.
 	DynamoCachedTokens = Signal{ID: "dynamo_cached_tokens", Kind: Histogram, Names: []string{"dynamo_frontend_cached_tokens"}, Unit: "short"}
@@ -289,6 +322,13 @@ var (
 	SleepOperationDuration = Signal{ID: "sleep_operation_duration", Kind: Histogram, Names: withRay("vllm:sleep_mode_operation_duration_seconds", "vllm:rl_sleep_mode_operation_duration_seconds"), Unit: "s"}
 	// AscendTotalTokens is prompt plus generation tokens per iteration.
 	AscendTotalTokens = Signal{ID: "ascend_total_tokens", Kind: Histogram, Names: []string{"vllm_profiling_total_tokens"}, Unit: "short"}
+)
+
+// The transfer_type values of the offloading connector's per-direction names (src + "_to_" + dst), and the label.
+const (
+	OffloadTransferLabel = "transfer_type"
+	OffloadLoad          = "CPU_to_GPU"
+	OffloadStore         = "GPU_to_CPU"
 )
 
 // BucketFamily is the --custom-histogram-buckets key (newest vLLM) that sets a histogram signal's bucket
@@ -315,3 +355,26 @@ const (
 	DynamoComponentPrefix = "dynamo_component_"
 	DynamoFrontendPrefix  = "dynamo_frontend_"
 )
+
+// Signals lists every signal above, so tests can hold each name the product reads to its provenance row.
+var Signals = []Signal{
+	KVUsage, DynamoKVUsage, DynamoTotalBlocks, DynamoActiveBlocks, AscendTotalBlocks, AscendFreeBlocks,
+	AscendAllocatedBlocks, AscendNumSpecTokens, Running, Waiting, WaitingByReason, Swapped, V0AcceptanceRate,
+	V0Efficiency, V0PrefixHitRate, OffloadCPUUsage, LMCacheMPL1Memory,
+	EngineSleepState, EngineHealthy, SleepOperationsInFlight, DynamoInflight, DynamoQueued, DynamoDisconnected,
+	DynamoRouterQueue, DynamoWorkerDecodeBlocks, DynamoWorkerPrefillTokens, DynamoMigrations, DynamoComponentInflight,
+	DynamoWorkerLastTTFT, DynamoWorkerLastITL, DynamoComponentRequests, DynamoComponentErrors, DynamoComponentDuration, LoRAInfo, CacheConfig,
+	ProcessRSS, ProcessFDs, ProcessStart, HTTPRequests, ProcessCPU, HTTPDuration,
+	PromptTokens, GenerationTokens, RequestSuccess, DynamoRequests, Preemptions, PrefixHits, PrefixQueries, PromptTokensBySource,
+	PromptTokensCached, PromptTokensCachedBySource, PromptTokensRecomputed, NixlFailedTransfers,
+	NixlFailedNotifications, NixlExpiredRequests, OffloadLoadBytes, OffloadStoreBytes, OffloadLoadTime,
+	OffloadStoreTime, OffloadAllocationFailures, LMCacheRequestedTokens, LMCacheHitTokens, LMCacheRetrieves,
+	LMCacheStores, LMCacheMPL1HitTokens, LMCacheMPRetrieves, LMCacheMPDeferredRetrieves, CorruptedRequests,
+	EstimatedFlops, EstimatedReadBytes, EstimatedWriteBytes, ExternalPrefixHits, ExternalPrefixQueries, MMCacheHits,
+	MMCacheQueries, SpecDrafts, SpecDraftTokens, SpecAcceptedTokens, SpecAcceptedPerPos, AscendInputTokens,
+	AscendOutputTokens, TTFT, ITL, RequestTPOT, E2E, QueueTime, PrefillTime, DecodeTime, InferenceTime,
+	PromptTokensHist, GenerationTokensHist, IterationTokens, ParamsMaxTokens, ParamsN, MaxGenerationTokens, AscendFineTTFT, AscendFineTPOT, AscendSecondTokenLatency, AscendBatchSize,
+	AscendWaitingBatchSize, NixlXferTime, NixlBytes, NixlDescriptors, NixlPostTime, PrefillKVComputed, KVBlockLifetime,
+	KVBlockIdleBeforeEvict, KVBlockReuseGap, OffloadLookupDelay, LMCacheRetrieveTime, DynamoCachedTokens,
+	DynamoRouterHitRate, SleepOperationDuration, AscendTotalTokens,
+}

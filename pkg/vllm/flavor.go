@@ -24,7 +24,7 @@ const (
 type Detection struct {
 	Flavor Flavor `json:"flavor"`
 	// DeprecatedNames is set when renamed metrics (gpu_cache_usage_perc, gpu_prefix_cache_*,
-	// time_per_output_token_seconds) are still exposed, as vLLM 0.9–0.12 do.
+	// time_per_output_token_seconds) are still exposed, as the releases that deprecated them do.
 	DeprecatedNames bool `json:"deprecatedNames"`
 	// Ranks are the engine / DP rank label values seen, API-server processes (dp="-1") excluded.
 	Ranks []string `json:"ranks"`
@@ -36,6 +36,9 @@ type Detection struct {
 	AscendProfiler bool `json:"ascendProfiler"`
 	// PIDLabel is set when a gauge carries the multi-API-server pid label (vllm-project/vllm#28792).
 	PIDLabel bool `json:"pidLabel"`
+	// Router is set when vLLM names carry production-stack's router label (RouterSeries): a router's look-alikes,
+	// which tell no engine flavor.
+	Router bool `json:"router,omitempty"`
 }
 
 // Exposed is what detection needs to know about an endpoint: the sample names it exposes and, for a
@@ -59,7 +62,17 @@ func Detect(e Exposed) Detection {
 		}
 	}
 	has := func(n string) bool { return set[n] }
-	d := Detection{Flavor: FlavorUnknown}
+	d := Detection{Flavor: FlavorUnknown, Router: len(e.LabelValues(VLLMPrefix, RouterLabel)) > 0}
+	if d.Router {
+		// The look-alikes are not the engines': tell the flavor from the endpoint's other names only.
+		has = func(n string) bool { return set[n] && !RouterLookalikes[n] && !routerOwn(n) }
+		prefixes[VLLMPrefix] = false
+		for _, n := range names {
+			if strings.HasPrefix(n, VLLMPrefix) && has(n) {
+				prefixes[VLLMPrefix] = true
+			}
+		}
+	}
 	switch {
 	case prefixes[DynamoFrontendPrefix]:
 		d.Flavor = FlavorDynamoFrontend

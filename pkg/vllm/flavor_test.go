@@ -78,6 +78,10 @@ func TestDetectVersionsAndArtefacts(t *testing.T) {
 		{"ranks sort numerically", fakeExposed{names: []string{"vllm:num_requests_running"},
 			labels: map[string][]string{"vllm:|engine": {"10", "2", "1"}}},
 			func(d Detection) bool { return reflect.DeepEqual(d.Ranks, []string{"1", "2", "10"}) }},
+		{"production-stack router look-alikes tell no flavor", fakeExposed{names: []string{"vllm:num_requests_running",
+			"vllm:num_requests_swapped", "vllm:gpu_prefix_cache_hit_rate", "vllm:num_incoming_requests_total"},
+			labels: map[string][]string{"vllm:|server": {"http://engine-0:8000"}}},
+			func(d Detection) bool { return d.Router && d.Flavor == FlavorUnknown }},
 		{"nothing known", fakeExposed{names: []string{"go_goroutines"}},
 			func(d Detection) bool { return d.Flavor == FlavorUnknown && d.RankLabel == "" }},
 	}
@@ -116,8 +120,10 @@ func TestReadsFamily(t *testing.T) {
 		"lmcache:num_hit_tokens_total":       true,
 		"lmcache_mp_lookup_hit_tokens_total": true,
 		"python_gc_objects_collected_total":  false,
-		"process_resident_memory_bytes":      false,
-		"http_requests_total":                false,
+		"process_resident_memory_bytes":      true, // the API server's, by exact name (APIServerFamilies)
+		"process_max_fds":                    false,
+		"http_requests_total":                true,
+		"http_request_size_bytes":            false,
 		"vllmish_metric":                     false,
 		"ray_vllm_num_requests_running":      true, // Ray Serve's vLLM
 		"ray_node_cpu_utilization":           false,
