@@ -22,7 +22,7 @@ import (
 )
 
 // simHour returns one hour of 5 s scrapes of a single-engine vLLM V1 server, parsed.
-func simHour(b *testing.B, start time.Time) []*exposition.Scrape {
+func simHour(b testing.TB, start time.Time) []*exposition.Scrape {
 	b.Helper()
 	cfg, err := sim.ParseArgs([]string{"-flavor=vllm-v1", "-qps=4", "-seed=7"}, func(string) string { return "" }, io.Discard)
 	if err != nil {
