@@ -28,6 +28,9 @@ type endpoint struct {
 	// that have no staleness marker since; cur is the scratch for the next.
 	prev, cur []int32
 
+	// memo keeps decoded selections between the queries of a refresh, until the next write.
+	memo memo
+
 	blocks  []*block // sealed, oldest first
 	head    headBlock
 	nextSeq uint64

@@ -1,11 +1,13 @@
 package history
 
 import (
+	"sync"
+
 	"github.com/inferscope/inferscope-vllm/pkg/derive"
 	"github.com/inferscope/inferscope-vllm/pkg/exposition"
 )
 
-// Select returns copies of the points with from <= T <= to of every series
+// Select returns the points with from <= T <= to of every series
 // named name (the full sample name, e.g. "vllm:x_bucket") on endpoint whose
 // labels satisfy match (nil matches all), in the order the series were
 // first seen.
@@ -76,12 +78,50 @@ func (ep *endpoint) selectSeries(name string, from, to int64, match func(exposit
 	if len(picked) == 0 {
 		return nil, true
 	}
+	// Second pass: take what another query of this refresh decoded, decode the rest into one array (and keep it for
+	// the next query), and share the points: Series are read-only.
+	key := memoKey{name: name, lo: lo, hi: hi}
+	got := make([][]derive.Point, len(picked))
+	if ep.memo.lookup(key, picked, got) < len(picked) {
+		missing := make([]int32, 0, len(picked))
+		var at []int
+		for i, id := range picked {
+			if got[i] == nil {
+				missing, at = append(missing, id), append(at, i)
+			}
+		}
+		decoded := ep.decode(missing, blocks, withHead, lo, hi)
+		for j, i := range at {
+			got[i] = decoded[j]
+		}
+		ep.memo.keep(ep.st, key, missing, decoded)
+	}
 	out := make([]Series, 0, len(picked))
-	pts := make([]derive.Point, 0, total)
 	labels := make(exposition.Labels, 0, nLabels)
-	for _, id := range picked {
+	for i, id := range picked {
+		if len(got[i]) == 0 {
+			continue
+		}
 		x := ep.series[id].id
-		start := len(pts)
+		sr := Series{Name: x.name, Points: got[i]}
+		if len(x.labels) > 0 {
+			l0 := len(labels)
+			labels = append(labels, x.labels...)
+			sr.Labels = labels[l0:len(labels):len(labels)]
+		}
+		out = append(out, sr)
+	}
+	return out, true
+}
+
+// decode returns the points in [lo, hi] of each of ids from blocks (and the head if withHead), in one array of the
+// exact size (a range usually takes a part of the blocks it overlaps); each series' slice is full, so appending to
+// it copies.
+func (ep *endpoint) decode(ids []int32, blocks []*block, withHead bool, lo, hi int64) [][]derive.Point {
+	scratch := decodeScratch.Get().(*[]derive.Point)
+	pts := (*scratch)[:0]
+	ends := make([]int, len(ids))
+	for i, id := range ids {
 		for _, b := range blocks {
 			if st, ok := b.stream(id); ok {
 				pts = st.decode(pts, lo, hi)
@@ -92,16 +132,25 @@ func (ep *endpoint) selectSeries(name string, from, to int64, match func(exposit
 				pts = st.decode(pts, lo, hi)
 			}
 		}
-		if len(pts) == start {
-			continue
-		}
-		sr := Series{Name: x.name, Points: pts[start:len(pts):len(pts)]}
-		if len(x.labels) > 0 {
-			l0 := len(labels)
-			labels = append(labels, x.labels...)
-			sr.Labels = labels[l0:len(labels):len(labels)]
-		}
-		out = append(out, sr)
+		ends[i] = len(pts)
 	}
-	return out, true
+	exact := make([]derive.Point, len(pts))
+	copy(exact, pts)
+	if cap(pts) <= maxScratchPoints {
+		*scratch = pts[:0]
+		decodeScratch.Put(scratch)
+	}
+	out := make([][]derive.Point, len(ids))
+	start := 0
+	for i, end := range ends {
+		out[i] = exact[start:end:end]
+		start = end
+	}
+	return out
 }
+
+// decodeScratch holds the buffers selections decode into before they know their size.
+var decodeScratch = sync.Pool{New: func() any { return new([]derive.Point) }}
+
+// maxScratchPoints bounds a buffer kept in decodeScratch (16 MiB), so one large selection does not pin its buffer.
+const maxScratchPoints = 1 << 20

@@ -25,9 +25,12 @@ type Options struct {
 	// MaxBytes caps Bytes for all endpoints together; 0 means
 	// DefaultMaxBytes, negative means no cap.
 	MaxBytes int64
+	// MemoBytes bounds the decoded points kept between the queries of a refresh; 0 means DefaultMemoBytes, or
+	// MaxBytes/8 if that is smaller; negative means none are kept.
+	MemoBytes int64
 }
 
-// Series is a copy of one series' points, safe to keep and modify.
+// Series is one series' points. They may be shared with other readers: keep them, never modify them.
 type Series struct {
 	// Name is the full sample name, e.g. "vllm:e2e_request_latency_seconds_bucket".
 	Name   string
@@ -46,6 +49,9 @@ type Store struct {
 	eps map[string]*endpoint
 
 	bytes atomic.Int64
+	// memoBytes is what the endpoints' memos hold (not part of Bytes: it is dropped at every write); memoMax bounds it.
+	memoBytes atomic.Int64
+	memoMax   int64
 	// revs numbers endpoint revisions store-wide, so a removed and re-added endpoint never repeats one.
 	revs atomic.Uint64
 	syms interner
@@ -64,7 +70,14 @@ func New(opts Options) *Store {
 	s := &Store{
 		retention: opts.Retention.Milliseconds(),
 		maxBytes:  opts.MaxBytes,
+		memoMax:   opts.MemoBytes,
 		eps:       make(map[string]*endpoint),
+	}
+	if s.memoMax == 0 {
+		s.memoMax = DefaultMemoBytes
+		if opts.MaxBytes > 0 {
+			s.memoMax = min(s.memoMax, opts.MaxBytes/8)
+		}
 	}
 	s.syms = interner{sets: make(map[uint64][]*ident), strs: make(map[string]*symbol), bytes: &s.bytes}
 	return s
@@ -97,7 +110,7 @@ func (s *Store) Remove(endpoint string) {
 	if ep == nil {
 		return
 	}
-	ep.mu.Lock()
+	ep.lock()
 	defer ep.mu.Unlock()
 	ep.removed = true
 	for id := range ep.series {
@@ -133,7 +146,7 @@ func (s *Store) lockForWrite(name string, create bool) *endpoint {
 			}
 			s.mu.Unlock()
 		}
-		ep.mu.Lock()
+		ep.lock()
 		if !ep.removed {
 			return ep
 		}

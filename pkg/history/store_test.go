@@ -360,15 +360,15 @@ func TestLabelCopySafety(t *testing.T) {
 	if err := diffSeries(got, want); err != nil {
 		t.Fatal(err)
 	}
-	// Mutating what Select returned must not reach the store either.
+	// Mutating the labels Select returned, or appending to its points, must not reach the store either. (The
+	// points themselves are shared between the queries of a refresh and are read-only.)
 	for _, sr := range got {
 		for i := range sr.Labels {
 			sr.Labels[i].Value = "mutated"
 		}
 		_ = append(sr.Labels, exposition.Label{Name: "extra"})
-		for i := range sr.Points {
-			sr.Points[i].V = 42
-		}
+		grown := append(sr.Points, derive.Point{T: 3000, V: 42})
+		grown[0].V = 42
 	}
 	got = got[:0]
 	for _, name := range s.Names("ep") {

@@ -112,7 +112,7 @@ func (s *Store) enforceCap() {
 			s.cutHeads(eps)
 			return
 		}
-		pick.mu.Lock()
+		pick.lock()
 		if !pick.removed && pick.droppable() {
 			pick.dropBlocks(1)
 			s.bytes.Add(pick.settle())
@@ -125,7 +125,7 @@ func (s *Store) enforceCap() {
 // of each makes its older scrapes droppable. Only a cap too small for the heads alone gets here.
 func (s *Store) cutHeads(eps []*endpoint) {
 	for _, ep := range eps {
-		ep.mu.Lock()
+		ep.lock()
 		if !ep.removed && len(ep.head.ts) > 1 {
 			ep.sealHead()
 			s.bytes.Add(ep.settle())

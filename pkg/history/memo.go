@@ -1,0 +1,91 @@
+package history
+
+import (
+	"sync"
+
+	"github.com/inferscope/inferscope-vllm/pkg/derive"
+)
+
+// The queries of one dashboard refresh read the same sample names over the same ranges: the fleet overview reads
+// the TTFT buckets of every endpoint up to seven times. A memo keeps what one of them decoded for the others until
+// the endpoint's next write, so each series is decoded once per refresh rather than once per query.
+
+// memoKey names one decoded range of one sample name.
+type memoKey struct {
+	name   string
+	lo, hi int64
+}
+
+// memo holds an endpoint's decoded selections since its last write. Readers share it under the endpoint's read
+// lock, so it has a lock of its own; a writer drops it under the write lock.
+type memo struct {
+	mu   sync.Mutex
+	sels map[memoKey]map[int32][]derive.Point
+	// bytes is what the memo holds, counted in Store.memoBytes.
+	bytes int64
+}
+
+// memoPointSize and memoSeriesSize estimate what a memoized point and series entry hold.
+const (
+	memoPointSize  = 16
+	memoSeriesSize = 48
+)
+
+// DefaultMemoBytes bounds the decoded points all endpoints' memos hold together when Options.MemoBytes is 0.
+const DefaultMemoBytes = 64 << 20
+
+// lookup returns the memoized points of ids for key (nil where none), and how many it found.
+func (m *memo) lookup(key memoKey, ids []int32, dst [][]derive.Point) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	sel := m.sels[key]
+	found := 0
+	for i, id := range ids {
+		if p, ok := sel[id]; ok {
+			dst[i] = p
+			found++
+		}
+	}
+	return found
+}
+
+// keep memoizes the decoded points of ids for key while the store's memo budget allows.
+func (m *memo) keep(s *Store, key memoKey, ids []int32, pts [][]derive.Point) {
+	var cost int64
+	for i := range ids {
+		cost += memoSeriesSize + memoPointSize*int64(len(pts[i]))
+	}
+	if s.memoBytes.Add(cost) > s.memoMax {
+		s.memoBytes.Add(-cost)
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.sels == nil {
+		m.sels = make(map[memoKey]map[int32][]derive.Point)
+	}
+	sel := m.sels[key]
+	if sel == nil {
+		sel = make(map[int32][]derive.Point, len(ids))
+		m.sels[key] = sel
+	}
+	for i, id := range ids {
+		sel[id] = pts[i]
+	}
+	m.bytes += cost
+}
+
+// drop forgets everything memoized: the caller holds the endpoint's write lock, so no reader uses the memo.
+func (m *memo) drop(s *Store) {
+	if m.bytes == 0 {
+		return
+	}
+	s.memoBytes.Add(-m.bytes)
+	m.sels, m.bytes = nil, 0
+}
+
+// lock write-locks the endpoint and drops its memo, which any write may make wrong.
+func (ep *endpoint) lock() {
+	ep.mu.Lock()
+	ep.memo.drop(ep.st)
+}
