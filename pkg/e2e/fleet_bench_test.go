@@ -239,7 +239,7 @@ var plainPromQL = map[string][]string{
 // BenchmarkFleetDashboard measures what users pay for the shipped fleet overview dashboard: the built data source
 // executable, driven over gRPC as Grafana drives it, refreshing every panel over the last hour at a 15 s step for
 // fleets of 1, 64 and 256 simulated endpoints scraped every 5 s, in direct mode and in Prometheus mode against
-// Prometheus 3 scraping the same endpoints. Cold is the first refresh of a data source (empty results cache); warm
+// Prometheus 3 scraping the same endpoints, without and with the generated recording rules. Cold is the first refresh of a data source (empty results cache); warm
 // is the mean of the refreshes that follow every 5 s for 20 s (a full 15 s step and more), reported apart for
 // refreshes that add a step and those that do not. CPU is the plugin process's (from /proc), so scraping runs in
 // it too: scrape-cores is its CPU per second while idle before the first refresh, and the -net figures subtract it.
@@ -274,6 +274,13 @@ func BenchmarkFleetDashboard(b *testing.B) {
 				prom := promtest.Start(b, promtest.Options{Engine: engines[0], Targets: fleet.targets, ScrapeInterval: fleetScrape})
 				benchDashboard(b, exe, panels, fleet, map[string]any{"mode": "prometheus", "scrapeInterval": fleetScrape.String()}, prom.URL)
 				benchPlainPromQL(b, exe, panels, prom.URL)
+			})
+			b.Run("mode=prometheus3-recorded", func(b *testing.B) {
+				// The same server evaluating the generated recording rules (provisioning/prometheus) every scrape.
+				engines := promtest.EnginesOf(b, promtest.Prometheus3)
+				prom := promtest.Start(b, promtest.Options{Engine: engines[0], Targets: fleet.targets, ScrapeInterval: fleetScrape,
+					Rules: promapi.RuleGroups(fleetScrape, 0)})
+				benchDashboard(b, exe, panels, fleet, map[string]any{"mode": "prometheus", "scrapeInterval": fleetScrape.String()}, prom.URL)
 			})
 		})
 	}

@@ -93,6 +93,12 @@ func (d *Discovery) Names(ctx context.Context) (Names, error) {
 		}
 		vals = append(vals, api...)
 	}
+	// The series the generated recording rules write (RecordedName): Generate reads them instead of computing rates.
+	recorded, _, err := d.Client.LabelValues(ctx, "__name__", []string{RecordedSelector}, now.Add(-lookback), now)
+	if err != nil {
+		return nil, err
+	}
+	vals = append(vals, recorded...)
 	n := make(Names, len(vals)+1)
 	for _, v := range vals {
 		n[v] = true

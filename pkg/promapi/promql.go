@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -61,7 +62,7 @@ func Generate(q query.Query, names Names, facts *Facts, window time.Duration) ([
 		facts = &Facts{}
 	}
 	var failed error
-	g := &gen{q: q, names: names, configs: facts.CacheConfigs, bounds: facts.Bounds, layouts: facts.Layouts, w: model.Duration(window).String(),
+	g := &gen{q: q, names: names, configs: facts.CacheConfigs, bounds: facts.Bounds, layouts: facts.Layouts, w: model.Duration(window).String(), window: window,
 		rankRe: q.Matchers().Engine, err: &failed}
 	metricUnit := q.LatencySignal().Unit
 	var out []Expr
@@ -87,6 +88,7 @@ type gen struct {
 	bounds  []float64
 	layouts map[string]string
 	w       string
+	window  time.Duration
 	rankRe  *regexp.Regexp
 	// err is where print records a node it cannot print (shared by the copies a printer makes for sub-terms).
 	err *error
@@ -295,10 +297,10 @@ func norm(name, expr string) string {
 
 // terms is the `or` of inner(selector) over the held names, each endpoint answered by its preferred name and
 // not at all when it has a name of exclude (a better source); suffix is added to histogram base names.
-func (g *gen) terms(names []string, suffix string, exclude, extra []string, inner func(sel string) string) string {
+func (g *gen) terms(names []string, suffix string, exclude, extra []string, inner func(name, sel string) string) string {
 	var parts []string
 	for i, n := range names {
-		t := norm(n, inner(g.sel(n+suffix, extra...)))
+		t := norm(n, inner(n+suffix, g.sel(n+suffix, extra...)))
 		var better []string
 		for _, p := range names[:i] {
 			better = append(better, p+suffix)
@@ -337,14 +339,21 @@ func (g *gen) by(names []string, extra ...string) string {
 	return "(" + strings.Join(l, ", ") + ")"
 }
 
-func instant(sel string) string { return sel }
+func instant(_, sel string) string { return sel }
 
 // sameLe writes integral le bounds without ".0", so "1.0" and "1" are one bucket to sum by (le) and count by (le).
 func sameLe(expr string) string {
 	return `label_replace(` + expr + `, "le", "$1", "le", "(.+)\\.0")`
 }
 
-func (g *gen) rangeRate(sel string) string { return "rate(" + sel + "[" + g.w + "])" }
+// rangeRate is rate(sel[w]) of one sample name, or the series a generated recording rule writes for it where the
+// server holds one at this window (RecordedName): an instant read of one sample per step instead of a window's.
+func (g *gen) rangeRate(name, sel string) string {
+	if r := RecordedName(name, g.window); g.names.Has(r) && slices.Contains(RecordedWindows, g.window) {
+		return swapName(sel, name, r)
+	}
+	return "rate(" + sel + "[" + g.w + "])"
+}
 
 // gauge is agg by (…) of a gauge, series differing only by the multi-API-server pid label folded with max.
 func (g *gen) gauge(sig vllm.Signal, agg string, exclude, match []string, extraBy ...string) string {

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -126,6 +127,7 @@ func TestComposeFile(t *testing.T) {
 
 	// Prometheus must scrape services that exist, on the ports they listen on.
 	var prom struct {
+		RuleFiles     []string `yaml:"rule_files"`
 		ScrapeConfigs []struct {
 			StaticConfigs []struct {
 				Targets []string `yaml:"targets"`
@@ -152,6 +154,15 @@ func TestComposeFile(t *testing.T) {
 	}
 	if targets == 0 {
 		t.Error("prometheus.yml scrapes nothing")
+	}
+	// Every rule file Prometheus loads is mounted there from the repository (the recording rules panels read).
+	for _, rf := range prom.RuleFiles {
+		if !slices.ContainsFunc(c.Services["prometheus"].Volumes, func(v string) bool { return strings.HasSuffix(v, ":"+rf+":ro") }) {
+			t.Errorf("prometheus.yml loads %s, which the prometheus service does not mount", rf)
+		}
+	}
+	if !slices.Contains(prom.RuleFiles, "/etc/prometheus/inferscope-recording-rules.yaml") {
+		t.Error("the compose Prometheus does not load InferScope's recording rules")
 	}
 }
 

@@ -46,6 +46,8 @@ type Options struct {
 	// OpenMetrics, if set, is OpenMetrics text with timestamps (ending in "# EOF") loaded before Start returns:
 	// with promtool into a new TSDB for a Prometheus, through the import API for VictoriaMetrics.
 	OpenMetrics string
+	// Rules, if set, is a Prometheus rules file the server evaluates every ScrapeInterval (Prometheus only).
+	Rules string
 	// LatencyOffset is VictoriaMetrics' -search.latencyOffset: the newest samples it leaves out of query answers.
 	// Zero means 1ms (VictoriaMetrics refuses 0), so a test sees a scrape as soon as Prometheus would; its
 	// default in production is 30s.
@@ -74,8 +76,8 @@ func Start(t testing.TB, opts Options) *Server {
 	if opts.ScrapeInterval == 0 {
 		opts.ScrapeInterval = time.Second
 	}
-	if opts.DataDir != "" && !eng.IsPrometheus() {
-		t.Fatalf("Options.DataDir is a Prometheus TSDB; %s takes its samples through Options.OpenMetrics", eng)
+	if (opts.DataDir != "" || opts.Rules != "") && !eng.IsPrometheus() {
+		t.Fatalf("Options.DataDir and Rules are Prometheus's; %s takes its samples through Options.OpenMetrics and evaluates no rules", eng)
 	}
 	data := opts.DataDir
 	if data == "" && opts.OpenMetrics != "" && eng.IsPrometheus() {
@@ -89,7 +91,15 @@ func Start(t testing.TB, opts Options) *Server {
 	switch eng {
 	case Prometheus2, Prometheus3:
 		cfg := filepath.Join(dir, "prometheus.yml")
-		if err := os.WriteFile(cfg, []byte(config(opts, true)), 0o600); err != nil {
+		text := config(opts, true)
+		if opts.Rules != "" {
+			rules := filepath.Join(dir, "rules.yml")
+			if err := os.WriteFile(rules, []byte(opts.Rules), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			text += "rule_files: [" + strconv.Quote(rules) + "]\n"
+		}
+		if err := os.WriteFile(cfg, []byte(text), 0o600); err != nil {
 			t.Fatal(err)
 		}
 		args = []string{

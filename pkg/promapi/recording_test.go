@@ -1,0 +1,132 @@
+package promapi
+
+import (
+	"flag"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/inferscope/inferscope-vllm/pkg/internal/promtest"
+	"github.com/inferscope/inferscope-vllm/pkg/query"
+)
+
+var updateRules = flag.Bool("update-rules", false, "rewrite provisioning/prometheus's generated recording rules from the catalog")
+
+// recordingFiles are the generated rule files: a Prometheus rules file and the same groups as a prometheus-operator
+// PrometheusRule.
+var recordingFiles = map[string]func() string{
+	"../../provisioning/prometheus/inferscope-recording-rules.yaml": func() string {
+		return "# Generated from the catalog by `go test ./pkg/promapi -run RecordingRuleFiles -update-rules`; do not edit.\n" +
+			"# Recording rules for large fleets: InferScope reads these series instead of computing the rates (README, Scaling out).\n" +
+			"# Set interval to your scrape interval.\n" + RuleGroups(query.DefaultScrapeInterval, 0)
+	},
+	"../../provisioning/prometheus/inferscope-prometheusrule.yaml": func() string {
+		return "# Generated from the catalog by `go test ./pkg/promapi -run RecordingRuleFiles -update-rules`; do not edit.\n" +
+			"# The recording rules of inferscope-recording-rules.yaml for the Prometheus Operator. Set interval to your scrape interval.\n" +
+			"apiVersion: monitoring.coreos.com/v1\nkind: PrometheusRule\nmetadata:\n  name: inferscope-recording-rules\n  labels:\n    app.kubernetes.io/name: inferscope\nspec:\n" +
+			RuleGroups(query.DefaultScrapeInterval, 2)
+	},
+}
+
+// TestRecordingRuleFiles holds the shipped rule files to the catalog: a measure that starts reading a new counter
+// or histogram gets its rule.
+func TestRecordingRuleFiles(t *testing.T) {
+	for path, gen := range recordingFiles {
+		want := gen()
+		if *updateRules {
+			if err := os.WriteFile(path, []byte(want), 0o644); err != nil { // #nosec G306 -- a shipped, world-readable config file
+				t.Fatal(err)
+			}
+			continue
+		}
+		got, err := os.ReadFile(path) // #nosec G304 -- a fixed path in the repository
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != want {
+			t.Errorf("%s is out of step with the catalog: run go test ./pkg/promapi -run RecordingRuleFiles -update-rules", path)
+		}
+	}
+}
+
+// TestRatedNamesCoverTheCatalog: every name Generate takes a rate of, over a fleet holding every name, has a rule.
+func TestRatedNamesCoverTheCatalog(t *testing.T) {
+	names := RatedNames()
+	for _, want := range []string{"vllm:time_to_first_token_seconds_bucket", "vllm:request_success_total", "vllm:prompt_tokens_total",
+		"vllm:e2e_request_latency_seconds_count", "dynamo_frontend_requests_total"} {
+		if !strings.Contains(strings.Join(names, "\n")+"\n", want+"\n") {
+			t.Errorf("RatedNames lacks %s", want)
+		}
+	}
+	for _, n := range names {
+		if strings.HasPrefix(n, "ray_") {
+			t.Errorf("RatedNames lists Ray Serve's %s", n)
+		}
+	}
+}
+
+// TestGenerateReadsRecordedRates: where the server holds a recorded rate at the query's window, the PromQL reads it
+// in place of rate(); at another window, or where it is not held, it computes the rate.
+func TestGenerateReadsRecordedRates(t *testing.T) {
+	q := query.Query{QueryType: query.TypeLatency, Measure: "quantiles", Metric: "ttft", Quantiles: []float64{0.95}, GroupBy: query.GroupEndpoint}
+	if err := q.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	held := Names{"vllm:time_to_first_token_seconds_bucket": true, "vllm:time_to_first_token_seconds_sum": true, "vllm:time_to_first_token_seconds_count": true}
+	for _, c := range []struct {
+		recorded bool
+		window   string
+		want     string
+	}{
+		{false, "5m", `rate(vllm:time_to_first_token_seconds_bucket[5m])`},
+		{true, "5m", `inferscope:vllm:time_to_first_token_seconds_bucket:rate5m`},
+		{true, "2m", `rate(vllm:time_to_first_token_seconds_bucket[2m])`},
+	} {
+		names := Names{}
+		for k := range held {
+			names[k] = true
+		}
+		if c.recorded {
+			for _, w := range RecordedWindows {
+				names[RecordedName("vllm:time_to_first_token_seconds_bucket", w)] = true
+			}
+		}
+		w, err := (query.Query{Window: c.window}).WindowDuration()
+		if err != nil {
+			t.Fatal(err)
+		}
+		exprs, err := Generate(q, names, nil, w)
+		if err != nil || len(exprs) != 1 {
+			t.Fatalf("Generate: %v, %d expressions", err, len(exprs))
+		}
+		if !strings.Contains(exprs[0].PromQL, c.want) || c.recorded && c.window == "5m" && strings.Contains(exprs[0].PromQL, "rate(") {
+			t.Errorf("recorded=%v window=%s: %s, want %s", c.recorded, c.window, exprs[0].PromQL, c.want)
+		}
+	}
+}
+
+func TestSwapName(t *testing.T) {
+	for _, c := range [][3]string{
+		{`vllm:x_total`, `vllm:x_total`, `inferscope:vllm:x_total:rate5m`},
+		{`vllm:x_total{instance=~"a"}`, `vllm:x_total`, `inferscope:vllm:x_total:rate5m{instance=~"a"}`},
+		{`{__name__="vllm:x_total", le="1"}`, `vllm:x_total`, `{__name__="inferscope:vllm:x_total:rate5m", le="1"}`},
+	} {
+		if got := swapName(c[0], c[1], RecordedName(c[1], 5*60e9)); got != c[2] {
+			t.Errorf("swapName(%s) = %s, want %s", c[0], got, c[2])
+		}
+	}
+}
+
+// TestRecordingRulesFileIsValid has Prometheus's promtool check the shipped rules file.
+func TestRecordingRulesFileIsValid(t *testing.T) {
+	bin := promtest.EngineBinary(t, promtest.Prometheus2, "promtool")
+	out, err := exec.Command(bin, "check", "rules", "../../provisioning/prometheus/inferscope-recording-rules.yaml").CombinedOutput() // #nosec G204 -- a test binary and a repository file
+	if err != nil {
+		t.Fatalf("promtool check rules: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "SUCCESS: "+strconv.Itoa(len(RatedNames())*len(RecordedWindows))+" rules found") {
+		t.Errorf("promtool check rules: %s", out)
+	}
+}
