@@ -89,6 +89,22 @@ func unreleased(file, where, name string, typ Kind) Family {
 	return Family{Name: name, Type: typ, Project: ProjectVLLM, File: file, Unreleased: where}
 }
 
+// ascend is a row of the Ascend profiler's built-in families (ms_service_profiler/patcher/vllm), all of which its
+// first tag with metrics declares and its newest still does.
+func ascend(name string, typ Kind) Family {
+	return other(ProjectAscend, fileAscend, "MindStudio 26.0.0.B030_007", "", name, typ)
+}
+
+// lmcache is a row of LMCache's own families (its PrometheusLogger), in every tag from 0.2.0.
+func lmcache(name string, typ Kind) Family {
+	return other(ProjectLMCache, fileLMCache, "0.2.0", "", name, typ)
+}
+
+// lmcacheMP is a row of the LMCache MP server's families, in no tag read.
+func lmcacheMP(name string, typ Kind) Family {
+	return otherUnreleased(ProjectLMCache, fileLMCacheMP, lmcacheMainOnly, name, typ)
+}
+
 // OtherFamilies are the names the product reads that no vLLM release declares: other projects' (Dynamo, the Ascend
 // profiler, LMCache), each with the first and last of that project's tags (OtherReleases) that declare it; and names
 // found in no final tag of their project, each with where it was found instead. Counters are listed as exposed, with
@@ -136,30 +152,30 @@ var OtherFamilies = []Family{
 	other(ProjectDynamo, fileDynamoFront, "0.4.1", "", "dynamo_frontend_output_sequence_tokens", Histogram),
 	other(ProjectDynamo, fileDynamoNames, "0.8.0", "", "dynamo_frontend_cached_tokens", Histogram),
 
-	other(ProjectAscend, fileAscend, "MindStudio 26.0.0.B030_007", "", "vllm_profiling_total_kvcache_blocks", Gauge),
-	other(ProjectAscend, fileAscend, "MindStudio 26.0.0.B030_007", "", "vllm_profiling_free_kvcache_blocks", Gauge),
-	other(ProjectAscend, fileAscend, "MindStudio 26.0.0.B030_007", "", "vllm_profiling_allocated_kvcache_blocks", Gauge),
-	other(ProjectAscend, fileAscend, "MindStudio 26.0.0.B030_007", "", "vllm_profiling_num_spec_tokens", Gauge),
-	other(ProjectAscend, fileAscend, "MindStudio 26.0.0.B030_007", "", "vllm_profiling_input_total", Counter),
-	other(ProjectAscend, fileAscend, "MindStudio 26.0.0.B030_007", "", "vllm_profiling_output_total", Counter),
-	other(ProjectAscend, fileAscend, "MindStudio 26.0.0.B030_007", "", "vllm_profiling_fine_grained_ttft", Histogram),
-	other(ProjectAscend, fileAscend, "MindStudio 26.0.0.B030_007", "", "vllm_profiling_fine_grained_tpot", Histogram),
-	other(ProjectAscend, fileAscend, "MindStudio 26.0.0.B030_007", "", "vllm_profiling_second_token_latency", Histogram),
-	other(ProjectAscend, fileAscend, "MindStudio 26.0.0.B030_007", "", "vllm_profiling_batch_size", Histogram),
-	other(ProjectAscend, fileAscend, "MindStudio 26.0.0.B030_007", "", "vllm_profiling_waiting_batch_size", Histogram),
-	other(ProjectAscend, fileAscend, "MindStudio 26.0.0.B030_007", "", "vllm_profiling_total_tokens", Histogram),
+	ascend("vllm_profiling_total_kvcache_blocks", Gauge),
+	ascend("vllm_profiling_free_kvcache_blocks", Gauge),
+	ascend("vllm_profiling_allocated_kvcache_blocks", Gauge),
+	ascend("vllm_profiling_num_spec_tokens", Gauge),
+	ascend("vllm_profiling_input_total", Counter),
+	ascend("vllm_profiling_output_total", Counter),
+	ascend("vllm_profiling_fine_grained_ttft", Histogram),
+	ascend("vllm_profiling_fine_grained_tpot", Histogram),
+	ascend("vllm_profiling_second_token_latency", Histogram),
+	ascend("vllm_profiling_batch_size", Histogram),
+	ascend("vllm_profiling_waiting_batch_size", Histogram),
+	ascend("vllm_profiling_total_tokens", Histogram),
 
-	other(ProjectLMCache, fileLMCache, "0.2.0", "", "lmcache:num_requested_tokens_total", Counter),
-	other(ProjectLMCache, fileLMCache, "0.2.0", "", "lmcache:num_hit_tokens_total", Counter),
-	other(ProjectLMCache, fileLMCache, "0.2.0", "", "lmcache:num_retrieve_requests_total", Counter),
-	other(ProjectLMCache, fileLMCache, "0.2.0", "", "lmcache:num_store_requests_total", Counter),
-	other(ProjectLMCache, fileLMCache, "0.2.0", "", "lmcache:time_to_retrieve", Histogram),
-	otherUnreleased(ProjectLMCache, fileLMCacheMP, lmcacheMainOnly, "lmcache_mp_lookup_requested_tokens_total", Counter),
-	otherUnreleased(ProjectLMCache, fileLMCacheMP, lmcacheMainOnly, "lmcache_mp_lookup_hit_tokens_total", Counter),
-	otherUnreleased(ProjectLMCache, fileLMCacheMP, lmcacheMainOnly, "lmcache_mp_lookup_hit_l1_tokens_total", Counter),
-	otherUnreleased(ProjectLMCache, fileLMCacheMP, lmcacheMainOnly, "lmcache_mp_num_submitted_retrieves_total", Counter),
-	otherUnreleased(ProjectLMCache, fileLMCacheMP, lmcacheMainOnly, "lmcache_mp_num_deferred_retrieves_total", Counter),
-	otherUnreleased(ProjectLMCache, fileLMCacheMP, lmcacheMainOnly, "lmcache_mp_l1_memory_usage_bytes", Gauge),
+	lmcache("lmcache:num_requested_tokens_total", Counter),
+	lmcache("lmcache:num_hit_tokens_total", Counter),
+	lmcache("lmcache:num_retrieve_requests_total", Counter),
+	lmcache("lmcache:num_store_requests_total", Counter),
+	lmcache("lmcache:time_to_retrieve", Histogram),
+	lmcacheMP("lmcache_mp_lookup_requested_tokens_total", Counter),
+	lmcacheMP("lmcache_mp_lookup_hit_tokens_total", Counter),
+	lmcacheMP("lmcache_mp_lookup_hit_l1_tokens_total", Counter),
+	lmcacheMP("lmcache_mp_num_submitted_retrieves_total", Counter),
+	lmcacheMP("lmcache_mp_num_deferred_retrieves_total", Counter),
+	lmcacheMP("lmcache_mp_l1_memory_usage_bytes", Gauge),
 }
 
 // RayExport is where Ray Serve's names for vLLM's families come from: vLLM's RayPrometheusStatLogger hands each
