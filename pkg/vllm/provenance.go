@@ -60,9 +60,8 @@ type Family struct {
 	// with --show-hidden-metrics-for-version.
 	Deprecated, Hidden string
 	When               Condition
-	// Unreleased says where a name no release has was found; Read which commit was read where a project's releases
-	// were not resolved (OtherFamilies).
-	Unreleased, Read string
+	// Unreleased says where a name no release has was found.
+	Unreleased string
 }
 
 // LabelVariant is a family's label names from release Since on.

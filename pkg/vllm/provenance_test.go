@@ -4,6 +4,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"slices"
 	"testing"
 )
 
@@ -22,8 +23,8 @@ func TestBuckets125(t *testing.T) {
 	}
 }
 
-// TestEveryNameHasProvenance fails when a name the catalog reads has no provenance row: no upstream file, and
-// neither a release range, an unreleased marker nor the commit read.
+// TestEveryNameHasProvenance fails when a name the catalog reads has no provenance row: no upstream file, or neither
+// a release range nor an explicit unreleased marker.
 func TestEveryNameHasProvenance(t *testing.T) {
 	seen := map[string]bool{}
 	for _, s := range Signals {
@@ -38,13 +39,38 @@ func TestEveryNameHasProvenance(t *testing.T) {
 				t.Errorf("%s (signal %s) has no provenance row", n, s.ID)
 			case o.Project == "" || o.File == "":
 				t.Errorf("%s: no upstream project and file", n)
-			case o.First == "" && o.Unreleased == "" && o.Read == "":
-				t.Errorf("%s: no release range, no unreleased marker and no commit read", n)
+			case o.First == "" && o.Unreleased == "":
+				t.Errorf("%s: no release range and no unreleased marker", n)
 			}
 		}
 	}
 	if len(seen) < 100 {
 		t.Fatalf("only %d names read from Signals", len(seen))
+	}
+}
+
+// TestOtherFamiliesNameTagsRead fails when a row of another project has no release range and no unreleased marker,
+// or names a release that is not among the tags read of its project (OtherReleases), or ends before it begins.
+func TestOtherFamiliesNameTagsRead(t *testing.T) {
+	for _, f := range OtherFamilies {
+		if f.Project == ProjectVLLM {
+			continue
+		}
+		rel, ok := OtherReleases[f.Project]
+		switch {
+		case !ok || rel.Where == "":
+			t.Errorf("%s: project %s has no tags read", f.Name, f.Project)
+		case f.Unreleased != "":
+			if f.First != "" || f.Last != "" {
+				t.Errorf("%s: unreleased yet has releases %q–%q", f.Name, f.First, f.Last)
+			}
+		case !slices.Contains(rel.Tags, f.First):
+			t.Errorf("%s: first release %q is not a tag read of %s", f.Name, f.First, f.Project)
+		case f.Last != "" && !slices.Contains(rel.Tags, f.Last):
+			t.Errorf("%s: last release %q is not a tag read of %s", f.Name, f.Last, f.Project)
+		case f.Last != "" && CompareProjectReleases(f.Project, f.First, f.Last) > 0:
+			t.Errorf("%s: releases %s–%s end before they begin", f.Name, f.First, f.Last)
+		}
 	}
 }
 

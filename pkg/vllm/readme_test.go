@@ -45,6 +45,9 @@ func renderVersions() string {
 		"each vLLM name's releases,", RayExport.First, RaySanitizedSince, RayExport.File)
 	fmt.Fprintf(&b, "\nvLLM releases read: every tag from 0.6.0 to 0.20.1 and main at `%s`; \"0.6.0\" means 0.6.0 or earlier. "+
 		"The simulator's `-vllm-version` speaks %s.\n", MainCommit[:12], simReleaseList())
+	for _, p := range []string{ProjectDynamo, ProjectAscend, ProjectLMCache} {
+		fmt.Fprintf(&b, "\n%s releases read: %s.\n", p, OtherReleases[p].Where)
+	}
 	b.WriteString("\n" + versionsEnd)
 	return b.String()
 }
