@@ -505,12 +505,17 @@ func (c *evalCtx) groupInputs(ins []input) []*group {
 
 // LabelKey is a label set's identity: names sorted, names and values NUL-separated.
 func LabelKey(l map[string]string) string {
-	keys := make([]string, 0, len(l))
-	for k := range l {
+	// Label sets here are small: sorting a stack array and sizing the string once keeps a query's many keys to one
+	// allocation each.
+	var arr [8]string
+	keys, n := arr[:0], 0
+	for k, v := range l {
 		keys = append(keys, k)
+		n += len(k) + len(v) + 2
 	}
-	sort.Strings(keys)
+	slices.Sort(keys)
 	var b strings.Builder
+	b.Grow(n)
 	for _, k := range keys {
 		b.WriteString(k)
 		b.WriteByte(0)
