@@ -21,9 +21,14 @@ type memoKey struct {
 type memo struct {
 	mu   sync.Mutex
 	sels map[memoKey]map[int32][]derive.Point
+	// counts holds, per key, the series with points in the range's blocks and how many each has there.
+	counts map[memoKey]memoCounts
 	// bytes is what the memo holds, counted in Store.memoBytes.
 	bytes int64
 }
+
+// memoCounts is the first pass of a selection: candidate series and their point counts.
+type memoCounts struct{ ids, counts []int32 }
 
 // memoPointSize and memoSeriesSize estimate what a memoized point and series entry hold.
 const (
@@ -75,13 +80,41 @@ func (m *memo) keep(s *Store, key memoKey, ids []int32, pts [][]derive.Point) {
 	m.bytes += cost
 }
 
+// counted returns the memoized first pass for key, nil ids if there is none.
+func (m *memo) counted(key memoKey) (ids, counts []int32) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	c := m.counts[key]
+	return c.ids, c.counts
+}
+
+// keepCounts memoizes the first pass for key while the store's memo budget allows.
+func (m *memo) keepCounts(s *Store, key memoKey, ids, counts []int32) {
+	cost := int64(64 + 4*cap(ids) + 4*cap(counts))
+	if s.memoBytes.Add(cost) > s.memoMax {
+		s.memoBytes.Add(-cost)
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.counts == nil {
+		m.counts = make(map[memoKey]memoCounts)
+	}
+	if _, ok := m.counts[key]; ok {
+		s.memoBytes.Add(-cost) // another query counted it meanwhile
+		return
+	}
+	m.counts[key] = memoCounts{ids: ids, counts: counts}
+	m.bytes += cost
+}
+
 // drop forgets everything memoized: the caller holds the endpoint's write lock, so no reader uses the memo.
 func (m *memo) drop(s *Store) {
 	if m.bytes == 0 {
 		return
 	}
 	s.memoBytes.Add(-m.bytes)
-	m.sels, m.bytes = nil, 0
+	m.sels, m.counts, m.bytes = nil, nil, 0
 }
 
 // lock write-locks the endpoint and drops its memo, which any write may make wrong.

@@ -47,29 +47,24 @@ func (ep *endpoint) selectSeries(name string, from, to int64, match func(exposit
 	}
 	withHead := len(ep.head.ts) > 0 && ep.head.minT <= hi && ep.head.maxT >= lo
 
-	// First pass: pick series and bound their point counts from the stream
-	// headers, so one array holds all points and one all labels.
-	picked := make([]int32, 0, len(ids))
+	// First pass: pick series and bound their point counts from the stream headers (counted once per refresh,
+	// see memo), so the point budget holds before anything is decoded.
+	key := memoKey{name: name, lo: lo, hi: hi}
+	cands, counts := ep.memo.counted(key)
+	if cands == nil {
+		cands, counts = ep.count(ids, blocks, withHead)
+		ep.memo.keepCounts(ep.st, key, cands, counts)
+	}
+	picked := make([]int32, 0, len(cands))
 	total, nLabels := 0, 0
-	for _, id := range ids {
+	for i, id := range cands {
 		x := ep.series[id].id
-		n := 0
-		for _, b := range blocks {
-			if st, ok := b.stream(id); ok {
-				n += st.n
-			}
-		}
-		if withHead {
-			if st, ok := ep.head.stream(id); ok {
-				n += st.n
-			}
-		}
 		// match only sees series with points in the blocks read, so a caller counting matches counts those.
-		if n == 0 || match != nil && !match(x.labels) {
+		if match != nil && !match(x.labels) {
 			continue
 		}
 		picked = append(picked, id)
-		total += n
+		total += int(counts[i])
 		nLabels += len(x.labels)
 	}
 	if maxPoints > 0 && total > maxPoints {
@@ -80,7 +75,6 @@ func (ep *endpoint) selectSeries(name string, from, to int64, match func(exposit
 	}
 	// Second pass: take what another query of this refresh decoded, decode the rest into one array (and keep it for
 	// the next query), and share the points: Series are read-only.
-	key := memoKey{name: name, lo: lo, hi: hi}
 	got := make([][]derive.Point, len(picked))
 	if ep.memo.lookup(key, picked, got) < len(picked) {
 		missing := make([]int32, 0, len(picked))
@@ -112,6 +106,28 @@ func (ep *endpoint) selectSeries(name string, from, to int64, match func(exposit
 		out = append(out, sr)
 	}
 	return out, true
+}
+
+// count returns the ids with points in blocks (and the head if withHead), with how many each has there.
+func (ep *endpoint) count(ids []int32, blocks []*block, withHead bool) (cands, counts []int32) {
+	cands, counts = make([]int32, 0, len(ids)), make([]int32, 0, len(ids))
+	for _, id := range ids {
+		n := 0
+		for _, b := range blocks {
+			if st, ok := b.stream(id); ok {
+				n += st.n
+			}
+		}
+		if withHead {
+			if st, ok := ep.head.stream(id); ok {
+				n += st.n
+			}
+		}
+		if n > 0 {
+			cands, counts = append(cands, id), append(counts, int32(n)) // #nosec G115 -- at most blockRows points per block, blocks of one retention
+		}
+	}
+	return cands, counts
 }
 
 // decode returns the points in [lo, hi] of each of ids from blocks (and the head if withHead), in one array of the
