@@ -124,8 +124,11 @@ func (d *Datasource) query(ctx context.Context, dq backend.DataQuery) backend.Da
 		return d.errorResponse(ctx, err, detail)
 	}
 	query.ApplyLimit(q, res)
+	query.ApplyDistribution(q, res)
 	frames := query.Frames(q, res)
-	if _, ok := d.mode.(*direct); ok {
+	// A live channel streams the newest point of every series the query computes: a top list or a distribution is
+	// taken over the panel's whole range, so such panels update on refresh instead.
+	if _, ok := d.mode.(*direct); ok && q.Limit == 0 && len(q.Buckets) == 0 {
 		channel := d.streams.register(d.uid, q)
 		for _, f := range frames {
 			f.Meta.Channel = channel

@@ -15,6 +15,7 @@ const (
 	FieldGroupBy        Field = "groupBy"
 	FieldLimit          Field = "limit" // the series kept per output, by their mean over the range
 	FieldRank           Field = "rank"  // which end of the ranking limit keeps
+	FieldBuckets        Field = "buckets" // bounds of a distribution across series (a heatmap) instead of the series
 	FieldWindow         Field = "window"
 	FieldFamily         Field = "family" // the latency family, in the query's metric field
 	FieldQuantiles      Field = "quantiles"
@@ -30,7 +31,7 @@ const (
 )
 
 // FieldOrder is the order fields are listed in.
-var FieldOrder = []Field{FieldEndpoint, FieldModel, FieldEngine, FieldRole, FieldGroupBy, FieldLimit, FieldRank, FieldFamily, FieldMetric,
+var FieldOrder = []Field{FieldEndpoint, FieldModel, FieldEngine, FieldRole, FieldGroupBy, FieldLimit, FieldRank, FieldBuckets, FieldFamily, FieldMetric,
 	FieldLabels, FieldHistogram, FieldQuantiles, FieldThreshold, FieldHeadroom, FieldScore, FieldWindow, FieldExpr,
 	FieldPeakTFLOPS, FieldPeakMemoryTBps}
 
@@ -82,7 +83,7 @@ func (e *Entry) fill() {
 		})
 	}
 	if len(e.Outputs) > 0 {
-		fields = append(fields, FieldGroupBy, FieldLimit, FieldRank)
+		fields = append(fields, FieldGroupBy, FieldLimit, FieldRank, FieldBuckets)
 		e.GroupBy = groups
 	}
 	e.Fields = nil

@@ -37,6 +37,7 @@ var FieldSpecs = []FieldSpec{
 	{Name: measure.FieldGroupBy, Default: GroupEngine},
 	{Name: measure.FieldLimit, Min: bound(0), Max: bound(MaxLimit)},
 	{Name: measure.FieldRank, Values: []string{RankHighest, RankLowest}},
+	{Name: measure.FieldBuckets, MaxItems: MaxBuckets},
 	{Name: measure.FieldFamily, Default: measure.DefaultFamily},
 	{Name: measure.FieldMetric, MaxBytes: MaxTextBytes},
 	{Name: measure.FieldLabels, MaxItems: MaxLabelMatchers, MaxBytes: MaxMatcherBytes},

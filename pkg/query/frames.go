@@ -11,6 +11,9 @@ import (
 // Frames turns a result into one time series frame per output — the multi-frame shape Grafana's Prometheus data
 // source returns, which panels, Explore and alert rules (reduce/threshold expressions) all accept.
 func Frames(q Query, res *Result) data.Frames {
+	if len(q.Buckets) > 0 {
+		return withNotices(heatmapFrames(q, res), q, res)
+	}
 	frames := make(data.Frames, 0, len(res.Outputs))
 	for _, o := range res.Outputs {
 		times := make([]time.Time, len(o.Points))
@@ -28,6 +31,11 @@ func Frames(q Query, res *Result) data.Frames {
 		f.SetMeta(&data.FrameMeta{Type: data.FrameTypeTimeSeriesMulti, TypeVersion: data.FrameTypeVersion{0, 1}})
 		frames = append(frames, f)
 	}
+	return withNotices(frames, q, res)
+}
+
+// withNotices puts a result's notices on the first frame, adding an empty one where nothing matched.
+func withNotices(frames data.Frames, q Query, res *Result) data.Frames {
 	if len(frames) == 0 {
 		// An empty frame still carries notices and tells Grafana (and alerting's "no data") that nothing matched.
 		f := data.NewFrame(string(q.QueryType))
@@ -41,6 +49,40 @@ func Frames(q Query, res *Result) data.Frames {
 }
 
 var legendVar = regexp.MustCompile(`\{\{\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*\}\}`)
+
+// HeatmapRowsType is Grafana's frame type for a heatmap's rows: a time field, then one field per bucket in order.
+const HeatmapRowsType data.FrameType = "heatmap-rows"
+
+// heatmapFrames turns a distribution (ApplyDistribution) into one heatmap-rows frame per measure and quantile, each
+// bucket a field named by its upper bound, as Grafana's Prometheus data source returns le buckets to its heatmap.
+func heatmapFrames(q Query, res *Result) data.Frames {
+	var frames data.Frames
+	for i := 0; i < len(res.Outputs); {
+		first := res.Outputs[i]
+		times := make([]time.Time, len(first.Points))
+		for j, p := range first.Points {
+			times[j] = time.UnixMilli(p.T).UTC()
+		}
+		name := first.Measure
+		if qt := first.Labels["quantile"]; qt != "" {
+			name += " p" + qt
+		}
+		f := data.NewFrame(name, data.NewField(data.TimeSeriesTimeFieldName, nil, times))
+		for ; i < len(res.Outputs) && res.Outputs[i].Measure == first.Measure && res.Outputs[i].Labels["quantile"] == first.Labels["quantile"]; i++ {
+			o := res.Outputs[i]
+			values := make([]float64, len(o.Points))
+			for j, p := range o.Points {
+				values[j] = p.V
+			}
+			v := data.NewField(o.Labels["le"], data.Labels(o.Labels), values)
+			v.Config = &data.FieldConfig{Unit: o.Unit, DisplayNameFromDS: o.Labels["le"]}
+			f.Fields = append(f.Fields, v)
+		}
+		f.SetMeta(&data.FrameMeta{Type: HeatmapRowsType})
+		frames = append(frames, f)
+	}
+	return frames
+}
 
 // Legend expands {{label}} in a legend format, as Grafana's Prometheus data source does.
 func Legend(format string, labels map[string]string) string {

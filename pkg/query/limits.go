@@ -39,6 +39,8 @@ const (
 	MaxFetchedSeries = 250_000
 	// MaxLimit bounds a query's limit (the series kept per output by rank); more is no longer a top list.
 	MaxLimit = 1_000
+	// MaxBuckets bounds a distribution's bucket bounds: a heatmap's rows.
+	MaxBuckets = 50
 )
 
 // TruncatedNotice is the notice of an answer cut at MaxSeriesPerQuery or MaxPointsPerQuery.

@@ -121,6 +121,10 @@ type Query struct {
 	Limit int `json:"limit,omitempty"`
 	// Rank orders series for Limit: "highest" (default) or "lowest".
 	Rank string `json:"rank,omitempty"`
+	// Buckets, when set, replaces each output's series by their distribution: at every step, how many series have a
+	// value in each bucket (upper bounds, increasing; a last +Inf bucket is added), as a heatmap's rows. A fleet panel
+	// shows where its hundreds of endpoints lie without one line per endpoint.
+	Buckets []float64 `json:"buckets,omitempty"`
 	// Labels are extra label matchers for raw queries: label name → regular expression.
 	Labels map[string]string `json:"labels,omitempty"`
 	// Histogram says how a raw histogram is returned: "buckets" (cumulative, per le) or "quantiles".
@@ -263,6 +267,12 @@ func (q *Query) validate() error {
 	case "", RankHighest, RankLowest:
 	default:
 		return fmt.Errorf("rank %q is unknown: use %s or %s", q.Rank, RankHighest, RankLowest)
+	}
+	if err := validBuckets(q.Buckets); err != nil {
+		return err
+	}
+	if len(q.Buckets) > 0 && q.Limit > 0 {
+		return errors.New("buckets and limit exclude each other: a distribution counts every series")
 	}
 	if q.Score != "" && (q.QueryType != TypeDPBalance || !contains(measure.Scores, q.Score)) {
 		return fmt.Errorf("score %q is only for dp_balance and must be one of %s", q.Score, strings.Join(measure.Scores, ", "))

@@ -87,6 +87,7 @@ export const testIds = {
     threshold: 'data-testid inferscope-query-threshold',
     score: 'data-testid inferscope-query-score',
     limit: 'data-testid inferscope-query-limit',
+    buckets: 'data-testid inferscope-query-buckets',
     rank: 'data-testid inferscope-query-rank',
     rawMetric: 'data-testid inferscope-query-raw-metric',
     histogram: 'data-testid inferscope-query-histogram',

@@ -148,6 +148,7 @@ export const FIELD = {
   groupBy: 'groupBy',
   limit: 'limit',
   rank: 'rank',
+  buckets: 'buckets',
   family: 'family',
   metric: 'metric',
   labels: 'labels',

@@ -60,6 +60,7 @@ const CONTROL: Record<Field, string | undefined> = {
   [FIELD.groupBy]: testIds.queryEditor.groupBy,
   [FIELD.limit]: testIds.queryEditor.limit,
   [FIELD.rank]: testIds.queryEditor.rank,
+  [FIELD.buckets]: testIds.queryEditor.buckets,
   [FIELD.family]: testIds.queryEditor.latencyMetric,
   [FIELD.metric]: testIds.queryEditor.rawMetric,
   [FIELD.labels]: testIds.queryEditor.addLabel,

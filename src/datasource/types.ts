@@ -139,6 +139,8 @@ export interface VllmQuery extends DataQuery {
   groupBy?: GroupBy;
   /** limit keeps that many series per output: the highest mean over the range, or the lowest with rank 'lowest'. */
   limit?: number;
+  /** buckets are the upper bounds of a distribution across the query's series (a heatmap's rows). */
+  buckets?: number[];
   /** rank is one of the catalog's rank values (FIELD_SPECS.rank); empty ranks by the highest mean. */
   rank?: string;
   /** score restricts a dp_balance query to one imbalance score, without the per-rank loads. */

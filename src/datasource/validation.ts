@@ -286,6 +286,21 @@ export function validateQuery(q: VllmQuery): QueryErrors {
       max: limit.max,
     });
   }
+  const buckets = FIELD_SPECS[FIELD.buckets];
+  if (fields.reads(FIELD.buckets) && q.buckets?.length) {
+    if (q.buckets.some((v, i) => !Number.isFinite(v) || (i > 0 && v <= q.buckets![i - 1]))) {
+      errors.buckets = t(
+        'validation.buckets-not-increasing',
+        'Bucket bounds must be finite numbers in increasing order.'
+      );
+    } else if (buckets.maxItems && q.buckets.length > buckets.maxItems) {
+      errors.buckets = tf('validation.too-many-buckets', 'At most {{max}} bucket bounds per query.', {
+        max: buckets.maxItems,
+      });
+    } else if (q.limit) {
+      errors.buckets = t('validation.buckets-with-limit', 'A distribution counts every series: clear Top to use it.');
+    }
+  }
   if (fields.requires(FIELD.metric) && !q.metric) {
     errors.metric = t('validation.raw-queries-need-a-metric', 'Raw queries need a metric name.');
   }

@@ -58,6 +58,7 @@ export function QueryEditor({ query, onChange, onRunQuery, datasource, data }: P
       groupBy,
       limit,
       rank,
+      buckets,
       window,
       legendFormat,
     } = query;
@@ -72,6 +73,7 @@ export function QueryEditor({ query, onChange, onRunQuery, datasource, data }: P
       groupBy,
       limit,
       rank,
+      buckets,
       window,
       legendFormat,
       queryType: next,

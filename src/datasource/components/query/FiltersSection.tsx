@@ -7,6 +7,7 @@ import { testIds } from '../../../components/testIds';
 import type { DataSource } from '../../datasource';
 import { GROUP_BY, GroupBy, VllmQuery } from '../../types';
 import { QueryErrors } from '../../validation';
+import { BucketsField } from './BucketsField';
 import { LimitField } from './LimitField';
 import { MatcherPicker } from './MatcherPicker';
 import { QueryField } from './QueryField';
@@ -103,6 +104,9 @@ export function FiltersSection({ datasource, query, errors, groupings: allowed, 
         </QueryField>
       )}
       {ranked && <LimitField limit={query.limit} rank={query.rank} invalid={errors.limit} onChange={onChange} />}
+      {ranked && (
+        <BucketsField value={query.buckets} invalid={errors.buckets} onChange={(buckets) => onChange({ buckets })} />
+      )}
     </EditorRow>
   );
 }

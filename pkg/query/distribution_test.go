@@ -1,0 +1,76 @@
+package query
+
+import (
+	"math"
+	"strings"
+	"testing"
+)
+
+func TestApplyDistribution(t *testing.T) {
+	res := &Result{Outputs: []Output{
+		rankSeries("kv", "a", "", 0.05, 0.5, math.NaN()),
+		rankSeries("kv", "b", "", 0.1, 0.95, 0.2),
+		rankSeries("kv", "c", "", 0.3, 1.2, math.Inf(1)),
+		rankSeries("ttft", "a", "0.95", 2),
+	}}
+	ApplyDistribution(Query{Buckets: []float64{0.1, 0.5, 1}}, res)
+	// Per bucket (le): counts at t = 0, 1000, 2000 s; a value equal to a bound is in that bound's bucket, NaN and ±Inf
+	// are left out, and a step with no finite value is absent.
+	want := []string{
+		"kv le=0.1 [2 0 0]", "kv le=0.5 [1 1 1]", "kv le=1 [0 1 0]", "kv le=+Inf [0 1 0]",
+		"ttft le=0.1 [0]", "ttft le=0.5 [0]", "ttft le=1 [0]", "ttft le=+Inf [1]",
+	}
+	var got []string
+	for _, o := range res.Outputs {
+		s := o.Measure + " le=" + o.Labels["le"] + " ["
+		for i, p := range o.Points {
+			if i > 0 {
+				s += " "
+			}
+			s += strings.TrimSuffix(strings.TrimSuffix(formatQuantile(p.V), ".0"), ".")
+		}
+		got = append(got, s+"]")
+		if o.Measure == "ttft" && o.Labels["quantile"] != "0.95" {
+			t.Errorf("%s lost its quantile label: %v", o.Measure, o.Labels)
+		}
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("distribution:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if len(res.Outputs[0].Points) != 3 || res.Outputs[0].Points[2].T != 2000 {
+		t.Errorf("steps %v", res.Outputs[0].Points)
+	}
+
+	frames := Frames(Query{Buckets: []float64{0.1, 0.5, 1}}, res)
+	if len(frames) != 2 {
+		t.Fatalf("%d frames, want one heatmap per measure and quantile", len(frames))
+	}
+	for _, f := range frames {
+		if f.Meta == nil || f.Meta.Type != HeatmapRowsType || len(f.Fields) != 5 || f.Fields[4].Name != InfBound {
+			t.Errorf("frame %s: meta %+v, %d fields, want heatmap-rows with time and four buckets", f.Name, f.Meta, len(f.Fields))
+		}
+	}
+}
+
+func TestBucketsAreValidated(t *testing.T) {
+	many := make([]float64, MaxBuckets+1)
+	for i := range many {
+		many[i] = float64(i)
+	}
+	for _, q := range []Query{
+		{QueryType: TypeKVCacheUsage, Buckets: []float64{0.5, 0.5}},
+		{QueryType: TypeKVCacheUsage, Buckets: []float64{0.5, 0.1}},
+		{QueryType: TypeKVCacheUsage, Buckets: []float64{math.NaN()}},
+		{QueryType: TypeKVCacheUsage, Buckets: []float64{math.Inf(1)}},
+		{QueryType: TypeKVCacheUsage, Buckets: many},
+		{QueryType: TypeKVCacheUsage, Buckets: []float64{0.5}, Limit: 3},
+	} {
+		if err := q.Validate(); err == nil {
+			t.Errorf("%+v: accepted", q)
+		}
+	}
+	q := Query{QueryType: TypeKVCacheUsage, Buckets: []float64{0.5, 0.9}}
+	if err := q.Validate(); err != nil {
+		t.Fatal(err)
+	}
+}
