@@ -56,6 +56,7 @@ func (ep *endpoint) selectSeries(name string, from, to int64, match func(exposit
 		ep.memo.keepCounts(ep.st, key, cands, counts)
 	}
 	picked := make([]int32, 0, len(cands))
+	var pickedCounts []int
 	total, nLabels := 0, 0
 	for i, id := range cands {
 		x := ep.series[id].id
@@ -63,7 +64,7 @@ func (ep *endpoint) selectSeries(name string, from, to int64, match func(exposit
 		if match != nil && !match(x.labels) {
 			continue
 		}
-		picked = append(picked, id)
+		picked, pickedCounts = append(picked, id), append(pickedCounts, int(counts[i]))
 		total += int(counts[i])
 		nLabels += len(x.labels)
 	}
@@ -79,12 +80,14 @@ func (ep *endpoint) selectSeries(name string, from, to int64, match func(exposit
 	if ep.memo.lookup(key, picked, got) < len(picked) {
 		missing := make([]int32, 0, len(picked))
 		var at []int
+		bound := 0 // the missing series' points in the blocks read: what their decoding may hold at most
 		for i, id := range picked {
 			if got[i] == nil {
 				missing, at = append(missing, id), append(at, i)
+				bound += pickedCounts[i]
 			}
 		}
-		decoded := ep.decode(missing, blocks, withHead, lo, hi)
+		decoded := ep.decode(missing, blocks, withHead, lo, hi, bound)
 		for j, i := range at {
 			got[i] = decoded[j]
 		}
@@ -132,9 +135,12 @@ func (ep *endpoint) count(ids []int32, blocks []*block, withHead bool) (cands, c
 
 // decode returns the points in [lo, hi] of each of ids from blocks (and the head if withHead), in one array of the
 // exact size (a range usually takes a part of the blocks it overlaps); each series' slice is full, so appending to
-// it copies.
-func (ep *endpoint) decode(ids []int32, blocks []*block, withHead bool, lo, hi int64) [][]derive.Point {
+// it copies. bound is how many points the blocks hold for ids, so the scratch it decodes into never grows.
+func (ep *endpoint) decode(ids []int32, blocks []*block, withHead bool, lo, hi int64, bound int) [][]derive.Point {
 	scratch := decodeScratch.Get().(*[]derive.Point)
+	if cap(*scratch) < bound {
+		*scratch = make([]derive.Point, 0, bound)
+	}
 	pts := (*scratch)[:0]
 	ends := make([]int, len(ids))
 	for i, id := range ids {

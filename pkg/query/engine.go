@@ -666,18 +666,44 @@ func (c *evalCtx) rates(groups []*group) []map[int64]float64 {
 
 // bucketRates is derive.BucketRates of a group's bucket series at every step: rates[i] holds, in member order,
 // the buckets whose series has a rate at step i. One pass per series (derive.RateSteps) instead of one per step.
-func (c *evalCtx) bucketRates(members []input) [][]derive.Bucket {
-	rates := make([][]derive.Bucket, len(c.steps))
+func (c *evalCtx) bucketRates(members []input) bucketSteps {
+	bs := bucketSteps{rates: make([][]derive.Bucket, len(c.steps)), slots: make([][]int32, len(c.steps))}
+	slotOf := map[float64]int32{}
 	for _, m := range members {
 		le := m.le
+		slot, ok := slotOf[le]
+		if !ok { // NaN never matches: such a member has a slot of its own, as it had a map entry of its own per step
+			slot = int32(len(slotOf)) // #nosec G115 -- one slot per bucket series of a group, far below 2³¹
+			slotOf[le] = slot
+			bs.n++
+		}
 		derive.RateSteps(m.series.Points, c.steps, c.window, func(i int, v float64) {
-			if rates[i] == nil {
-				rates[i] = make([]derive.Bucket, 0, len(members))
+			if bs.rates[i] == nil {
+				bs.rates[i] = make([]derive.Bucket, 0, len(members))
+				bs.slots[i] = make([]int32, 0, len(members))
 			}
-			rates[i] = append(rates[i], derive.Bucket{UpperBound: le, Count: v})
+			bs.rates[i] = append(bs.rates[i], derive.Bucket{UpperBound: le, Count: v})
+			bs.slots[i] = append(bs.slots[i], slot)
 		})
 	}
-	return rates
+	return bs
+}
+
+// bucketSteps is a group's bucket rates at each step in member order, each with its bound's slot (the group's
+// distinct bounds, numbered once), so commonBuckets sums by bound with arrays instead of a map per step.
+type bucketSteps struct {
+	rates [][]derive.Bucket
+	slots [][]int32
+	n     int
+}
+
+// scratch returns commonBuckets' scratch space for these slots.
+func (bs bucketSteps) scratch() *commonScratch {
+	sc := &commonScratch{at: make([]int32, bs.n), n: make([]int32, bs.n)}
+	for i := range sc.at {
+		sc.at[i] = -1
+	}
+	return sc
 }
 
 // rate evaluates grouped counters as per-second rates.
@@ -703,8 +729,8 @@ func (c *evalCtx) rate(ins []input) []Output {
 func (c *evalCtx) quantiles(buckets []input, qs []float64) []Output {
 	var outs []Output
 	for _, g := range c.groupInputs(buckets) {
-		rates := c.bucketRates(g.members)
-		seen := map[float64]commonBound{}
+		bs := c.bucketRates(g.members)
+		sc := bs.scratch()
 		perQ := make([]Output, len(qs))
 		for i, q := range qs {
 			l := copyLabels(g.labels)
@@ -712,7 +738,7 @@ func (c *evalCtx) quantiles(buckets []input, qs []float64) []Output {
 			perQ[i] = Output{Labels: l}
 		}
 		for si, t := range c.steps {
-			b := commonBuckets(rates[si], seen)
+			b := commonBuckets(bs.rates[si], bs.slots[si], sc)
 			if len(b) == 0 {
 				continue
 			}
@@ -738,11 +764,11 @@ func (c *evalCtx) quantiles(buckets []input, qs []float64) []Output {
 func (c *evalCtx) attainment(buckets []input, bounds derive.SLOBounds, goodput bool) []Output {
 	var outs []Output
 	for _, g := range c.groupInputs(buckets) {
-		rates := c.bucketRates(g.members)
-		seen := map[float64]commonBound{}
+		bs := c.bucketRates(g.members)
+		sc := bs.scratch()
 		o := Output{Labels: copyLabels(g.labels)}
 		for si, t := range c.steps {
-			b := commonBuckets(rates[si], seen)
+			b := commonBuckets(bs.rates[si], bs.slots[si], sc)
 			v, ok := derive.SLOAttainment(b, bounds, *c.q.Threshold)
 			if goodput {
 				v, _, ok = derive.CountWithin(b, bounds, *c.q.Threshold)
@@ -763,9 +789,10 @@ func (c *evalCtx) attainment(buckets []input, bounds derive.SLOBounds, goodput b
 // tens of buckets however many histograms the group holds. Summing histograms of different layouts (V0's TTFT lacks
 // V1's 20…2560 s buckets) would give a non-monotonic sum that Prometheus repairs upwards and VictoriaMetrics
 // downwards (a p99 of 2560 s); the buckets all share answer alike everywhere. Prometheus mode generates the same
-// filter (promapi quantiles). b is reused; seen is scratch space the caller keeps between steps.
-func commonBuckets(b []derive.Bucket, seen map[float64]commonBound) []derive.Bucket {
-	all := 0
+// filter (promapi quantiles). b is reused; slots[i] is b[i]'s bound's slot (bucketSteps); sc is scratch space the
+// caller keeps between steps.
+func commonBuckets(b []derive.Bucket, slots []int32, sc *commonScratch) []derive.Bucket {
+	all := int32(0)
 	for _, x := range b {
 		if math.IsInf(x.UpperBound, 1) {
 			all++
@@ -777,28 +804,33 @@ func commonBuckets(b []derive.Bucket, seen map[float64]commonBound) []derive.Buc
 	case 1:
 		return b // one histogram: every bound it has is common, and none repeats
 	}
-	clear(seen)
-	summed := b[:0]
-	for _, x := range b {
-		if c, ok := seen[x.UpperBound]; ok {
-			summed[c.at].Count += x.Count
-			seen[x.UpperBound] = commonBound{c.at, c.n + 1}
+	summed := b[:0] // writes stay at or before the read position
+	sc.order = sc.order[:0]
+	for i, x := range b {
+		s := slots[i]
+		if at := sc.at[s]; at >= 0 {
+			summed[at].Count += x.Count
+			sc.n[s]++
 			continue
 		}
-		seen[x.UpperBound] = commonBound{len(summed), 1}
+		sc.at[s], sc.n[s] = int32(len(summed)), 1 // #nosec G115 -- at most one entry per bucket series of a group
+		sc.order = append(sc.order, s)
 		summed = append(summed, x)
 	}
 	kept := summed[:0]
-	for _, x := range summed {
-		if seen[x.UpperBound].n == all {
+	for j, x := range summed {
+		s := sc.order[j]
+		if sc.n[s] == all {
 			kept = append(kept, x)
 		}
+		sc.at[s] = -1
 	}
 	return kept
 }
 
-// commonBound is where commonBuckets summed a bound and how many series had it.
-type commonBound struct{ at, n int }
+// commonScratch is commonBuckets' per-group scratch: where each slot was summed this step (-1: not yet), how many
+// series had it, and the slots in the order first met.
+type commonScratch struct{ at, n, order []int32 }
 
 func copyLabels(l map[string]string) map[string]string {
 	out := make(map[string]string, len(l)+1)

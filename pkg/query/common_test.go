@@ -1,0 +1,96 @@
+package query
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/inferscope/inferscope-vllm/pkg/derive"
+)
+
+// commonBucketsByMap is the map-per-step commonBuckets the slotted one replaced: the reference it is held to.
+func commonBucketsByMap(b []derive.Bucket) []derive.Bucket {
+	all := 0
+	for _, x := range b {
+		if math.IsInf(x.UpperBound, 1) {
+			all++
+		}
+	}
+	switch all {
+	case 0:
+		return nil
+	case 1:
+		return b
+	}
+	type bound struct{ at, n int }
+	seen := map[float64]bound{}
+	var summed []derive.Bucket
+	for _, x := range b {
+		if c, ok := seen[x.UpperBound]; ok {
+			summed[c.at].Count += x.Count
+			seen[x.UpperBound] = bound{c.at, c.n + 1}
+			continue
+		}
+		seen[x.UpperBound] = bound{len(summed), 1}
+		summed = append(summed, x)
+	}
+	var kept []derive.Bucket
+	for _, x := range summed {
+		if seen[x.UpperBound].n == all {
+			kept = append(kept, x)
+		}
+	}
+	return kept
+}
+
+// TestCommonBucketsMatchesMapReference: over random groups of histograms of mixed layouts (some bounds missing at
+// some steps, NaN bounds, several histograms sharing +Inf), the slotted commonBuckets keeps the same bounds in the
+// same order with bit-identical sums, step after step with one scratch.
+func TestCommonBucketsMatchesMapReference(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	layouts := [][]float64{{0.1, 0.5, 1, math.Inf(1)}, {0.1, 0.25, 0.5, 1, 2.5, math.Inf(1)}, {0.5, 1, math.Inf(1)}, {math.NaN(), 1, math.Inf(1)}}
+	for trial := range 500 {
+		var members []input
+		for range 1 + rng.IntN(5) {
+			for _, le := range layouts[rng.IntN(len(layouts))] {
+				members = append(members, input{le: le})
+			}
+		}
+		slotOf := map[float64]int32{}
+		slots := make([]int32, len(members))
+		n := 0
+		for i, m := range members {
+			s, ok := slotOf[m.le]
+			if !ok {
+				s = int32(n)
+				slotOf[m.le] = s
+				n++
+			}
+			slots[i] = s
+		}
+		sc := bucketSteps{n: n}.scratch()
+		for step := range 5 {
+			var b []derive.Bucket
+			var bs []int32
+			for i, m := range members {
+				if rng.IntN(8) == 0 {
+					continue // no rate at this step
+				}
+				b = append(b, derive.Bucket{UpperBound: m.le, Count: rng.Float64() * 100})
+				bs = append(bs, slots[i])
+			}
+			want := commonBucketsByMap(slices.Clone(b))
+			got := commonBuckets(b, bs, sc)
+			if len(got) != len(want) {
+				t.Fatalf("trial %d step %d: %d buckets, want %d", trial, step, len(got), len(want))
+			}
+			for i := range got {
+				if math.Float64bits(got[i].Count) != math.Float64bits(want[i].Count) ||
+					math.Float64bits(got[i].UpperBound) != math.Float64bits(want[i].UpperBound) {
+					t.Fatalf("trial %d step %d bucket %d: %+v, want %+v", trial, step, i, got[i], want[i])
+				}
+			}
+		}
+	}
+}
