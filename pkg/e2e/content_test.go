@@ -197,7 +197,8 @@ func TestDashboardPanelsAndAlertRules(t *testing.T) {
 			!strings.Contains(joined, `--custom-histogram-buckets '{"time_to_first_token": [`) {
 			t.Errorf("SLO attainment at 0.3 s: notices %q", notices)
 		}
-		vars := map[string]string{"endpoint": ".*", "model": ".*", "engine": ".*", "dp": ".*", "role": ".*", "timer": timer, "datasource": "trip"}
+		vars := map[string]string{"endpoint": ".*", "model": ".*", "engine": ".*", "dp": ".*", "role": ".*", "timer": timer, "datasource": "trip",
+			"ttft_target": "0.3", "tpot_target": "0.05"}
 		for _, file := range files {
 			panels, err := dashtest.Panels(file, vars)
 			if err != nil {

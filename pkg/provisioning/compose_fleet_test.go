@@ -97,7 +97,8 @@ func TestComposeFleetFillsEveryDashboard(t *testing.T) {
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no dashboards: %v", err)
 	}
-	vars := map[string]string{"endpoint": ".*", "model": ".*", "engine": ".*", "dp": ".*", "role": ".*", "timer": ".*", "datasource": "compose"}
+	vars := map[string]string{"endpoint": ".*", "model": ".*", "engine": ".*", "dp": ".*", "role": ".*", "timer": ".*", "datasource": "compose",
+		"ttft_target": "0.3", "tpot_target": "0.05"}
 	type panel struct {
 		key     string
 		targets []map[string]any

@@ -125,3 +125,24 @@ func TestDiagnosisComparesWithTheRuleTable(t *testing.T) {
 		}
 	}
 }
+
+// TestThresholdFromADashboardVariable: an SLO target chosen with a dashboard variable arrives as a string once
+// Grafana interpolates it, and reads as the number it holds; anything else is a clear error.
+func TestThresholdFromADashboardVariable(t *testing.T) {
+	for raw, want := range map[string]float64{`0.3`: 0.3, `"0.3"`: 0.3, `" 2 "`: 2, `"1e-1"`: 0.1} {
+		q, err := Parse([]byte(`{"queryType":"latency","measure":"slo_attainment","metric":"ttft","threshold":` + raw + `}`))
+		if err != nil || q.Threshold == nil || *q.Threshold != want {
+			t.Errorf("threshold %s: %v, %v; want %v", raw, q.Threshold, err, want)
+		}
+	}
+	for _, raw := range []string{`"$ttft_target"`, `"NaN"`, `"fast"`, `true`} {
+		if _, err := Parse([]byte(`{"queryType":"latency","measure":"slo_attainment","metric":"ttft","threshold":` + raw + `}`)); err == nil ||
+			!strings.Contains(err.Error(), "threshold") {
+			t.Errorf("threshold %s: error %v, want one naming the threshold", raw, err)
+		}
+	}
+	q, err := Parse([]byte(`{"queryType":"latency","metric":"ttft","endpoint":"a","quantiles":[0.5]}`))
+	if err != nil || q.Threshold != nil || q.Endpoint != "a" || len(q.Quantiles) != 1 {
+		t.Errorf("a query without threshold: %+v, %v", q, err)
+	}
+}
