@@ -17,6 +17,7 @@ import (
 // every shipped dashboard must have data.
 var quietInDemo = map[string]string{
 	"vllm-fleet.json/Sleep and wake time": "no simulator sleeps: an instance asleep half the time would look broken in a demo",
+	"vllm-service-status.json/Requests with NaN logits": "no simulator counts NaN logits: vLLM counts them only with VLLM_COMPUTE_NANS_IN_LOGITS=1, and a demo with corrupted output would look broken",
 }
 
 // ascendProfiler is why the Ascend dashboard's profiler panels are empty at first: vLLM-Ascend records
@@ -98,7 +99,7 @@ func TestComposeFleetFillsEveryDashboard(t *testing.T) {
 		t.Fatalf("no dashboards: %v", err)
 	}
 	vars := map[string]string{"endpoint": ".*", "model": ".*", "engine": ".*", "dp": ".*", "role": ".*", "timer": ".*", "datasource": "compose",
-		"ttft_target": "0.3", "tpot_target": "0.05"}
+		"ttft_target": "0.5", "tpot_target": "0.05"}
 	type panel struct {
 		key     string
 		targets []map[string]any
