@@ -16,7 +16,7 @@ import (
 // quietInDemo are the shipped panels the compose demo leaves empty on purpose, each with why; every other panel of
 // every shipped dashboard must have data.
 var quietInDemo = map[string]string{
-	"vllm-fleet.json/Sleep and wake time": "no simulator sleeps: an instance asleep half the time would look broken in a demo",
+	"vllm-fleet.json/Sleep and wake time":               "no simulator sleeps: an instance asleep half the time would look broken in a demo",
 	"vllm-service-status.json/Requests with NaN logits": "no simulator counts NaN logits: vLLM counts them only with VLLM_COMPUTE_NANS_IN_LOGITS=1, and a demo with corrupted output would look broken",
 }
 
