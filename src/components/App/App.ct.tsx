@@ -250,7 +250,9 @@ test("the fleet page opens with each model's service status, from the same one r
   // simFleet(4): llama-3-8b serves (vllm-03 online beside the unhealthy vllm-01); qwen2-72b's live endpoint sleeps.
   const llama = strip.getByTestId(testIds.status.card('llama-3-8b'));
   await expect(llama.getByText('online', { exact: true })).toBeVisible();
-  await expect(strip.getByTestId(testIds.status.card('qwen2-72b')).getByText('sleeping', { exact: true })).toBeVisible();
+  await expect(
+    strip.getByTestId(testIds.status.card('qwen2-72b')).getByText('sleeping', { exact: true })
+  ).toBeVisible();
   // Median TTFT 110 ms, 1 ÷ 21 ms = 48 tok/s, 99.0 % success, 3.1 requests/s = 186 a minute (src/ct/fleet.ts).
   for (const text of ['110 ms', '48', '99.0 %', '186']) {
     await expect(llama.getByText(text, { exact: true })).toBeVisible();

@@ -29,10 +29,36 @@ export function statusTargets(): Array<VllmQuery & { refId: string }> {
   return [
     { refId: STATUS_REFS.state, queryType: QUERY_TYPE.engine_state, groupBy: GROUP_BY.endpoint },
     { refId: STATUS_REFS.up, queryType: QUERY_TYPE.raw, metric: 'up' },
-    { refId: STATUS_REFS.ttft, queryType: QUERY_TYPE.latency, metric: FAMILY.ttft, quantiles: [0.5], window: '5m', ...model },
-    { refId: STATUS_REFS.itl, queryType: QUERY_TYPE.latency, metric: FAMILY.itl, quantiles: [0.5], window: '5m', ...model },
-    { refId: STATUS_REFS.errors, queryType: QUERY_TYPE.throughput, measure: MEASURE.throughput.errors, window: '5m', ...model },
-    { refId: STATUS_REFS.requests, queryType: QUERY_TYPE.throughput, measure: MEASURE.throughput.requests, window: '5m', ...model },
+    {
+      refId: STATUS_REFS.ttft,
+      queryType: QUERY_TYPE.latency,
+      metric: FAMILY.ttft,
+      quantiles: [0.5],
+      window: '5m',
+      ...model,
+    },
+    {
+      refId: STATUS_REFS.itl,
+      queryType: QUERY_TYPE.latency,
+      metric: FAMILY.itl,
+      quantiles: [0.5],
+      window: '5m',
+      ...model,
+    },
+    {
+      refId: STATUS_REFS.errors,
+      queryType: QUERY_TYPE.throughput,
+      measure: MEASURE.throughput.errors,
+      window: '5m',
+      ...model,
+    },
+    {
+      refId: STATUS_REFS.requests,
+      queryType: QUERY_TYPE.throughput,
+      measure: MEASURE.throughput.requests,
+      window: '5m',
+      ...model,
+    },
   ];
 }
 
@@ -137,7 +163,12 @@ export function joinStatus(frames: DataFrame[]): ModelStatus[] {
   );
 }
 
-const COLORS: Record<ServiceState, BadgeColor> = { online: 'green', sleeping: 'blue', unhealthy: 'orange', down: 'red' };
+const COLORS: Record<ServiceState, BadgeColor> = {
+  online: 'green',
+  sleeping: 'blue',
+  unhealthy: 'orange',
+  down: 'red',
+};
 
 function stateText(s: ServiceState): string {
   switch (s) {
