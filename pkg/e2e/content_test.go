@@ -21,6 +21,7 @@ import (
 
 	"github.com/inferscope/inferscope-vllm/pkg/harness"
 	"github.com/inferscope/inferscope-vllm/pkg/internal/dashtest"
+	"github.com/inferscope/inferscope-vllm/pkg/internal/promtest"
 	inferrules "github.com/inferscope/inferscope-vllm/pkg/rules"
 )
 
@@ -41,6 +42,27 @@ func startFleet(t *testing.T, p *harness.Plugin, uid string, eps []map[string]st
 		// 15 s at 30× speed, and on a loaded machine a scrape may take most of a second.
 		JSONData: map[string]any{"mode": "direct", "endpoints": eps, "scrapeInterval": "1s", "scrapeTimeout": "1s"}}, nil)
 	if _, err := p.CheckHealth(ctx, pc); err != nil { // creates the instance, which starts scraping
+		t.Fatal(err)
+	}
+	return &contentFleet{p: p, pc: pc, ctx: ctx}
+}
+
+// startPromFleet is startFleet's Prometheus-mode twin: a Prometheus scraping the same endpoints every second (the
+// fleets' 1 s scrapes stand for 15 s at 30×) and a Prometheus-mode data source on it, so every panel and rule is
+// also answered by the generated PromQL.
+func startPromFleet(t *testing.T, p *harness.Plugin, uid string, eps []map[string]string) *contentFleet {
+	var targets []promtest.Target
+	for _, e := range eps {
+		// One scrape job for the fleet, as deployments have: raw up answers for the jobs that scrape vLLM, so an
+		// endpoint down since before its first scrape is found through its job.
+		targets = append(targets, promtest.Target{Job: "vllm", Addr: strings.TrimSuffix(strings.TrimPrefix(e["url"], "http://"), "/metrics")})
+	}
+	prom := promtest.Start(t, promtest.Options{Targets: targets, ScrapeInterval: time.Second})
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	t.Cleanup(cancel)
+	pc := harness.DataSourceContext(t, harness.DataSource{UID: uid, URL: prom.URL,
+		JSONData: map[string]any{"mode": "prometheus", "scrapeInterval": "1s"}}, nil)
+	if _, err := p.CheckHealth(ctx, pc); err != nil {
 		t.Fatal(err)
 	}
 	return &contentFleet{p: p, pc: pc, ctx: ctx}
@@ -147,15 +169,19 @@ func stoppedEndpoint(t *testing.T) string {
 // the data source executable: each panel gets data, each rule fires in the fleet built to trip it (one hot engine
 // behind a skewed router, an overloaded V0 server, a decode instance with a slow and lossy NIXL link, an offloading
 // instance short of CPU memory, an LMCache that finds almost nothing, a dead endpoint) and stays quiet in a healthy
-// one.
+// one — in both modes: each fleet is also scraped by a Prometheus that a Prometheus-mode data source queries.
 func TestDashboardPanelsAndAlertRules(t *testing.T) {
 	p := harness.Start(t, harness.Executable(t, harness.DatasourceExecutable))
-	trip := startFleet(t, p, "trip", tripFleet(t))
-	healthy := startFleet(t, p, "healthy", healthyFleet(t))
-	slow := startFleet(t, p, "slow", slowBurnFleet(t))
+	tripEps, healthyEps, slowEps := tripFleet(t), healthyFleet(t), slowBurnFleet(t)
+	trip := startFleet(t, p, "trip", tripEps)
+	healthy := startFleet(t, p, "healthy", healthyEps)
+	slow := startFleet(t, p, "slow", slowEps)
+	promTrip := startPromFleet(t, p, "prom-trip", tripEps)
+	promHealthy := startPromFleet(t, p, "prom-healthy", healthyEps)
+	promSlow := startPromFleet(t, p, "prom-slow", slowEps)
 	// 10 simulated minutes at 30×: wait until each fleet's history holds 20 s (from its first scrape, however late
 	// a loaded machine starts it), bounded by the fleets' contexts.
-	for _, f := range []*contentFleet{trip, healthy, slow} {
+	for _, f := range []*contentFleet{trip, healthy, slow, promTrip, promHealthy, promSlow} {
 		poll(f.ctx, func() bool {
 			return heldSince(f.query(t, map[string]any{"queryType": "raw", "metric": "up"}, time.Minute), time.Now().Add(-20*time.Second))
 		})
@@ -205,21 +231,26 @@ func TestDashboardPanelsAndAlertRules(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, pn := range panels {
-				t.Run(filepath.Base(file)+"/"+pn.Title, func(t *testing.T) {
-					rows := 0
-					for _, model := range pn.Targets {
-						r := trip.query(t, model, 10*time.Minute)
-						if r.Error != nil {
-							t.Fatalf("target %s: %v", model["refId"], r.Error)
+				for _, m := range []struct {
+					name  string
+					fleet *contentFleet
+				}{{"direct", trip}, {"prometheus", promTrip}} {
+					t.Run(m.name+"/"+filepath.Base(file)+"/"+pn.Title, func(t *testing.T) {
+						rows := 0
+						for _, model := range pn.Targets {
+							r := m.fleet.query(t, model, 10*time.Minute)
+							if r.Error != nil {
+								t.Fatalf("target %s: %v", model["refId"], r.Error)
+							}
+							for _, f := range r.Frames {
+								rows += f.Rows()
+							}
 						}
-						for _, f := range r.Frames {
-							rows += f.Rows()
+						if rows == 0 {
+							t.Fatal("panel got no data")
 						}
-					}
-					if rows == 0 {
-						t.Fatal("panel got no data")
-					}
-				})
+					})
+				}
 			}
 		}
 	})
@@ -240,35 +271,41 @@ func TestDashboardPanelsAndAlertRules(t *testing.T) {
 			t.Fatalf("want the %d rules of pkg/rules, have %d", len(inferrules.Alerts), len(rules))
 		}
 		for _, r := range rules {
-			t.Run(r.UID, func(t *testing.T) {
-				for _, k := range []string{"summary", "description", "knob", "runbook_url"} {
-					if r.Annotations[k] == "" {
-						t.Errorf("annotation %s is empty", k)
+			for _, m := range []struct {
+				name                string
+				trip, healthy, slow *contentFleet
+			}{{"direct", trip, healthy, slow}, {"prometheus", promTrip, promHealthy, promSlow}} {
+				t.Run(m.name+"/"+r.UID, func(t *testing.T) {
+					trip, healthy, slow := m.trip, m.healthy, m.slow
+					for _, k := range []string{"summary", "description", "knob", "runbook_url"} {
+						if r.Annotations[k] == "" {
+							t.Errorf("annotation %s is empty", k)
+						}
 					}
-				}
-				if r.Labels["severity"] == "" || r.Labels["team"] == "" {
-					t.Errorf("routing labels missing: %v", r.Labels)
-				}
-				if firing := r.evaluate(t, trip); len(firing) == 0 {
-					t.Error("did not fire in the fleet built to trip it")
-				} else {
-					t.Logf("fires for %v", firing)
-				}
-				if firing := r.evaluate(t, healthy); len(firing) > 0 {
-					t.Errorf("fires in the healthy fleet for %v", firing)
-				}
-				// A slow burn opens a ticket and pages nobody (multi-window, multi-burn-rate alerts).
-				switch firing := r.evaluate(t, slow); r.Labels["slo_alert"] {
-				case "ticket":
-					if len(firing) == 0 {
-						t.Error("the ticket did not fire for a slow burn")
+					if r.Labels["severity"] == "" || r.Labels["team"] == "" {
+						t.Errorf("routing labels missing: %v", r.Labels)
 					}
-				case "page":
-					if len(firing) > 0 {
-						t.Errorf("paged for a slow burn: %v", firing)
+					if firing := r.evaluate(t, trip); len(firing) == 0 {
+						t.Error("did not fire in the fleet built to trip it")
+					} else {
+						t.Logf("fires for %v", firing)
 					}
-				}
-			})
+					if firing := r.evaluate(t, healthy); len(firing) > 0 {
+						t.Errorf("fires in the healthy fleet for %v", firing)
+					}
+					// A slow burn opens a ticket and pages nobody (multi-window, multi-burn-rate alerts).
+					switch firing := r.evaluate(t, slow); r.Labels["slo_alert"] {
+					case "ticket":
+						if len(firing) == 0 {
+							t.Error("the ticket did not fire for a slow burn")
+						}
+					case "page":
+						if len(firing) > 0 {
+							t.Errorf("paged for a slow burn: %v", firing)
+						}
+					}
+				})
+			}
 		}
 	})
 }
