@@ -133,6 +133,8 @@ func tripFleet(t *testing.T) []map[string]string {
 		{"name": "lora", "url": startSim(t, "-flavor=vllm-v1", "-lora-adapters=4", "-max-lora=2", "-mfu", "-nan-logits-rate=0.02", "-prefix-hit-rate=0.02", "-qps=6", "-speed=30", "-seed=39")},
 		// Dynamo's frontend with its KV router's metrics (current names), migrating a few requests.
 		{"name": "dynamo-fe", "url": startSim(t, "-flavor=dynamo-frontend", "-engines=2", "-qps=6", "-prefix-hit-rate=0.4", "-migration-rate=0.05", "-speed=30", "-seed=62")},
+		// A Dynamo frontend whose one worker cannot keep up: requests queue before their first response.
+		{"name": "dynamo-fe-busy", "url": startSim(t, "-flavor=dynamo-frontend", "-engines=1", "-qps=30", "-max-num-seqs=8", "-prompt-tokens-mean=2000", "-speed=30", "-seed=66")},
 		// An instance put to sleep and woken every two minutes.
 		{"name": "sleepy", "url": startSim(t, "-flavor=vllm-v1", "-sleep-level=1", "-sleep-cycle=2m", "-qps=2", "-speed=30", "-seed=63")},
 		{"name": "gone", "url": ln},

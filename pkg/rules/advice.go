@@ -84,6 +84,9 @@ var (
 	AdvicePrefillQueue = Advice{
 		Cause: "the prefill instances cannot keep up with the prompts: too few prefill instances, longer prompts, or a prefill instance blocked sending KV",
 		Knob:  "add prefill instances or move capacity from decode to prefill; raise --max-num-batched-tokens; check the KV transfer time beside it"}
+	AdviceDynamoQueued = Advice{
+		Cause: "the frontend receives more requests than its workers take: too few workers, workers slowed by full KV caches or long prompts, or the KV router holding requests back",
+		Knob:  "add decode (or aggregated) workers or let Dynamo's planner scale them; check the workers' KV usage and TTFT; a lower frontend concurrency limit sheds load earlier"}
 	AdviceMigrations = Advice{
 		Cause: "Dynamo's workers go away mid-request (crashes, evictions, restarts or a rolling update), so the frontend moves their requests to other workers",
 		Knob:  "find the workers that restarted (their pods' restarts and logs); during a rolling update drain workers before stopping them"}

@@ -1,6 +1,10 @@
 package rules
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/inferscope/inferscope-vllm/pkg/vllm"
+)
 
 // DatasourceUID is the provisioned data source the alert rules query (provisioning/datasources).
 const DatasourceUID = "inferscope-direct"
@@ -184,6 +188,13 @@ func alerts() []Alert {
 		Advice:      &AdviceSpecCollapse, Confirm: []PanelRef{fleet("Spec-decode acceptance rate"), status("Acceptance by draft position")}},
 		body{[]Query{{1800, Model{QueryType: "spec_decode", Measure: "acceptance_rate", Window: "5m"}, nil}}, []Reduce{{0, "last"}, {0, "mean"}},
 			Condition{Math: "$%[1]s < %[3]s || $%[1]s < %[4]s * $%[2]s", Args: []*Threshold{&SpecAcceptanceFloor, &SpecAcceptanceDrop}}})
+	// The frontend measure has four outputs and a rule cannot pick one, so the rule reads the queued gauge by its
+	// name (pkg/vllm, traced to Dynamo's source).
+	add(Alert{UID: "inferscope-dynamo-queued", Title: "Dynamo frontend queue above " + DynamoQueuedHigh.Number(), Severity: "warning", For: "5m",
+		Summary:     "Dynamo frontend {{ $labels.endpoint }}: at least {{ humanize $values.B.Value }} requests queued for 5 minutes",
+		Description: fmt.Sprintf("Dynamo's frontend has held more than %s in its queue, before their first response, throughout the last 5 minutes: the workers do not keep up.", DynamoQueuedHigh.Text()),
+		Advice:      &AdviceDynamoQueued, Confirm: []PanelRef{status("Dynamo frontend: queued requests"), fleet("Frontend: in flight, queued, router queue")}},
+		single(300, Model{QueryType: "raw", Metric: vllm.DynamoQueued.Names[0], GroupBy: "endpoint"}, "min", "gt", &DynamoQueuedHigh))
 	add(Alert{UID: "inferscope-dynamo-migrations", Title: "Dynamo request migrations above " + MigrationsHigh.Text(), Severity: "warning", For: "5m",
 		Summary:     "Dynamo frontend {{ $labels.endpoint }}: {{ humanize $values.B.Value }} migrations/s ({{ $labels.migration_type }})",
 		Description: fmt.Sprintf("Dynamo's frontend has moved more than %s requests per second to another worker for 5 minutes: workers are going away mid-request.", MigrationsHigh.Number()),

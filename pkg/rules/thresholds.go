@@ -76,6 +76,7 @@ var (
 	SpecAcceptanceDrop  = Threshold{"speculative-decoding acceptance against its 30-minute mean", 0.5, "×"}
 	SpecAcceptanceFloor = Threshold{"speculative-decoding acceptance rate (collapse floor)", 0.3, "share"}
 	MigrationsHigh      = Threshold{"Dynamo migrations per second", 0.1, "/s"}
+	DynamoQueuedHigh    = Threshold{"requests queued in Dynamo's frontend", 20, "requests"}
 )
 
 // Thresholds lists every threshold, in the README table's order.
@@ -84,5 +85,5 @@ var Thresholds = []*Threshold{
 	&TTFTTarget, &TTFTP95High, &TTFTP99Extreme, &TTFTFastBurn, &TTFTSlowBurn, &ErrorFastBurn, &ErrorSlowBurn,
 	&FailedShareHigh, &DPImbalance, &KVTransferP95Slow, &LMCacheHitRateLow, &PrefixHitRateLow, &PrefixHitRateAlert,
 	&OffloadCPUThrash, &ShortOutputTokens, &LengthFinishShare, &SpecAcceptanceLow, &SpecAcceptanceDrop,
-	&SpecAcceptanceFloor, &MigrationsHigh,
+	&SpecAcceptanceFloor, &MigrationsHigh, &DynamoQueuedHigh,
 }
