@@ -187,9 +187,6 @@ var dashboardTitles = map[string]string{
 	"ascend-per-dp":       "vLLM-Ascend per DP rank",
 }
 
-// DashboardTitle is the title the runbooks give a dashboard file; empty for an unknown one.
-func DashboardTitle(file string) string { return dashboardTitles[file] }
-
 // Runbooks is docs/runbooks.md, rendered from Alerts: per rule what it means, where to confirm it, its likely
 // causes and the fix.
 func Runbooks(alerts []Alert) string {

@@ -96,8 +96,8 @@ func checkRunbooks(t *testing.T, alerts []rules.Alert, runbooks string) []string
 		}
 		for _, p := range a.Confirm {
 			title, panels := dashboardPanels(t, p.Dashboard)
-			if rules.DashboardTitle(p.Dashboard) != title {
-				problems = append(problems, a.UID+": the runbook calls dashboard "+p.Dashboard+" "+rules.DashboardTitle(p.Dashboard)+", it is titled "+title)
+			if !strings.HasPrefix(p.String(), "**"+title+"** ›") {
+				problems = append(problems, a.UID+": the runbook names "+p.String()+", but dashboard "+p.Dashboard+" is titled "+title)
 			}
 			if !slices.Contains(panels, p.Title) {
 				problems = append(problems, a.UID+": the runbook names panel "+p.String()+", which does not exist")
