@@ -21,6 +21,8 @@ import (
 
 	"github.com/inferscope/inferscope-vllm/pkg/harness"
 	"github.com/inferscope/inferscope-vllm/pkg/internal/dashtest"
+	"github.com/inferscope/inferscope-vllm/pkg/internal/promtest"
+	inferrules "github.com/inferscope/inferscope-vllm/pkg/rules"
 )
 
 // contentFleet is a data source over simulated deployments, driven through the built executable.
@@ -40,6 +42,27 @@ func startFleet(t *testing.T, p *harness.Plugin, uid string, eps []map[string]st
 		// 15 s at 30× speed, and on a loaded machine a scrape may take most of a second.
 		JSONData: map[string]any{"mode": "direct", "endpoints": eps, "scrapeInterval": "1s", "scrapeTimeout": "1s"}}, nil)
 	if _, err := p.CheckHealth(ctx, pc); err != nil { // creates the instance, which starts scraping
+		t.Fatal(err)
+	}
+	return &contentFleet{p: p, pc: pc, ctx: ctx}
+}
+
+// startPromFleet is startFleet's Prometheus-mode twin: a Prometheus scraping the same endpoints every second (the
+// fleets' 1 s scrapes stand for 15 s at 30×) and a Prometheus-mode data source on it, so every panel and rule is
+// also answered by the generated PromQL.
+func startPromFleet(t *testing.T, p *harness.Plugin, uid string, eps []map[string]string) *contentFleet {
+	var targets []promtest.Target
+	for _, e := range eps {
+		// One scrape job for the fleet, as deployments have: raw up answers for the jobs that scrape vLLM, so an
+		// endpoint down since before its first scrape is found through its job.
+		targets = append(targets, promtest.Target{Job: "vllm", Addr: strings.TrimSuffix(strings.TrimPrefix(e["url"], "http://"), "/metrics")})
+	}
+	prom := promtest.Start(t, promtest.Options{Targets: targets, ScrapeInterval: time.Second})
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	t.Cleanup(cancel)
+	pc := harness.DataSourceContext(t, harness.DataSource{UID: uid, URL: prom.URL,
+		JSONData: map[string]any{"mode": "prometheus", "scrapeInterval": "1s"}}, nil)
+	if _, err := p.CheckHealth(ctx, pc); err != nil {
 		t.Fatal(err)
 	}
 	return &contentFleet{p: p, pc: pc, ctx: ctx}
@@ -87,12 +110,17 @@ func tripFleet(t *testing.T) []map[string]string {
 		{"name": "v1-hot", "url": startSim(t, "-flavor=vllm-v1", "-engines=4", "-routing=skewed", "-skew=1", "-qps=15", "-qps-wave-amplitude=0.95", "-qps-wave-period=40m", "-max-model-len=4096", "-num-gpu-blocks=4000",
 			"-max-num-seqs=128", "-prompt-tokens-mean=512", "-output-tokens-mean=512", "-spec-tokens=3", "-speed=30", "-seed=31")},
 		{"name": "v0-hot", "url": startSim(t, "-flavor=vllm-v0", "-qps=40", "-output-tokens-mean=800", "-max-model-len=4096", "-num-gpu-blocks=300", "-max-num-seqs=64", "-speed=30", "-seed=32")},
-		{"name": "ascend", "url": startSim(t, "-flavor=vllm-ascend", "-engines=2", "-qps=12", "-spec-tokens=2", "-speed=30", "-seed=33", "-profiler-config="+profilerConfig(t, 1))},
+		// Its drafts are mostly rejected: acceptance has collapsed.
+		{"name": "ascend", "url": startSim(t, "-flavor=vllm-ascend", "-engines=2", "-qps=12", "-spec-tokens=2", "-spec-acceptance=0.2,0.1", "-speed=30", "-seed=33", "-profiler-config="+profilerConfig(t, 1))},
 		{"name": "dynamo", "url": startSim(t, "-flavor=dynamo-worker", "-qps=6", "-speed=30", "-seed=34")},
 		// A disaggregated pair: the prefill instance holds each prompt's KV until the decode instance, whose NIXL link
 		// is slow and drops a tenth of the transfers, has read it.
 		{"name": "prefill", "url": startSim(t, "-flavor=vllm-v1", "-kv-role=prefill", "-kv-transfer-ms=900", "-qps=6", "-speed=30", "-seed=38")},
 		{"name": "decode", "url": startSim(t, "-flavor=vllm-v1", "-kv-role=decode", "-kv-transfer-ms=900", "-kv-transfer-fail-rate=0.1", "-qps=6", "-speed=30", "-seed=35")},
+		// A second pair, out of balance: a prefill instance that cannot keep up with long prompts, and a decode
+		// instance whose small KV pool the long outputs fill.
+		{"name": "prefill-busy", "url": startSim(t, "-flavor=vllm-v1", "-kv-role=prefill", "-qps=30", "-prompt-tokens-mean=6000", "-max-model-len=16384", "-max-num-seqs=4", "-max-num-batched-tokens=2048", "-speed=30", "-seed=64")},
+		{"name": "decode-full", "url": startSim(t, "-flavor=vllm-v1", "-kv-role=decode", "-qps=30", "-prompt-tokens-mean=200", "-output-tokens-mean=300", "-max-model-len=2048", "-num-gpu-blocks=1500", "-max-num-seqs=256", "-speed=30", "-seed=65")},
 		// An offloading instance whose CPU memory cannot take every store, with block residency metrics.
 		{"name": "offload", "url": startSim(t, "-flavor=vllm-v1", "-kv-offload-gb=8", "-kv-cache-metrics", "-kv-offload-fail-rate=0.2", "-external-prefix-hit-rate=0.3", "-qps=6", "-speed=30", "-seed=36")},
 		// LMCache that finds almost nothing.
@@ -100,10 +128,13 @@ func tripFleet(t *testing.T) []map[string]string {
 		// A model burning both SLO budgets fast: 39 % of its first tokens take over 500 ms (long prompts), 31 % of
 		// its requests fail or abort.
 		{"name": "slo-fast", "url": startSim(t, "-flavor=vllm-v1", "-model=slo-fast", "-qps=4", "-prompt-tokens-mean=3000", "-error-rate=0.3", "-speed=30", "-seed=61")},
-		// Four LoRA adapters, two at a time, MFU metrics on, and a few requests with NaN logits.
-		{"name": "lora", "url": startSim(t, "-flavor=vllm-v1", "-lora-adapters=4", "-max-lora=2", "-mfu", "-nan-logits-rate=0.02", "-qps=6", "-speed=30", "-seed=39")},
+		// Four LoRA adapters, two at a time, MFU metrics on, a few requests with NaN logits, and prompts that share
+		// almost no prefix.
+		{"name": "lora", "url": startSim(t, "-flavor=vllm-v1", "-lora-adapters=4", "-max-lora=2", "-mfu", "-nan-logits-rate=0.02", "-prefix-hit-rate=0.02", "-qps=6", "-speed=30", "-seed=39")},
 		// Dynamo's frontend with its KV router's metrics (current names), migrating a few requests.
 		{"name": "dynamo-fe", "url": startSim(t, "-flavor=dynamo-frontend", "-engines=2", "-qps=6", "-prefix-hit-rate=0.4", "-migration-rate=0.05", "-speed=30", "-seed=62")},
+		// A Dynamo frontend whose one worker cannot keep up: requests queue before their first response.
+		{"name": "dynamo-fe-busy", "url": startSim(t, "-flavor=dynamo-frontend", "-engines=1", "-qps=30", "-max-num-seqs=8", "-prompt-tokens-mean=2000", "-speed=30", "-seed=66")},
 		// An instance put to sleep and woken every two minutes.
 		{"name": "sleepy", "url": startSim(t, "-flavor=vllm-v1", "-sleep-level=1", "-sleep-cycle=2m", "-qps=2", "-speed=30", "-seed=63")},
 		{"name": "gone", "url": ln},
@@ -140,15 +171,19 @@ func stoppedEndpoint(t *testing.T) string {
 // the data source executable: each panel gets data, each rule fires in the fleet built to trip it (one hot engine
 // behind a skewed router, an overloaded V0 server, a decode instance with a slow and lossy NIXL link, an offloading
 // instance short of CPU memory, an LMCache that finds almost nothing, a dead endpoint) and stays quiet in a healthy
-// one.
+// one — in both modes: each fleet is also scraped by a Prometheus that a Prometheus-mode data source queries.
 func TestDashboardPanelsAndAlertRules(t *testing.T) {
 	p := harness.Start(t, harness.Executable(t, harness.DatasourceExecutable))
-	trip := startFleet(t, p, "trip", tripFleet(t))
-	healthy := startFleet(t, p, "healthy", healthyFleet(t))
-	slow := startFleet(t, p, "slow", slowBurnFleet(t))
+	tripEps, healthyEps, slowEps := tripFleet(t), healthyFleet(t), slowBurnFleet(t)
+	trip := startFleet(t, p, "trip", tripEps)
+	healthy := startFleet(t, p, "healthy", healthyEps)
+	slow := startFleet(t, p, "slow", slowEps)
+	promTrip := startPromFleet(t, p, "prom-trip", tripEps)
+	promHealthy := startPromFleet(t, p, "prom-healthy", healthyEps)
+	promSlow := startPromFleet(t, p, "prom-slow", slowEps)
 	// 10 simulated minutes at 30×: wait until each fleet's history holds 20 s (from its first scrape, however late
 	// a loaded machine starts it), bounded by the fleets' contexts.
-	for _, f := range []*contentFleet{trip, healthy, slow} {
+	for _, f := range []*contentFleet{trip, healthy, slow, promTrip, promHealthy, promSlow} {
 		poll(f.ctx, func() bool {
 			return heldSince(f.query(t, map[string]any{"queryType": "raw", "metric": "up"}, time.Minute), time.Now().Add(-20*time.Second))
 		})
@@ -190,28 +225,34 @@ func TestDashboardPanelsAndAlertRules(t *testing.T) {
 			!strings.Contains(joined, `--custom-histogram-buckets '{"time_to_first_token": [`) {
 			t.Errorf("SLO attainment at 0.3 s: notices %q", notices)
 		}
-		vars := map[string]string{"endpoint": ".*", "model": ".*", "engine": ".*", "dp": ".*", "role": ".*", "timer": timer, "datasource": "trip"}
+		vars := map[string]string{"endpoint": ".*", "model": ".*", "engine": ".*", "dp": ".*", "role": ".*", "timer": timer, "datasource": "trip",
+			"ttft_target": "0.5", "tpot_target": "0.05"}
 		for _, file := range files {
 			panels, err := dashtest.Panels(file, vars)
 			if err != nil {
 				t.Fatal(err)
 			}
 			for _, pn := range panels {
-				t.Run(filepath.Base(file)+"/"+pn.Title, func(t *testing.T) {
-					rows := 0
-					for _, model := range pn.Targets {
-						r := trip.query(t, model, 10*time.Minute)
-						if r.Error != nil {
-							t.Fatalf("target %s: %v", model["refId"], r.Error)
+				for _, m := range []struct {
+					name  string
+					fleet *contentFleet
+				}{{"direct", trip}, {"prometheus", promTrip}} {
+					t.Run(m.name+"/"+filepath.Base(file)+"/"+pn.Title, func(t *testing.T) {
+						rows := 0
+						for _, model := range pn.Targets {
+							r := m.fleet.query(t, model, 10*time.Minute)
+							if r.Error != nil {
+								t.Fatalf("target %s: %v", model["refId"], r.Error)
+							}
+							for _, f := range r.Frames {
+								rows += f.Rows()
+							}
 						}
-						for _, f := range r.Frames {
-							rows += f.Rows()
+						if rows == 0 {
+							t.Fatal("panel got no data")
 						}
-					}
-					if rows == 0 {
-						t.Fatal("panel got no data")
-					}
-				})
+					})
+				}
 			}
 		}
 	})
@@ -228,39 +269,45 @@ func TestDashboardPanelsAndAlertRules(t *testing.T) {
 			t.Fatal(err)
 		}
 		rules := doc.Groups[0].Rules
-		if len(rules) != 16 {
-			t.Fatalf("want 16 rules, have %d", len(rules))
+		if len(rules) != len(inferrules.Alerts) {
+			t.Fatalf("want the %d rules of pkg/rules, have %d", len(inferrules.Alerts), len(rules))
 		}
 		for _, r := range rules {
-			t.Run(r.UID, func(t *testing.T) {
-				for _, k := range []string{"summary", "description", "knob"} {
-					if r.Annotations[k] == "" {
-						t.Errorf("annotation %s is empty", k)
+			for _, m := range []struct {
+				name                string
+				trip, healthy, slow *contentFleet
+			}{{"direct", trip, healthy, slow}, {"prometheus", promTrip, promHealthy, promSlow}} {
+				t.Run(m.name+"/"+r.UID, func(t *testing.T) {
+					trip, healthy, slow := m.trip, m.healthy, m.slow
+					for _, k := range []string{"summary", "description", "knob", "runbook_url"} {
+						if r.Annotations[k] == "" {
+							t.Errorf("annotation %s is empty", k)
+						}
 					}
-				}
-				if r.Labels["severity"] == "" || r.Labels["team"] == "" {
-					t.Errorf("routing labels missing: %v", r.Labels)
-				}
-				if firing := r.evaluate(t, trip); len(firing) == 0 {
-					t.Error("did not fire in the fleet built to trip it")
-				} else {
-					t.Logf("fires for %v", firing)
-				}
-				if firing := r.evaluate(t, healthy); len(firing) > 0 {
-					t.Errorf("fires in the healthy fleet for %v", firing)
-				}
-				// A slow burn opens a ticket and pages nobody (multi-window, multi-burn-rate alerts).
-				switch firing := r.evaluate(t, slow); r.Labels["slo_alert"] {
-				case "ticket":
-					if len(firing) == 0 {
-						t.Error("the ticket did not fire for a slow burn")
+					if r.Labels["severity"] == "" || r.Labels["team"] == "" {
+						t.Errorf("routing labels missing: %v", r.Labels)
 					}
-				case "page":
-					if len(firing) > 0 {
-						t.Errorf("paged for a slow burn: %v", firing)
+					if firing := r.evaluate(t, trip); len(firing) == 0 {
+						t.Error("did not fire in the fleet built to trip it")
+					} else {
+						t.Logf("fires for %v", firing)
 					}
-				}
-			})
+					if firing := r.evaluate(t, healthy); len(firing) > 0 {
+						t.Errorf("fires in the healthy fleet for %v", firing)
+					}
+					// A slow burn opens a ticket and pages nobody (multi-window, multi-burn-rate alerts).
+					switch firing := r.evaluate(t, slow); r.Labels["slo_alert"] {
+					case "ticket":
+						if len(firing) == 0 {
+							t.Error("the ticket did not fire for a slow burn")
+						}
+					case "page":
+						if len(firing) > 0 {
+							t.Errorf("paged for a slow burn: %v", firing)
+						}
+					}
+				})
+			}
 		}
 	})
 }
@@ -313,6 +360,10 @@ func (r alertRule) evaluate(t *testing.T, f *contentFleet) []string {
 				switch d.Model["reducer"] {
 				case "last":
 					values[d.RefID][k] = vs[len(vs)-1]
+				case "min":
+					values[d.RefID][k] = slices.Min(vs)
+				case "max":
+					values[d.RefID][k] = slices.Max(vs)
 				case "mean":
 					s := 0.0
 					for _, v := range vs {
@@ -351,38 +402,71 @@ func (r alertRule) evaluate(t *testing.T, f *contentFleet) []string {
 	return firing
 }
 
-// mathExpr evaluates the math expressions the rules use, joining series on equal label sets as Grafana does.
+// mathTerm is one comparison of a rule's math expression: $X > 0.05, $X > 1.5 * $Y, $X < $Y.
+var mathTerm = regexp.MustCompile(`^\$([A-Z]) ([<>]) (?:([0-9.]+) \* )?(?:\$([A-Z])|([0-9.]+))$`)
+
+// mathExpr evaluates the math expressions the rules use — comparisons of reductions with numbers or scaled
+// reductions, all joined by && or all by || — per series, joining on equal label sets as Grafana does (a side
+// with a single series joins every series of the other).
 func mathExpr(t *testing.T, e string, v map[string]map[string]float64) map[string]float64 {
+	op := "&&"
+	if strings.Contains(e, "||") {
+		op = "||"
+	}
+	type term struct {
+		x, y       string
+		less       bool
+		scale, num float64
+		hasY       bool
+	}
+	var terms []term
+	for _, part := range strings.Split(e, " "+op+" ") {
+		m := mathTerm.FindStringSubmatch(strings.TrimSpace(part))
+		if m == nil {
+			t.Fatalf("math expression %q not emulated: add its form here with its meaning", e)
+		}
+		tm := term{x: m[1], less: m[2] == "<", scale: 1, y: m[4], hasY: m[4] != ""}
+		if m[3] != "" {
+			tm.scale, _ = strconv.ParseFloat(m[3], 64)
+		}
+		if m[5] != "" {
+			tm.num, _ = strconv.ParseFloat(m[5], 64)
+		}
+		terms = append(terms, tm)
+	}
+	lookup := func(ref, k string) (float64, bool) {
+		if x, ok := v[ref][k]; ok {
+			return x, true
+		}
+		if len(v[ref]) == 1 {
+			for _, x := range v[ref] {
+				return x, true
+			}
+		}
+		return 0, false
+	}
 	out := map[string]float64{}
-	switch e {
-	case "$B > 0.05 && $B > 1.5 * $C":
-		for k, b := range v["B"] {
-			c, ok := v["C"][k]
-			out[k] = map[bool]float64{true: 1}[ok && b > 0.05 && b > 1.5*c]
+	for k := range v[terms[0].x] {
+		hit := op == "&&"
+		for _, tm := range terms {
+			x, ok := lookup(tm.x, k)
+			bound := tm.num
+			if tm.hasY {
+				y, oky := lookup(tm.y, k)
+				ok = ok && oky
+				bound = tm.scale * y
+			}
+			holds := ok && (tm.less && x < bound || !tm.less && x > bound)
+			if op == "&&" {
+				hit = hit && holds
+			} else {
+				hit = hit || holds
+			}
 		}
-	case "$C > 2 && $D > 0":
-		for k, c := range v["C"] {
-			d, ok := v["D"][k]
-			out[k] = map[bool]float64{true: 1}[ok && c > 2 && d > 0]
-		}
-	default:
-		// Burn-rate rules: both windows past the same limit, "$C < 0.856 && $D < 0.856".
-		m := burnRate.FindStringSubmatch(e)
-		if m == nil || m[1] != m[3] || m[2] != m[4] {
-			t.Fatalf("math expression %q not emulated: add it here with its meaning", e)
-		}
-		limit, _ := strconv.ParseFloat(m[2], 64)
-		for k, c := range v["C"] {
-			d, ok := v["D"][k]
-			below := m[1] == "<"
-			out[k] = map[bool]float64{true: 1}[ok && (below && c < limit && d < limit || !below && c > limit && d > limit)]
-		}
+		out[k] = map[bool]float64{true: 1}[hit]
 	}
 	return out
 }
-
-// burnRate reads a burn-rate rule's condition: $C and $D on the same side of the same limit.
-var burnRate = regexp.MustCompile(`^\$C ([<>]) ([0-9.]+) && \$D ([<>]) ([0-9.]+)$`)
 
 // toFloat reads a YAML number, which decodes as int or float64.
 func toFloat(v any) float64 {

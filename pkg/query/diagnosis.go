@@ -10,6 +10,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
 	"github.com/inferscope/inferscope-vllm/pkg/measure"
+	"github.com/inferscope/inferscope-vllm/pkg/rules"
 	"github.com/inferscope/inferscope-vllm/pkg/vllm"
 )
 
@@ -31,8 +32,8 @@ type Finding struct {
 // the diagnosis reads the same in both modes.
 type Evaluator func(ctx context.Context, q Query) ([]Output, error)
 
-// rule maps what a query shows to a symptom, its likely cause and the knob to turn, after the seed's
-// troubleshooting table.
+// rule maps what a query shows to a symptom, its likely cause and the knob to turn (pkg/rules' advice), comparing
+// with pkg/rules' thresholds, which the alert rules share.
 type rule struct {
 	// entry is the catalog measure the rule reads; query adds its other fields (metric, window, score, groupBy).
 	entry    *measure.Entry
@@ -41,8 +42,11 @@ type rule struct {
 	trips    func(v float64) bool
 	severity string
 	symptom  string
-	cause    string
-	knob     string
+	advice   *rules.Advice
+	// limit is the pkg/rules threshold trips compares with; nil where the rule trips on a state (zero, a code).
+	limit *rules.Threshold
+	// target, when set, is the query's SLO threshold (pkg/rules).
+	target *rules.Threshold
 	// also, when set, must trip on the same endpoint (and engine) too, e.g. preemptions alongside high KV usage.
 	also *rule
 	// output is the entry output the rule reads (its index; the first by default), and where the label values its
@@ -77,6 +81,10 @@ func meanOf(v []float64) float64 {
 
 func lastOf(v []float64) float64 { return v[len(v)-1] }
 
+// above and below trip past a pkg/rules threshold.
+func above(t *rules.Threshold) func(float64) bool { return func(v float64) bool { return v > t.Value } }
+func below(t *rules.Threshold) func(float64) bool { return func(v float64) bool { return v < t.Value } }
+
 // diagnosisRules are evaluated in order; each names the knob an operator would turn.
 func diagnosisRules() []rule {
 	preempting := &rule{entry: measure.CachePreemptions, reduce: meanOf,
@@ -88,105 +96,69 @@ func diagnosisRules() []rule {
 	// A wedged engine queues requests but runs none and holds no KV: its core stopped scheduling.
 	wedged := &rule{entry: measure.QueueRunning, reduce: maxOf, trips: func(v float64) bool { return v == 0 },
 		also: &rule{entry: measure.KVUsage, reduce: maxOf, trips: func(v float64) bool { return v == 0 }}}
-	fastTTFTTarget := 0.5
 	// Few tokens per request: with most requests stopping at max_tokens, the clients ask for too little.
 	shortOutputs := &rule{entry: measure.ThroughputTokensPerRequest, query: Query{Window: "5m"}, output: 1, reduce: meanOf,
-		trips: func(v float64) bool { return v < 32 }}
+		trips: below(&rules.ShortOutputTokens), limit: &rules.ShortOutputTokens}
 	storing := &rule{entry: measure.KVOffloadBandwidth, query: Query{Window: "5m"}, output: 1,
 		reduce: meanOf, trips: func(v float64) bool { return v > 0 }}
 	return []rule{
 		// First: when an endpoint does not answer, nothing else about it can be diagnosed.
 		{entry: measure.RawSeries, query: Query{Metric: vllm.Up}, reduce: lastOf,
 			trips: func(v float64) bool { return v < 1 }, severity: "critical",
-			symptom: "endpoint down: its last scrape failed",
-			cause:   "the server is down or unreachable, rejects the credentials, or does not answer with a metrics exposition",
-			knob:    "check the vLLM process and its /metrics port; the data source's Save & test shows each endpoint's error"},
+			symptom: "endpoint down: its last scrape failed", advice: &rules.AdviceEndpointDown},
 		// Then what the engine says of itself: unhealthy is an outage, asleep is deliberate.
 		{entry: measure.EngineStatus, reduce: lastOf,
 			trips: func(v float64) bool { return v == measure.StateUnhealthy }, severity: "critical",
-			symptom: "engine unhealthy: fault tolerance reports it failed",
-			cause:   "the engine core died or hung; vLLM's fault tolerance routes around it while it recovers",
-			knob:    "read the engine core's log; if it does not recover, restart the instance (the other engines keep serving)"},
+			symptom: "engine unhealthy: fault tolerance reports it failed", advice: &rules.AdviceEngineUnhealthy},
 		{entry: measure.EngineStatus, reduce: lastOf,
 			trips: func(v float64) bool { return v == measure.StateAsleep }, severity: "info",
-			symptom: "engine asleep: vLLM sleep mode, not an outage",
-			cause:   "the engine was put to sleep (POST /sleep) and holds no weights or KV cache on the GPU; it serves nothing until woken",
-			knob:    "POST /wake_up before sending it traffic; leave it asleep if it is parked on purpose"},
-		{entry: measure.QueueWaiting, reduce: minOf,
-			trips: func(v float64) bool { return v > 10 }, severity: "critical",
-			symptom: "more than 10 requests waiting for 5 minutes",
-			cause:   "prefill cannot keep up: long prompts block the scheduler or the deployment is out of capacity",
-			knob:    "enable --enable-chunked-prefill; lower --max-model-len if prompts allow; add replicas"},
+			symptom: "engine asleep: vLLM sleep mode, not an outage", advice: &rules.AdviceEngineAsleep},
+		{entry: measure.QueueWaiting, reduce: minOf, trips: above(&rules.WaitingHigh), limit: &rules.WaitingHigh, severity: "critical",
+			symptom: fmt.Sprintf("more than %s waiting for 5 minutes", rules.WaitingHigh.Text()), advice: &rules.AdviceWaiting},
 		{entry: measure.QueueWaiting, reduce: minOf,
 			trips: func(v float64) bool { return v > 0 }, severity: "critical", also: wedged,
-			symptom: "engine wedged: requests waiting for 5 minutes while none run and the KV cache is empty",
-			cause:   "the engine core stopped scheduling (a hung worker, a stuck collective, a dead GPU) while the API server still queues requests",
-			knob:    "restart the engine; read the engine core and worker logs for NCCL timeouts or CUDA errors (vLLM's /health fails once the core is dead)"},
-		{entry: measure.LatencySLOAttainment, query: Query{Metric: "ttft", Threshold: &fastTTFTTarget, Window: "5m"}, reduce: lastOf,
-			trips: func(v float64) bool { return v < 0.856 }, severity: "critical",
-			symptom: "TTFT SLO burning fast: under 85.6 % of first tokens within 500 ms",
-			cause:   "against a 99 % objective the error budget burns 14.4 times too fast: requests queue or prefills are slow",
-			knob:    "check the waiting queue and KV usage; add replicas, enable --enable-chunked-prefill or shed load"},
+			symptom: "engine wedged: requests waiting for 5 minutes while none run and the KV cache is empty", advice: &rules.AdviceWedged},
+		{entry: measure.LatencySLOAttainment, query: Query{Metric: "ttft", Window: "5m"}, target: &rules.TTFTTarget, reduce: lastOf,
+			trips: below(&rules.TTFTFastBurn), limit: &rules.TTFTFastBurn, severity: "critical",
+			symptom: fmt.Sprintf("TTFT SLO burning fast: under %s of first tokens within %s", rules.TTFTFastBurn.Text(), rules.TTFTTarget.Text()),
+			advice:  &rules.AdviceTTFTBurn},
 		{entry: measure.ThroughputErrors, query: Query{Window: "5m"}, output: 1, reduce: meanOf,
-			trips: func(v float64) bool { return v > 0.05 }, severity: "warning",
-			symptom: "more than 5 % of requests failed or aborted",
-			cause:   "requests end with finished_reason error (the server failed them) or abort (clients gave up, often on slow first tokens)",
-			knob:    "read the server log for the errors; when aborts dominate, compare TTFT with the clients' timeouts"},
-		{entry: measure.KVUsage, reduce: minOf,
-			trips: func(v float64) bool { return v > 90 }, severity: "critical", also: preempting,
-			symptom: "KV-cache usage above 90 % with preemptions",
-			cause:   "the KV pool is too small for the running batch, so requests are evicted and recomputed",
-			knob:    "lower --max-num-seqs, or use --kv-cache-dtype fp8 (quantize weights first if memory is tight)"},
+			trips: above(&rules.FailedShareHigh), limit: &rules.FailedShareHigh, severity: "warning",
+			symptom: fmt.Sprintf("more than %s of requests failed or aborted", rules.FailedShareHigh.Text()), advice: &rules.AdviceErrors},
+		{entry: measure.KVUsage, reduce: minOf, trips: above(&rules.KVUsageHigh), limit: &rules.KVUsageHigh, severity: "critical", also: preempting,
+			symptom: fmt.Sprintf("KV-cache usage above %s with preemptions", rules.KVUsageHigh.Text()), advice: &rules.AdviceKVFull},
 		{entry: measure.QueueSwapped, reduce: minOf,
 			trips: func(v float64) bool { return v > 0 }, severity: "warning",
-			symptom: "requests swapped to CPU for 5 minutes (V0)",
-			cause:   "the GPU KV pool is too small; swap only buys time and costs recomputation",
-			knob:    "add GPU memory or lower concurrency (--max-num-seqs); --swap-space only absorbs short peaks"},
+			symptom: "requests swapped to CPU for 5 minutes (V0)", advice: &rules.AdviceSwapped},
 		{entry: measure.LatencyQuantiles, query: Query{Metric: "ttft", Quantiles: []float64{0.95}, Window: "5m"}, reduce: lastOf,
-			trips: func(v float64) bool { return v > 0.5 }, severity: "warning",
-			symptom: "TTFT p95 above 500 ms",
-			cause:   "prefills wait behind other work or run unchunked",
-			knob:    "enable --enable-chunked-prefill and raise --max-num-batched-tokens; check the queue"},
+			trips: above(&rules.TTFTP95High), limit: &rules.TTFTP95High, severity: "warning",
+			symptom: "TTFT p95 above " + rules.TTFTP95High.Text(), advice: &rules.AdviceSlowTTFT},
 		{entry: measure.CachePrefixHitRate, query: Query{Window: "5m"}, reduce: meanOf,
-			trips: func(v float64) bool { return v < 0.4 }, severity: "info",
-			symptom: "prefix-cache hit rate below 40 %",
-			cause:   "prefix caching is off, or traffic does not reuse prompts (multi-turn chat should)",
-			knob:    "enable --enable-prefix-caching; route a conversation's turns to the same replica"},
+			trips: below(&rules.PrefixHitRateLow), limit: &rules.PrefixHitRateLow, severity: "info",
+			symptom: "prefix-cache hit rate below " + rules.PrefixHitRateLow.Text(), advice: &rules.AdvicePrefixHits},
 		{entry: measure.DPBalanceRunningWaiting, query: Query{Score: measure.ScoreIdleWhileWaiting, GroupBy: GroupEndpoint},
 			reduce: lastOf, trips: func(v float64) bool { return v > 0 }, severity: "warning",
-			symptom: "DP ranks idle while others queue",
-			cause:   "the data-parallel router sends most requests to a few ranks (vllm-project/vllm#48808)",
-			knob:    "check the DP load-balancing policy of the router / API servers; spread traffic across ranks"},
+			symptom: "DP ranks idle while others queue", advice: &rules.AdviceDPIdle},
 		{entry: measure.KVTransferFailures, query: Query{Window: "5m"}, reduce: meanOf,
 			trips: func(v float64) bool { return v > 0 }, severity: "warning", also: recomputing,
-			symptom: "NIXL KV transfers failing: the decode side computes those prompts itself",
-			cause:   "the prefill instance's KV could not be read (side channel, UCX transport or expired KV), so the prompt is recomputed and time to first token rises",
-			knob:    "check the NIXL side channel and UCX transport between prefill and decode; look for kv_expired requests on the prefill side"},
+			symptom: "NIXL KV transfers failing: the decode side computes those prompts itself", advice: &rules.AdviceKVTransferFailing},
 		{entry: measure.KVTransferLatency, query: Query{Window: "5m", Quantiles: []float64{0.95}}, reduce: meanOf,
-			trips: func(v float64) bool { return v > 0.5 }, severity: "warning",
-			symptom: "NIXL KV transfer p95 above 500 ms: the transfer holds back the decode side's first token",
-			cause:   "the link between prefill and decode is slow (TCP instead of RDMA, a distant NIC) or transfers are many small blocks",
-			knob:    "move the transfer to RDMA and check NIC placement; larger --block-size means fewer descriptors per transfer"},
+			trips: above(&rules.KVTransferP95Slow), limit: &rules.KVTransferP95Slow, severity: "warning",
+			symptom: fmt.Sprintf("NIXL KV transfer p95 above %s: the transfer holds back the decode side's first token", rules.KVTransferP95Slow.Text()),
+			advice:  &rules.AdviceKVTransferSlow},
 		{entry: measure.KVOffloadFailures, query: Query{Window: "5m"}, reduce: meanOf,
 			trips: func(v float64) bool { return v > 0 }, severity: "warning",
-			symptom: "KV offload stores failing: offload storage is full",
-			cause:   "the offloading connector finds no room for new KV, so KV that could be reused is dropped and its prompts are recomputed",
-			knob:    "give offloading more memory (--kv-offloading-size) or offload less"},
-		{entry: measure.KVOffloadCPUUsage, reduce: minOf,
-			trips: func(v float64) bool { return v > 95 }, severity: "info", also: storing,
-			symptom: "KV offload thrashing: the CPU cache stayed over 95 % full while storing",
-			cause:   "every store evicts older offloaded KV, likely before it is reused, so offloading costs copies and saves little",
-			knob:    "give offloading more memory (--kv-offloading-size); check the prompt-token sources for how much the offload tier serves"},
+			symptom: "KV offload stores failing: offload storage is full", advice: &rules.AdviceOffloadFailing},
+		{entry: measure.KVOffloadCPUUsage, reduce: minOf, trips: above(&rules.OffloadCPUThrash), limit: &rules.OffloadCPUThrash, severity: "info", also: storing,
+			symptom: fmt.Sprintf("KV offload thrashing: the CPU cache stayed over %s full while storing", rules.OffloadCPUThrash.Text()),
+			advice:  &rules.AdviceOffloadThrash},
 		{entry: measure.ThroughputFinishShare, query: Query{Window: "5m"}, where: map[string]string{"finished_reason": "length"},
-			reduce: meanOf, trips: func(v float64) bool { return v > 0.5 }, severity: "warning", also: shortOutputs,
-			symptom: "batch full of short requests: most stop at max_tokens after fewer than 32 tokens",
-			cause:   "clients send a small max_tokens, so each request ends after a few tokens and prefill dominates the work: generation throughput stays low while the batch looks full",
-			knob:    "check the clients' max_tokens; batch work that needs long outputs differently from short classification calls"},
+			reduce: meanOf, trips: above(&rules.LengthFinishShare), limit: &rules.LengthFinishShare, severity: "warning", also: shortOutputs,
+			symptom: fmt.Sprintf("batch full of short requests: most stop at max_tokens after fewer than %s", rules.ShortOutputTokens.Text()),
+			advice:  &rules.AdviceShortOutputs},
 		{entry: measure.SpecAcceptanceRate, query: Query{Window: "5m"}, reduce: meanOf,
-			trips: func(v float64) bool { return v < 0.5 }, severity: "info",
-			symptom: "speculative-decoding acceptance below 50 %",
-			cause:   "the draft model or n-gram proposer predicts the target poorly, wasting compute",
-			knob:    "lower num_speculative_tokens or use a better-matched draft model"},
+			trips: below(&rules.SpecAcceptanceLow), limit: &rules.SpecAcceptanceLow, severity: "info",
+			symptom: "speculative-decoding acceptance below " + rules.SpecAcceptanceLow.Text(), advice: &rules.AdviceSpecAcceptance},
 	}
 }
 
@@ -223,7 +195,7 @@ func Diagnose(ctx context.Context, base Query, eval Evaluator) (findings []Findi
 			return keys[i].engine < keys[j].engine
 		})
 		for _, k := range keys {
-			out = append(out, Finding{Severity: r.severity, Symptom: r.symptom, Cause: r.cause, Knob: r.knob,
+			out = append(out, Finding{Severity: r.severity, Symptom: r.symptom, Cause: r.advice.Cause, Knob: r.advice.Knob,
 				Endpoint: k.endpoint, Engine: k.engine, Value: hits[k]})
 		}
 	}
@@ -254,6 +226,10 @@ func (r *rule) matching(ctx context.Context, base Query, eval Evaluator) (map[fi
 func (r *rule) evaluate(ctx context.Context, base Query, eval Evaluator) (map[findingKey]float64, error) {
 	q := r.query
 	q.QueryType, q.Measure = r.entry.Type, r.entry.Name
+	if r.target != nil {
+		v := r.target.Value
+		q.Threshold = &v
+	}
 	q.Endpoint, q.Model = base.Endpoint, base.Model
 	if q.QueryType != TypeDPBalance {
 		q.Engine = base.Engine

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -198,6 +199,34 @@ func (q *Query) EnsureValid() error {
 		return nil
 	}
 	return q.Validate()
+}
+
+// UnmarshalJSON reads a query; threshold may also be a number in a string, which is what a dashboard variable
+// (an SLO target chosen on the dashboard) becomes once Grafana has interpolated it.
+func (q *Query) UnmarshalJSON(b []byte) error {
+	type plain Query
+	aux := struct {
+		*plain
+		Threshold json.RawMessage `json:"threshold,omitempty"`
+	}{plain: (*plain)(q)}
+	if err := json.Unmarshal(b, &aux); err != nil {
+		return err
+	}
+	q.Threshold = nil
+	raw := strings.TrimSpace(string(aux.Threshold))
+	if raw == "" || raw == "null" {
+		return nil
+	}
+	var s string
+	if err := json.Unmarshal(aux.Threshold, &s); err == nil {
+		raw = strings.TrimSpace(s)
+	}
+	v, err := strconv.ParseFloat(raw, 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		return fmt.Errorf("threshold %s is not a number", aux.Threshold)
+	}
+	q.Threshold = &v
+	return nil
 }
 
 // Parse decodes and validates a query, applying defaults; errors name the offending field.

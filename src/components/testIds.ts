@@ -5,6 +5,10 @@ export const testIds = {
     backendStatus: 'data-testid inferscope-backend-status',
     dashboards: 'data-testid inferscope-dashboards',
   },
+  status: {
+    strip: 'data-testid inferscope-service-status',
+    card: (model: string) => `data-testid inferscope-service-status-${model}`,
+  },
   fleet: {
     table: (by: string) => `data-testid inferscope-fleet-table-${by}`,
     filter: 'data-testid inferscope-fleet-filter',

@@ -142,8 +142,17 @@ function value(q: VllmQuery, e: SimEndpoint, i: number, rank?: number): number {
       }
       return q.measure === 'waiting' ? i % 7 : 10 + i;
     case 'latency':
+      if (q.metric === 'itl') {
+        return e.now ? e.now.ttft / 8 : 0.02 + i / 1000; // a token every 20–30 ms
+      }
       return e.now ? e.now.ttft : 0.1 + i / 100;
     case 'throughput':
+      if (q.measure === 'errors') {
+        return e.now ? (e.findings ? 0.021 : 0.002) : (i % 4) / 100; // the failed share (the frame's second output)
+      }
+      if (q.measure === 'requests') {
+        return e.now ? e.now.tps / 400 : 3 + i / 10; // finished requests/s
+      }
       return e.now ? e.now.tps : 1000 + i * 10;
     case 'dp_balance':
       return e.now ? e.now.balance : 1 + (i % 4) / 4;
@@ -185,7 +194,8 @@ export function frames(q: VllmQuery, fleet: SimEndpoint[], from: number, to: num
       },
     ];
   }
-  const name = q.measure ?? q.metric ?? q.queryType ?? 'value';
+  // The errors measure's share is its second output, named as the backend names it.
+  const name = q.measure === 'errors' ? 'failed_request_ratio' : (q.measure ?? q.metric ?? q.queryType ?? 'value');
   const steady = q.queryType === 'engine_state' || q.queryType === 'raw';
   // A down endpoint answers nothing but up 0.
   const live = selected.filter(({ e }) => e.up === 1 || q.queryType === 'raw');

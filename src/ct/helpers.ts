@@ -48,5 +48,13 @@ export async function screenshot(page: Page, name: string) {
   }
 }
 
+/** screenshotOf saves a catalog screenshot of one element (npm run screenshots), as screenshot does for the page. */
+export async function screenshotOf(element: Locator, name: string) {
+  if (process.env.SCREENSHOTS) {
+    await element.page().waitForLoadState('networkidle');
+    await element.screenshot({ path: `src/img/screenshots/${name}.png`, animations: 'disabled' });
+  }
+}
+
 /** THEMES are the Grafana themes screenshots are taken in. */
 export const THEMES = ['dark', 'light'] as const;

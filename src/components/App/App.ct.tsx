@@ -2,7 +2,7 @@ import React from 'react';
 import { expect, test } from '@playwright/experimental-ct-react';
 import type { Page } from '@playwright/test';
 import type { HooksConfig } from '../../ct/backend';
-import { requests, screenshot, THEMES } from '../../ct/helpers';
+import { requests, screenshot, screenshotOf, THEMES } from '../../ct/helpers';
 import { AppStory } from '../../ct/stories';
 import { testIds } from '../testIds';
 
@@ -244,6 +244,23 @@ test('the pages in Chinese (zh-Hans)', async ({ mount, page }) => {
   await expect(table.getByText('休眠')).toBeVisible();
 });
 
+test("the fleet page opens with each model's service status, from the same one round trip", async ({ mount, page }) => {
+  await mount(<AppStory path={base} />, hooks(4));
+  const strip = page.getByTestId(testIds.status.strip);
+  // simFleet(4): llama-3-8b serves (vllm-03 online beside the unhealthy vllm-01); qwen2-72b's live endpoint sleeps.
+  const llama = strip.getByTestId(testIds.status.card('llama-3-8b'));
+  await expect(llama.getByText('online', { exact: true })).toBeVisible();
+  await expect(
+    strip.getByTestId(testIds.status.card('qwen2-72b')).getByText('sleeping', { exact: true })
+  ).toBeVisible();
+  // Median TTFT 110 ms, 1 ÷ 21 ms = 48 tok/s, 99.0 % success, 3.1 requests/s = 186 a minute (src/ct/fleet.ts).
+  for (const text of ['110 ms', '48', '99.0 %', '186']) {
+    await expect(llama.getByText(text, { exact: true })).toBeVisible();
+  }
+  await page.waitForTimeout(500);
+  expect(await queryRequests(page)).toHaveLength(1);
+});
+
 for (const theme of THEMES) {
   test(`screenshot: fleet, ${theme}`, async ({ mount, page }) => {
     await page.setViewportSize({ width: 1800, height: 800 }); // every column in view
@@ -251,6 +268,14 @@ for (const theme of THEMES) {
     await mount(<AppStory path={base} />, hooks(10, { theme, showcase: true }));
     await expect(page.getByTestId(testIds.fleet.table('endpoint')).getByRole('row')).toHaveCount(11);
     await screenshot(page, `fleet-${theme}`);
+  });
+
+  test(`screenshot: service status, ${theme}`, async ({ mount, page }) => {
+    await page.setViewportSize({ width: 1400, height: 800 });
+    await mount(<AppStory path={base} />, hooks(10, { theme, showcase: true }));
+    const strip = page.getByTestId(testIds.status.strip);
+    await expect(strip.getByText('online', { exact: true })).toHaveCount(2);
+    await screenshotOf(strip, `service-status-${theme}`);
   });
 
   test(`screenshot: endpoint, ${theme}`, async ({ mount, page }) => {

@@ -34,6 +34,7 @@ import { STATE_ORDER, joinFleet, type FleetRow, type State } from './join';
 import { DS_VARIABLE, fleetTargets } from './queries';
 import { ROUTES, fetchEndpoints, navigate, queryRunner, sceneState, selectedUid, withAppState } from './shared';
 import { testIds } from '../../components/testIds';
+import { serviceStatusItem, statusTargets } from './status';
 
 type Key = 'endpoint' | 'model';
 
@@ -332,14 +333,15 @@ const getStyles = (theme: GrafanaTheme2) => ({
   filter: css({ maxWidth: 420 }),
 });
 
-/** fleetScene is the fleet page: one query runner for every endpoint (or model), joined into one table. */
+/** fleetScene is the fleet page: each model's service status, and one query runner for every endpoint (or model) joined into one table. */
 export function fleetScene(by: Key = 'endpoint'): EmbeddedScene {
   return new EmbeddedScene({
     ...sceneState(),
-    $data: queryRunner(fleetTargets(by), 60),
+    $data: queryRunner([...fleetTargets(by), ...statusTargets()], 60),
     body: new SceneFlexLayout({
       direction: 'column',
-      children: [new SceneFlexItem({ body: new FleetTable({ by }) })],
+      // The models' service status above the table, from the same round trip.
+      children: [serviceStatusItem(), new SceneFlexItem({ body: new FleetTable({ by }) })],
     }),
   });
 }

@@ -19,6 +19,7 @@ import { AscendSection, detailScene } from './detail';
 import { FleetTable, fleetScene } from './fleet';
 import { joinFleet } from './join';
 import { DS_REF, FLEET_REFS } from './queries';
+import { STATUS_REFS, joinStatus } from './status';
 import { ExploreLink, exploreUrl } from './shared';
 
 interface Call {
@@ -71,8 +72,9 @@ describe('fleet scene', () => {
     expect(DS_REF.uid).toBe('$ds');
     const variable = find(scene, DataSourceVariable)[0];
     expect([variable.state.name, variable.state.pluginId]).toEqual(['ds', 'inferscope-vllm-datasource']);
-    const q = queries(runners[0]);
-    expect(q.map((t) => t.refId)).toEqual(Object.values(FLEET_REFS));
+    const all = queries(runners[0]);
+    expect(all.map((t) => t.refId)).toEqual([...Object.values(FLEET_REFS), ...Object.values(STATUS_REFS)]);
+    const q = all.filter((t) => (Object.values(FLEET_REFS) as string[]).includes(t.refId));
     expect(q.filter((t) => t.groupBy === 'endpoint').map((t) => t.refId)).toEqual([
       'state',
       'running',
@@ -96,7 +98,9 @@ describe('fleet scene', () => {
   });
 
   it('groups by model on the Models tab', () => {
-    const q = queries(find(fleetScene('model'), SceneQueryRunner)[0]);
+    const q = queries(find(fleetScene('model'), SceneQueryRunner)[0]).filter((t) =>
+      (Object.values(FLEET_REFS) as string[]).includes(t.refId)
+    );
     expect(q.filter((t) => t.groupBy === 'model')).toHaveLength(7);
     expect(q.some((t) => t.groupBy === 'endpoint')).toBe(false);
   });
@@ -180,6 +184,58 @@ describe('joinFleet', () => {
       related: ['a', 'b'],
     });
     expect(rows.find((r) => r.name === 'n')).toMatchObject({ state: 'unknown', findings: 1 });
+  });
+});
+
+describe('joinStatus', () => {
+  it("shows each model's service status from the fleet page's one round trip", async () => {
+    // simFleet(4): qwen2-72b on vllm-00 (asleep) and vllm-02 (down); llama-3-8b on vllm-01 (unhealthy) and vllm-03.
+    fleet = simFleet(4);
+    const scene = fleetScene('endpoint');
+    const deactivate = activate(scene);
+    const runner = find(scene, SceneQueryRunner)[0];
+    await waitFor(() => runner.state.data?.state === 'Done');
+    const cards = joinStatus(runner.state.data!.series);
+    deactivate();
+    expect(dataCalls()).toHaveLength(1);
+    const byModel = Object.fromEntries(cards.map((c) => [c.model, c]));
+    // A model serves while any endpoint does: llama has an online engine beside the unhealthy one.
+    expect(byModel['llama-3-8b'].state).toBe('online');
+    expect(byModel['qwen2-72b'].state).toBe('sleeping');
+    // Per model: the first live endpoint's values in the simulated fleet (src/ct/fleet.ts).
+    expect(byModel['qwen2-72b'].ttft).toBeCloseTo(0.1);
+    expect(byModel['qwen2-72b'].outputSpeed).toBeCloseTo(1 / 0.02);
+    expect(byModel['llama-3-8b'].outputSpeed).toBeCloseTo(1 / 0.021);
+    expect(byModel['qwen2-72b'].success).toBeCloseTo(1);
+    expect(byModel['llama-3-8b'].success).toBeCloseTo(0.99);
+    expect(byModel['llama-3-8b'].perMinute).toBeCloseTo(3.1 * 60);
+    // Worst state first.
+    expect(cards.map((c) => c.model)).toEqual(['qwen2-72b', 'llama-3-8b']);
+  });
+
+  it('is down when every endpoint of a model fails its scrapes, and online on V0 (no engine state) when one answers', () => {
+    const frame = (refId: string, name: string, v: number, labels: Record<string, string>) =>
+      toDataFrame({
+        refId,
+        fields: [
+          { name: 'Time', type: FieldType.time, values: [1, 2] },
+          { name, type: FieldType.number, values: [NaN, v], labels },
+        ],
+      });
+    const cards = joinStatus([
+      frame(STATUS_REFS.up, 'up', 0, { endpoint: 'a', model_name: 'gone' }),
+      frame(STATUS_REFS.up, 'up', 0, { endpoint: 'b', model_name: 'gone' }),
+      frame(STATUS_REFS.up, 'up', 1, { endpoint: 'c', model_name: 'v0' }),
+      frame(STATUS_REFS.ttft, 'ttft', 0.2, { model_name: 'v0' }),
+      frame(STATUS_REFS.errors, 'failed_requests_per_second', 3, { model_name: 'v0' }),
+      frame(STATUS_REFS.errors, 'failed_request_ratio', 0.25, { model_name: 'v0' }),
+      frame(STATUS_REFS.requests, 'requests_per_second', 1, { model_name: 'v0', finished_reason: 'stop' }),
+      frame(STATUS_REFS.requests, 'requests_per_second', 0.5, { model_name: 'v0', finished_reason: 'length' }),
+    ]);
+    expect(cards).toEqual([
+      { model: 'gone', state: 'down' },
+      { model: 'v0', state: 'online', ttft: 0.2, success: 0.75, perMinute: 90 },
+    ]);
   });
 });
 
