@@ -13,8 +13,8 @@ const (
 	FieldEngine         Field = "engine"
 	FieldRole           Field = "role"
 	FieldGroupBy        Field = "groupBy"
-	FieldLimit          Field = "limit" // the series kept per output, by their mean over the range
-	FieldRank           Field = "rank"  // which end of the ranking limit keeps
+	FieldLimit          Field = "limit"   // the series kept per output, by their mean over the range
+	FieldRank           Field = "rank"    // which end of the ranking limit keeps
 	FieldBuckets        Field = "buckets" // bounds of a distribution across series (a heatmap) instead of the series
 	FieldWindow         Field = "window"
 	FieldFamily         Field = "family" // the latency family, in the query's metric field
