@@ -36,6 +36,9 @@ func TestNoMeasureNamesOutsideTheCatalog(t *testing.T) {
 		"pkg/vllm/catalog.go": nil,
 		// A threshold's unit: a count of requests.
 		"pkg/rules/thresholds.go": {"requests": true},
+		// The alert rules are the query models Grafana sends, written as the YAML carries them; pkg/rules' tests
+		// validate each against the catalog (TestAlertQueriesAreValidQueries), so a misspelt measure fails there.
+		"pkg/rules/alerts.go": nil,
 	}
 	root := "../.."
 	fset := token.NewFileSet()
