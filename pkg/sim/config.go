@@ -485,15 +485,15 @@ func (c *Config) Validate() error {
 	return errors.Join(errs...)
 }
 
-// servedVersion is what /version answers: the release's (main as a development build of the release after 0.20),
-// or the flavor's own.
+// servedVersion is what /version answers: the release's (main as a development build after the newest release
+// read), or the flavor's own.
 func (c *Config) servedVersion() string {
 	rel, err := vllm.ResolveSimRelease(c.VLLMVersion)
 	switch {
 	case c.VLLMVersion == "" || err != nil:
 		return c.Flavor.Version()
 	case rel == vllm.Main:
-		return "0.20.2.dev0+g" + vllm.MainCommit[:9]
+		return vllm.NextPatch(vllm.NewestRelease()) + ".dev0+g" + vllm.MainCommit[:9]
 	}
 	return rel
 }

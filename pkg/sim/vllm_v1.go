@@ -350,13 +350,13 @@ func (f *Fleet) lmcacheMPFamilies(b *familyBuilder) {
 		func(e *engine) float64 { return math.Min(lmcacheL1Bytes, e.st.lmcacheStored*kvBytesPerToken) })
 }
 
-// offloadFamilies renders the offloading connector's metrics with the CPU spec (OffloadPromMetrics): before main,
+// offloadFamilies renders the offloading connector's metrics with the CPU spec (OffloadPromMetrics): before 0.24,
 // only the transfer_type names (children created on a direction's first transfer: CPU_to_GPU loads, GPU_to_CPU
-// stores); on main the flat names too, with the transfer_type ones kept for both directions. A release's table picks
-// which of these the server has; the flavor's own (no release) are the flat names.
+// stores); from 0.24.0 (and on main) the flat names too, with the transfer_type ones created for both directions at
+// start. A release's table picks which of these the server has; the flavor's own (no release) are the flat names.
 func (f *Fleet) offloadFamilies(b *familyBuilder) {
 	capacity := f.cfg.KVOffloadGB * 1e9
-	eager := f.release == vllm.Main
+	eager := vllm.CompareReleases(f.release, flatOffloadSince) >= 0
 	byType := func(name, help string, typ metricType, load, store func(*engine) float64, hist func(*engine) [2]*histogram) {
 		fam := b.x.add(name, help, typ, b.st)
 		for _, e := range b.engines {
@@ -405,7 +405,8 @@ func (f *Fleet) offloadFamilies(b *familyBuilder) {
 		func(e *engine) *histogram { return e.st.offloadAsyncLookup })
 	b.counter("vllm:kv_offload_allocation_failure", "Number of KV offload store allocation attempts that failed.",
 		func(e *engine) float64 { return e.st.offloadFailures })
-	b.gauge("vllm:kv_offload_cpu_cache_usage_perc", "CPU offload cache usage. 1 means 100 percent usage.",
+	b.gauge("vllm:kv_offload_cpu_cache_usage_perc",
+		"Fraction of CPU KV-cache space currently pinned by active transfers (0.0 = idle, 1.0 = saturated). Sustained high values indicate transfers (stores or promotions) may be dropped due to insufficient capacity.",
 		func(e *engine) float64 { return e.st.offloadResident / capacity })
 	// Stores and loads finish within the step that starts them here, so no CPU space stays pinned by one in flight.
 	zero := func(*engine) float64 { return 0 }
@@ -417,6 +418,13 @@ func (f *Fleet) offloadFamilies(b *familyBuilder) {
 		"Histogram of the number of CPU blocks requested by each KV offload prepare_store call.",
 		func(e *engine) *histogram { return e.st.offloadAllocation })
 }
+
+// flatOffloadSince is the release whose offloading connector has the flat kv_offload_{load,store}_* names and creates
+// the transfer_type children at start (the provenance table's First of vllm:kv_offload_load_bytes).
+var flatOffloadSince = func() string {
+	o, _ := vllm.Provenance("vllm:kv_offload_load_bytes_total")
+	return o.First
+}()
 
 // nixlFamilies renders the NIXL KV connector's metrics (NixlPromMetrics). Both sides of a pair register them; the
 // instance that pulls the KV (decode) records transfers, the one that holds it (prefill) only KV expired unread,

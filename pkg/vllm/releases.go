@@ -112,3 +112,12 @@ func NewestRelease() string {
 	}
 	return newest
 }
+
+// NextPatch is the release after r in its minor series ("0.25.1" gives "0.25.2"), r itself when it is not a tag.
+func NextPatch(r string) string {
+	p := releaseParts(r)
+	if p[0] < 0 {
+		return r
+	}
+	return fmt.Sprintf("%d.%d.%d", p[0], p[1], p[2]+1)
+}
