@@ -153,6 +153,26 @@ func TestOffloadFlatAndLegacyNames(t *testing.T) {
 	}
 }
 
+// TestIterationTokensFollowTheRelease: vLLM's tokens per step count every prompt token of the prefills a step
+// completes up to 0.22, only the ones it computed (prefix-cache hits and pulled KV left out) from 0.23.0.
+func TestIterationTokensFollowTheRelease(t *testing.T) {
+	for _, c := range []struct {
+		release  string
+		computed bool
+	}{{"0.20", false}, {"0.24", true}, {"0.25", true}} {
+		sc := tenMinutes(t, "-vllm-version="+c.release, "-prefix-hit-rate=0.5", "-qps=10", "-seed=8")
+		value := func(name string, labels ...string) float64 { t.Helper(); return total(t, sc, name, labels...) }
+		prompt := value("vllm:prompt_tokens_total")
+		if c.computed {
+			prompt = value("vllm:prompt_tokens_by_source_total", "source", "local_compute")
+		}
+		want, got := prompt+value("vllm:generation_tokens_total"), value("vllm:iteration_tokens_total_sum")
+		if cached := value("vllm:prompt_tokens_cached_total"); cached <= 0 || got != want {
+			t.Errorf("%s: iteration tokens sum to %v, want %v (computed prompt tokens only: %v; %v cached)", c.release, got, want, c.computed, cached)
+		}
+	}
+}
+
 // TestLMCacheConnector: with LMCache as the KV connector, its own counters repeat the connector's lookups and hits
 // (vLLM's external_prefix_cache_*), one retrieval per request and one store per finished request.
 func TestLMCacheConnector(t *testing.T) {

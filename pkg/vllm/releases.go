@@ -121,3 +121,8 @@ func NextPatch(r string) string {
 	}
 	return fmt.Sprintf("%d.%d.%d", p[0], p[1], p[2]+1)
 }
+
+// IterationTokensComputedSince is the first release whose vllm:iteration_tokens_total observes a step's computed
+// prompt tokens (prompt_token_stats.computed: prefix-cache hits and KV pulled from a peer left out) plus its generated
+// tokens; before it, every prompt token of the prefills the step completed (vllm/v1/metrics/loggers.py).
+const IterationTokensComputedSince = "0.23.0"
