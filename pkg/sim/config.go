@@ -19,7 +19,7 @@ type Config struct {
 	// Flavor is which server's /metrics to impersonate.
 	Flavor Flavor `json:"flavor"`
 	// VLLMVersion, when set, makes the vLLM families exactly those of that release (vllm.SimReleases: 0.6, 0.10,
-	// 0.11, 0.13, 0.16, 0.20, main) under this configuration, as the provenance table vllm.VLLMFamilies records them:
+	// 0.11, 0.13, 0.16, 0.20, 0.24, 0.25, main) under this configuration, as the provenance table vllm.VLLMFamilies records them:
 	// names, types, label names and buckets. Empty keeps the flavor's own families.
 	VLLMVersion string `json:"vllm_version"`
 	// Model is the served model name (label model_name / model).
