@@ -151,6 +151,12 @@ func TestOffloadFlatAndLegacyNames(t *testing.T) {
 			t.Errorf("0.24 without transfers: no kv_offload_total_bytes{transfer_type=%q} child", dir)
 		}
 	}
+	// The flat names' children come with their first observation: the families are declared, without samples.
+	for _, name := range []string{"vllm:kv_offload_load_bytes_total", "vllm:kv_offload_store_bytes_total", "vllm:kv_offload_store_size_count"} {
+		if fam := sc.FamilyOf(name); fam == nil || len(fam.Samples) != 0 {
+			t.Errorf("0.24 without transfers: %s is %v, want declared without samples", name, fam)
+		}
+	}
 }
 
 // TestIterationTokensFollowTheRelease: vLLM's tokens per step count every prompt token of the prefills a step
