@@ -399,6 +399,8 @@ var VLLMFamilies = []Family{
 	v1("vllm:kv_offload_lookup_sync_delay_seconds", Histogram, fileOffload, Main, "", labelsV1, BucketsOffloadLookupSync).when(WithOffload),
 	v1("vllm:kv_offload_lookup_async_delay_seconds", Histogram, fileOffload, Main, "", labelsV1, BucketsOffloadLookupAsync).when(WithOffload),
 	v1("vllm:kv_offload_allocation_failure", Counter, fileOffload, Main, "", labelsV1, nil).when(WithOffload),
+	// Upstream's value (CPUOffloadingManager.get_stats) is the share of CPU blocks neither free nor evictable: pinned by
+	// transfers in flight, not the share filled.
 	v1("vllm:kv_offload_cpu_cache_usage_perc", Gauge, fileCPUOffload, "0.24.0", "", labelsV1, nil).when(WithOffload),
 	v1("vllm:kv_offload_cpu_cache_write_usage_perc", Gauge, fileCPUOffload, Main, "", labelsV1, nil).when(WithOffload),
 	v1("vllm:kv_offload_cpu_cache_read_usage_perc", Gauge, fileCPUOffload, Main, "", labelsV1, nil).when(WithOffload),
