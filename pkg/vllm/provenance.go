@@ -56,7 +56,8 @@ type Family struct {
 	// First and Last are the first and last release whose source declares it; Last is empty while main still does.
 	// First is Main for a name no tag has.
 	First, Last string
-	// Deprecated is the first release whose help text marks it deprecated; Hidden the first that registers it only
+	// Deprecated is the first release whose help text (or, for the offload names, source) marks it deprecated; Hidden
+	// the first that registers it only
 	// with --show-hidden-metrics-for-version.
 	Deprecated, Hidden string
 	When               Condition
