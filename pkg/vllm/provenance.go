@@ -57,8 +57,7 @@ type Family struct {
 	// First is Main for a name no tag has.
 	First, Last string
 	// Deprecated is the first release whose help text (or, for the offload names, source) marks it deprecated; Hidden
-	// the first that registers it only
-	// with --show-hidden-metrics-for-version.
+	// the first that registers it only with --show-hidden-metrics-for-version.
 	Deprecated, Hidden string
 	When               Condition
 	// Unreleased says where a name no release has was found.
