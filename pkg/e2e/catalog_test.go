@@ -13,7 +13,8 @@ import (
 )
 
 // catalogFleet is one simulator per flavor, each alone on its endpoint, with what every measure needs switched on
-// (speculative decoding, failed requests); the endpoint is named after the flavor it impersonates.
+// (speculative decoding, failed requests); the endpoint is named after the flavor it impersonates, or the release it
+// speaks exactly (vllm-0.25-*: the newest release read, so every measure is walked against it).
 var catalogFleet = []struct {
 	endpoint string
 	flavor   vllm.Flavor
@@ -39,6 +40,8 @@ var catalogFleet = []struct {
 	{"vllm-0.11", vllm.FlavorV1, []string{"-vllm-version=0.11", "-engines=2", "-qps=10", "-spec-tokens=2", "-error-rate=0.05", "-seed=15"}, "vllm:num_requests_running", false, nil, "0.11.0"},
 	{"vllm-0.16-offload", vllm.FlavorV1, []string{"-vllm-version=0.16", "-kv-offload-gb=20", "-engines=2", "-qps=10", "-spec-tokens=2", "-error-rate=0.05", "-seed=14", "-external-prefix-hit-rate=0.3", "-mm-items=1", "-mm-hit-rate=0.4"}, "vllm:kv_offload_total_bytes_total", false, []string{measure.NeedsOffload}, "0.16.0"},
 	{"vllm-0.20-decode", vllm.FlavorV1, []string{"-vllm-version=0.20", "-kv-role=decode", "-kv-transfer-fail-rate=0.05", "-engines=2", "-qps=10", "-spec-tokens=2", "-error-rate=0.05", "-seed=13", "-external-prefix-hit-rate=0.2", "-mm-items=1", "-mm-hit-rate=0.4"}, "vllm:nixl_num_failed_transfers_total", false, []string{measure.NeedsNIXL}, "0.20.1"},
+	{"vllm-0.25-offload", vllm.FlavorV1, []string{"-vllm-version=0.25", "-kv-offload-gb=20", "-kv-offload-fail-rate=0.05", "-kv-cache-metrics", "-prefix-hit-rate=0.5", "-mfu", "-nan-logits-rate=0.01", "-engines=2", "-qps=10", "-spec-tokens=2", "-error-rate=0.05", "-seed=12", "-external-prefix-hit-rate=0.3", "-mm-items=1", "-mm-hit-rate=0.4"}, "vllm:kv_offload_load_bytes_total", false, []string{measure.NeedsOffload, measure.NeedsKVCacheMetrics, measure.NeedsMFU, measure.NeedsNaNCheck}, "0.25.1"},
+	{"vllm-0.25-decode", vllm.FlavorV1, []string{"-vllm-version=0.25", "-kv-role=decode", "-kv-transfer-fail-rate=0.05", "-engines=2", "-qps=10", "-spec-tokens=2", "-error-rate=0.05", "-seed=11", "-external-prefix-hit-rate=0.2", "-mm-items=1", "-mm-hit-rate=0.4"}, "vllm:nixl_num_failed_transfers_total", false, []string{measure.NeedsNIXL}, "0.25.1"},
 	{"vllm-v1-mfu", vllm.FlavorV1, []string{"-flavor=vllm-v1", "-mfu", "-nan-logits-rate=0.01", "-engines=2", "-qps=10", "-spec-tokens=2", "-error-rate=0.05", "-seed=19", "-external-prefix-hit-rate=0.3", "-mm-items=1", "-mm-hit-rate=0.4"}, "vllm:estimated_flops_per_gpu_total", false, []string{measure.NeedsMFU, measure.NeedsNaNCheck}, ""},
 }
 

@@ -6,19 +6,24 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/inferscope/inferscope-vllm/pkg/vllm"
 )
 
 // TestOffloadOnEveryRelease runs one simulated offloading instance (same seed, so the same transfers) as each release
-// prints it: 0.16 and 0.20 with only the per-direction kv_offload_total_* names, main with those and the flat names,
-// and the flavor's flat names alone. Bandwidth and copy speed must have values on each, and the same ones: the
-// per-direction names are read by direction, and main's two pairs are not counted twice. On 0.20 the measures whose
-// metrics only main has say which vLLM they need, and a prefill instance, whose NIXL histograms stay at zero, says
-// "no transfers in range" rather than that it lacks the metrics.
+// prints it: 0.16 and 0.20 with only the per-direction kv_offload_total_* names, 0.24, 0.25 and main with those and
+// the flat names, and the flavor's flat names alone. Bandwidth and copy speed must have values on each, and the same
+// ones: the per-direction names are read by direction, and the two pairs of 0.24 on are not counted twice. On 0.20
+// the CPU cache usage says from which release it exists, and the measures whose metrics only main has say which vLLM
+// they need there and on 0.25; 0.24 and 0.25 have CPU cache usage. A prefill instance, whose NIXL histograms stay at
+// zero, says "no transfers in range" rather than that it lacks the metrics.
 func TestOffloadOnEveryRelease(t *testing.T) {
 	common := []string{"-kv-offload-gb=20", "-external-prefix-hit-rate=0.3", "-qps=10", "-seed=61"}
 	f := newLiveFleetOf(t, time.Hour, map[string][]string{
 		"r016":    append([]string{"-vllm-version=0.16"}, common...),
 		"r020":    append([]string{"-vllm-version=0.20"}, common...),
+		"r024":    append([]string{"-vllm-version=0.24"}, common...),
+		"r025":    append([]string{"-vllm-version=0.25"}, common...),
 		"main":    append([]string{"-vllm-version=main"}, common...),
 		"flavor":  append([]string{"-flavor=vllm-v1"}, common...),
 		"prefill": {"-vllm-version=0.20", "-kv-role=prefill", "-qps=6", "-seed=62"},
@@ -31,7 +36,7 @@ func TestOffloadOnEveryRelease(t *testing.T) {
 	r := Request{From: now.Add(-5 * time.Minute), To: now, Interval: 15 * time.Second}
 	ctx := context.Background()
 	for _, m := range []string{"bandwidth", "copy_speed"} {
-		res, err := e.Eval(ctx, Query{QueryType: TypeKVOffload, Measure: m, GroupBy: GroupEndpoint, Endpoint: "r016|r020|main|flavor"}, r)
+		res, err := e.Eval(ctx, Query{QueryType: TypeKVOffload, Measure: m, GroupBy: GroupEndpoint, Endpoint: "r016|r020|r024|r025|main|flavor"}, r)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -55,20 +60,34 @@ func TestOffloadOnEveryRelease(t *testing.T) {
 			if want <= 0 {
 				t.Fatalf("%s %s: the flat names read %v", m, measure, want)
 			}
-			for _, ep := range []string{"r016", "r020", "main"} {
+			for _, ep := range []string{"r016", "r020", "r024", "r025", "main"} {
 				if got, ok := byEndpoint[ep]; !ok || math.Abs(got-want) > 1e-9*want {
 					t.Errorf("%s %s on %s: %v (present %v), want %v as the flat names read", m, measure, ep, got, ok, want)
 				}
 			}
 		}
 	}
-	for _, m := range []string{"failures", "cpu_usage", "lookup_delay"} {
-		res, err := e.Eval(ctx, Query{QueryType: TypeKVOffload, Measure: m, Endpoint: "r020"}, r)
+	for _, c := range []struct{ measure, endpoint, notice string }{
+		{"failures", "r020", "kv_offload/failures needs vLLM newer than 0.25.1 (its metrics are on vLLM main only)"},
+		{"lookup_delay", "r020", "kv_offload/lookup_delay needs vLLM newer than 0.25.1"},
+		{"failures", "r025", "kv_offload/failures needs vLLM newer than 0.25.1"},
+		{"lookup_delay", "r025", "kv_offload/lookup_delay needs vLLM newer than 0.25.1"},
+		{"cpu_usage", "r020", "kv_offload/cpu_usage needs vLLM 0.24.0 or newer with KV offloading: no selected endpoint exposes"},
+		{"cpu_usage", "r024", ""},
+		{"cpu_usage", "r025", ""},
+	} {
+		res, err := e.Eval(ctx, Query{QueryType: TypeKVOffload, Measure: c.measure, Endpoint: c.endpoint}, r)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(res.Outputs) != 0 || len(res.Notices) != 1 || !strings.Contains(res.Notices[0], "needs vLLM newer than 0.20.1") {
-			t.Errorf("%s on 0.20: %d series, notices %q, want none and that it needs a newer vLLM", m, len(res.Outputs), res.Notices)
+		if c.notice == "" {
+			if len(res.Outputs) != 1 || len(res.Notices) != 0 {
+				t.Errorf("%s on %s: %d series, notices %q, want one and none", c.measure, c.endpoint, len(res.Outputs), res.Notices)
+			}
+			continue
+		}
+		if len(res.Outputs) != 0 || len(res.Notices) != 1 || !strings.HasPrefix(res.Notices[0], c.notice) {
+			t.Errorf("%s on %s: %d series, notices %q, want none and %q", c.measure, c.endpoint, len(res.Outputs), res.Notices, c.notice)
 		}
 	}
 	// A prefill instance registers the NIXL histograms and never observes a transfer: they stay at zero.
@@ -200,5 +219,30 @@ func TestDynamoFrontendErrorsByStatus(t *testing.T) {
 	}
 	if !statuses["success"] || !statuses["error"] || len(statuses) != 2 {
 		t.Errorf("requests by status %v, want success and error", statuses)
+	}
+}
+
+// TestEmptyNoticeSaysTheRelease: with nothing exposed, a measure read only from names of later vLLM releases says
+// from which release (and with what besides) it exists; one whose names are all unreleased says it needs a vLLM
+// newer than the newest read; one with names of the oldest release read, or of another project, says only what is
+// missing.
+func TestEmptyNoticeSaysTheRelease(t *testing.T) {
+	none := func(vllm.Signal) bool { return false }
+	for _, c := range []struct {
+		q      Query
+		holder string
+		want   string
+	}{
+		{Query{QueryType: TypeKVTransfer, Measure: "latency"}, HolderEndpoints,
+			"kv_transfer/latency needs vLLM 0.11.1 or newer with a NIXL KV connector: no selected endpoint exposes what kv_transfer/latency needs"},
+		{Query{QueryType: TypeKVOffload, Measure: "cpu_usage"}, HolderPrometheus,
+			"kv_offload/cpu_usage needs vLLM 0.24.0 or newer with KV offloading: the Prometheus server holds none of the metrics kv_offload/cpu_usage needs"},
+		{Query{QueryType: TypeKVOffload, Measure: "failures"}, HolderEndpoints,
+			"kv_offload/failures needs vLLM newer than " + vllm.NewestRelease() + " (its metrics are on vLLM main only)"},
+		{Query{QueryType: TypeQueue, Measure: "running"}, HolderEndpoints, "no selected endpoint exposes what queue/running needs"},
+	} {
+		if got := EmptyNotice(c.q, none, c.holder); got != c.want {
+			t.Errorf("%s/%s: %q, want %q", c.q.QueryType, c.q.Measure, got, c.want)
+		}
 	}
 }

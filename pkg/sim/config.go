@@ -19,7 +19,7 @@ type Config struct {
 	// Flavor is which server's /metrics to impersonate.
 	Flavor Flavor `json:"flavor"`
 	// VLLMVersion, when set, makes the vLLM families exactly those of that release (vllm.SimReleases: 0.6, 0.10,
-	// 0.11, 0.13, 0.16, 0.20, main) under this configuration, as the provenance table vllm.VLLMFamilies records them:
+	// 0.11, 0.13, 0.16, 0.20, 0.24, 0.25, main) under this configuration, as the provenance table vllm.VLLMFamilies records them:
 	// names, types, label names and buckets. Empty keeps the flavor's own families.
 	VLLMVersion string `json:"vllm_version"`
 	// Model is the served model name (label model_name / model).
@@ -485,15 +485,15 @@ func (c *Config) Validate() error {
 	return errors.Join(errs...)
 }
 
-// servedVersion is what /version answers: the release's (main as a development build of the release after 0.20),
-// or the flavor's own.
+// servedVersion is what /version answers: the release's (main as a development build after the newest release
+// read), or the flavor's own.
 func (c *Config) servedVersion() string {
 	rel, err := vllm.ResolveSimRelease(c.VLLMVersion)
 	switch {
 	case c.VLLMVersion == "" || err != nil:
 		return c.Flavor.Version()
 	case rel == vllm.Main:
-		return "0.20.2.dev0+g" + vllm.MainCommit[:9]
+		return vllm.NextPatch(vllm.NewestRelease()) + ".dev0+g" + vllm.MainCommit[:9]
 	}
 	return rel
 }

@@ -101,6 +101,84 @@ func TestOffloadingConnector(t *testing.T) {
 	}
 }
 
+// TestOffloadFlatAndLegacyNames: from vLLM 0.24.0 the CPU offloading spec records every transfer under the flat
+// kv_offload_{load,store}_* names and mirrors it into the deprecated transfer_type names, whose children it creates
+// for both directions at start; 0.20 has only the transfer_type names, created on a direction's first transfer.
+func TestOffloadFlatAndLegacyNames(t *testing.T) {
+	for _, rel := range []string{"0.24", "0.25", "0.20"} {
+		sc := tenMinutes(t, "-vllm-version="+rel, "-kv-offload-gb=40", "-external-prefix-hit-rate=0.5", "-qps=10", "-seed=6")
+		value := func(name string, labels ...string) float64 { t.Helper(); return total(t, sc, name, labels...) }
+		load, store := value("vllm:kv_offload_total_bytes_total", "transfer_type", "CPU_to_GPU"), value("vllm:kv_offload_total_bytes_total", "transfer_type", "GPU_to_CPU")
+		if load <= 0 || store <= 0 {
+			t.Fatalf("%s: transfer_type names loaded %v and stored %v bytes", rel, load, store)
+		}
+		if rel == "0.20" {
+			if fam := sc.FamilyOf("vllm:kv_offload_load_bytes_total"); fam != nil {
+				t.Errorf("0.20 exposes the flat names (%d samples), which 0.24.0 introduced", len(fam.Samples))
+			}
+			continue
+		}
+		for _, c := range []struct{ flat, legacy, dir string }{
+			{"vllm:kv_offload_load_bytes_total", "vllm:kv_offload_total_bytes_total", "CPU_to_GPU"},
+			{"vllm:kv_offload_store_bytes_total", "vllm:kv_offload_total_bytes_total", "GPU_to_CPU"},
+			{"vllm:kv_offload_load_time_total", "vllm:kv_offload_total_time_total", "CPU_to_GPU"},
+			{"vllm:kv_offload_store_time_total", "vllm:kv_offload_total_time_total", "GPU_to_CPU"},
+			{"vllm:kv_offload_store_size_count", "vllm:kv_offload_size_count", "GPU_to_CPU"},
+		} {
+			if f, l := value(c.flat), value(c.legacy, "transfer_type", c.dir); f != l || f <= 0 {
+				t.Errorf("%s: %s is %v, %s{transfer_type=%q} %v; want the same transfers under both", rel, c.flat, f, c.legacy, c.dir, l)
+			}
+		}
+		if u := value("vllm:kv_offload_cpu_cache_usage_perc"); u < 0 || u > 1 {
+			t.Errorf("%s: CPU cache usage %v", rel, u)
+		}
+		for _, name := range []string{"vllm:kv_offload_allocation_failure_total", "vllm:kv_offload_lookup_sync_delay_seconds_count"} {
+			if fam := sc.FamilyOf(name); fam != nil {
+				t.Errorf("%s exposes %s, which no release to 0.25.1 has", rel, name)
+			}
+		}
+	}
+	// At start, before any transfer, 0.24 already has both directions of the transfer_type names (at zero).
+	sc := tenMinutes(t, "-vllm-version=0.24", "-kv-offload-gb=40", "-qps=0.001", "-seed=6")
+	for _, dir := range []string{"CPU_to_GPU", "GPU_to_CPU"} {
+		n := 0
+		for _, s := range sc.FamilyOf("vllm:kv_offload_total_bytes_total").Samples {
+			if s.Labels.Get("transfer_type") == dir {
+				n++
+			}
+		}
+		if n == 0 {
+			t.Errorf("0.24 without transfers: no kv_offload_total_bytes{transfer_type=%q} child", dir)
+		}
+	}
+	// The flat names' children come with their first observation: the families are declared, without samples.
+	for _, name := range []string{"vllm:kv_offload_load_bytes_total", "vllm:kv_offload_store_bytes_total", "vllm:kv_offload_store_size_count"} {
+		if fam := sc.FamilyOf(name); fam == nil || len(fam.Samples) != 0 {
+			t.Errorf("0.24 without transfers: %s is %v, want declared without samples", name, fam)
+		}
+	}
+}
+
+// TestIterationTokensFollowTheRelease: vLLM's tokens per step count every prompt token of the prefills a step
+// completes up to 0.22, only the ones it computed (prefix-cache hits and pulled KV left out) from 0.23.0.
+func TestIterationTokensFollowTheRelease(t *testing.T) {
+	for _, c := range []struct {
+		release  string
+		computed bool
+	}{{"0.20", false}, {"0.24", true}, {"0.25", true}} {
+		sc := tenMinutes(t, "-vllm-version="+c.release, "-prefix-hit-rate=0.5", "-qps=10", "-seed=8")
+		value := func(name string, labels ...string) float64 { t.Helper(); return total(t, sc, name, labels...) }
+		prompt := value("vllm:prompt_tokens_total")
+		if c.computed {
+			prompt = value("vllm:prompt_tokens_by_source_total", "source", "local_compute")
+		}
+		want, got := prompt+value("vllm:generation_tokens_total"), value("vllm:iteration_tokens_total_sum")
+		if cached := value("vllm:prompt_tokens_cached_total"); cached <= 0 || got != want {
+			t.Errorf("%s: iteration tokens sum to %v, want %v (computed prompt tokens only: %v; %v cached)", c.release, got, want, c.computed, cached)
+		}
+	}
+}
+
 // TestLMCacheConnector: with LMCache as the KV connector, its own counters repeat the connector's lookups and hits
 // (vLLM's external_prefix_cache_*), one retrieval per request and one store per finished request.
 func TestLMCacheConnector(t *testing.T) {

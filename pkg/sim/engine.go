@@ -2,6 +2,8 @@ package sim
 
 import (
 	"math"
+
+	"github.com/inferscope/inferscope-vllm/pkg/vllm"
 )
 
 // engine is one vLLM EngineCore (one DP rank): a continuous-batching scheduler over a paged KV
@@ -23,6 +25,9 @@ type engine struct {
 	specCond []float64 // P(position i accepted | position i-1 accepted)
 	sched    []scheduledWork
 	finished bool // a running request finished during the current step
+	// iterCached are the prompt tokens of the prefills completed in the current step that were not computed (prefix
+	// cache hits, KV pulled from a peer).
+	iterCached int
 }
 
 type scheduledWork struct {
@@ -227,6 +232,7 @@ func (e *engine) admitWaiting(t float64, budget int) {
 // when none).
 func (e *engine) execute(tEnd float64) (iterPrompt, iterGen int, firstITL float64) {
 	firstITL = -1
+	e.iterCached = 0
 	for _, s := range e.sched {
 		r := s.r
 		if s.prefill {
@@ -237,6 +243,7 @@ func (e *engine) execute(tEnd float64) (iterPrompt, iterGen int, firstITL float6
 			// The prefill is complete: the model samples the next token.
 			if r.firstToken < 0 {
 				iterPrompt += r.promptLen
+				e.iterCached += r.cachedFirst + r.transferred
 			}
 			if itl := e.emit(r, 1, tEnd); itl >= 0 && firstITL < 0 {
 				firstITL = itl
@@ -255,11 +262,16 @@ func (e *engine) execute(tEnd float64) (iterPrompt, iterGen int, firstITL float6
 	return iterPrompt, iterGen, firstITL
 }
 
-// recordIteration observes the iteration in vLLM's iteration histogram and, with the profiler on, in the Ascend
-// profiler's batch and token metrics.
+// recordIteration observes the iteration in vLLM's iteration histogram (from vllm.IterationTokensComputedSince
+// the prompt tokens it computed, before all its prompts' tokens) and, with the profiler on, in the Ascend profiler's
+// batch and token metrics.
 func (e *engine) recordIteration(iterPrompt, iterGen int, firstITL float64) {
-	if iterPrompt+iterGen > 0 {
-		e.st.iterTokens.observe(float64(iterPrompt+iterGen), 1)
+	tokens := iterPrompt + iterGen
+	if rel := e.fleet.release; rel != "" && vllm.CompareReleases(rel, vllm.IterationTokensComputedSince) >= 0 {
+		tokens -= e.iterCached
+	}
+	if tokens > 0 {
+		e.st.iterTokens.observe(float64(tokens), 1)
 	}
 	a := e.asc
 	if a == nil || !e.fleet.profiling {

@@ -350,13 +350,13 @@ func (f *Fleet) lmcacheMPFamilies(b *familyBuilder) {
 		func(e *engine) float64 { return math.Min(lmcacheL1Bytes, e.st.lmcacheStored*kvBytesPerToken) })
 }
 
-// offloadFamilies renders the offloading connector's metrics with the CPU spec (OffloadPromMetrics): before main,
+// offloadFamilies renders the offloading connector's metrics with the CPU spec (OffloadPromMetrics): before 0.24,
 // only the transfer_type names (children created on a direction's first transfer: CPU_to_GPU loads, GPU_to_CPU
-// stores); on main the flat names too, with the transfer_type ones kept for both directions. A release's table picks
-// which of these the server has; the flavor's own (no release) are the flat names.
+// stores); from 0.24.0 (and on main) the flat names too, each child created on its first observation, with the
+// transfer_type ones created for both directions at start. A release's table picks which of these the server has; the flavor's own (no release) are the flat names.
 func (f *Fleet) offloadFamilies(b *familyBuilder) {
 	capacity := f.cfg.KVOffloadGB * 1e9
-	eager := f.release == vllm.Main
+	eager := vllm.CompareReleases(f.release, flatOffloadSince) >= 0
 	byType := func(name, help string, typ metricType, load, store func(*engine) float64, hist func(*engine) [2]*histogram) {
 		fam := b.x.add(name, help, typ, b.st)
 		for _, e := range b.engines {
@@ -386,18 +386,33 @@ func (f *Fleet) offloadFamilies(b *familyBuilder) {
 		byType("vllm:kv_offload_size", "Histogram of KV offload transfer size, in bytes.", typeHistogram, nil, nil,
 			func(e *engine) [2]*histogram { return [2]*histogram{e.st.offloadLoadSize, e.st.offloadStoreSize} })
 	}
-	b.counter("vllm:kv_offload_load_bytes", "Total bytes loaded from offload storage to GPU.",
-		func(e *engine) float64 { return e.st.offloadLoadBytes })
-	b.counter("vllm:kv_offload_load_time", "Total load time from offload storage to GPU, in seconds.",
-		func(e *engine) float64 { return e.st.offloadLoadTime })
-	b.hist("vllm:kv_offload_load_size", "Histogram of KV offload load operation size, in bytes.",
-		func(e *engine) *histogram { return e.st.offloadLoadSize })
-	b.counter("vllm:kv_offload_store_bytes", "Total bytes stored from GPU to offload storage.",
-		func(e *engine) float64 { return e.st.offloadStoreBytes })
-	b.counter("vllm:kv_offload_store_time", "Total store time from GPU to offload storage, in seconds.",
-		func(e *engine) float64 { return e.st.offloadStoreTime })
-	b.hist("vllm:kv_offload_store_size", "Histogram of KV offload store operation size, in bytes.",
-		func(e *engine) *histogram { return e.st.offloadStoreSize })
+	// A release creates a flat name's child on its first observation (OffloadPromMetrics._get_prometheus_metric): an
+	// engine that has not loaded (stored) yet has the load (store) families without samples.
+	flat := func(name, help string, typ metricType, v func(*engine) float64, h func(*engine) *histogram) {
+		fam := b.x.add(name, help, typ, b.st)
+		for _, e := range b.engines {
+			if f.release != "" && h(e).count == 0 {
+				continue
+			}
+			if typ == typeHistogram {
+				fam.setHist(h(e), b.labels(e)...)
+			} else {
+				fam.set(v(e), b.labels(e)...)
+			}
+		}
+	}
+	loads := func(e *engine) *histogram { return e.st.offloadLoadSize }
+	stores := func(e *engine) *histogram { return e.st.offloadStoreSize }
+	flat("vllm:kv_offload_load_bytes", "Total bytes loaded from offload storage to GPU.", typeCounter,
+		func(e *engine) float64 { return e.st.offloadLoadBytes }, loads)
+	flat("vllm:kv_offload_load_time", "Total load time from offload storage to GPU, in seconds.", typeCounter,
+		func(e *engine) float64 { return e.st.offloadLoadTime }, loads)
+	flat("vllm:kv_offload_load_size", "Histogram of KV offload load operation size, in bytes.", typeHistogram, nil, loads)
+	flat("vllm:kv_offload_store_bytes", "Total bytes stored from GPU to offload storage.", typeCounter,
+		func(e *engine) float64 { return e.st.offloadStoreBytes }, stores)
+	flat("vllm:kv_offload_store_time", "Total store time from GPU to offload storage, in seconds.", typeCounter,
+		func(e *engine) float64 { return e.st.offloadStoreTime }, stores)
+	flat("vllm:kv_offload_store_size", "Histogram of KV offload store operation size, in bytes.", typeHistogram, nil, stores)
 	b.hist("vllm:kv_offload_lookup_sync_delay_seconds", "Histogram of the time spent in a single offload lookup call, in seconds.",
 		func(e *engine) *histogram { return e.st.offloadLookup })
 	b.hist("vllm:kv_offload_lookup_async_delay_seconds",
@@ -405,7 +420,8 @@ func (f *Fleet) offloadFamilies(b *familyBuilder) {
 		func(e *engine) *histogram { return e.st.offloadAsyncLookup })
 	b.counter("vllm:kv_offload_allocation_failure", "Number of KV offload store allocation attempts that failed.",
 		func(e *engine) float64 { return e.st.offloadFailures })
-	b.gauge("vllm:kv_offload_cpu_cache_usage_perc", "CPU offload cache usage. 1 means 100 percent usage.",
+	b.gauge("vllm:kv_offload_cpu_cache_usage_perc",
+		"Fraction of CPU KV-cache space currently pinned by active transfers (0.0 = idle, 1.0 = saturated). Sustained high values indicate transfers (stores or promotions) may be dropped due to insufficient capacity.",
 		func(e *engine) float64 { return e.st.offloadResident / capacity })
 	// Stores and loads finish within the step that starts them here, so no CPU space stays pinned by one in flight.
 	zero := func(*engine) float64 { return 0 }
@@ -417,6 +433,13 @@ func (f *Fleet) offloadFamilies(b *familyBuilder) {
 		"Histogram of the number of CPU blocks requested by each KV offload prepare_store call.",
 		func(e *engine) *histogram { return e.st.offloadAllocation })
 }
+
+// flatOffloadSince is the release whose offloading connector has the flat kv_offload_{load,store}_* names and creates
+// the transfer_type children at start (the provenance table's First of vllm:kv_offload_load_bytes).
+var flatOffloadSince = func() string {
+	o, _ := vllm.Provenance("vllm:kv_offload_load_bytes_total")
+	return o.First
+}()
 
 // nixlFamilies renders the NIXL KV connector's metrics (NixlPromMetrics). Both sides of a pair register them; the
 // instance that pulls the KV (decode) records transfers, the one that holds it (prefill) only KV expired unread,

@@ -14,7 +14,7 @@ const (
 
 // Where the names no vLLM release has were found.
 const (
-	afterMain = "vllm-project/vllm main after 0.20.1, not yet at MainCommit: "
+	afterMain = "vllm-project/vllm main after 0.20.1, not yet at MainCommit and in no tag to 0.25.1: "
 )
 
 // Files of the other projects.
@@ -239,7 +239,7 @@ func Provenance(name string) (Origin, bool) {
 		}
 		o.File, o.Deprecated, o.Hidden = newest.File, newest.Deprecated, newest.Hidden
 		if o.First == Main {
-			o.Unreleased = "vLLM main at " + MainCommit[:9]
+			o.Unreleased = "vLLM main at " + MainCommit[:9] + ", in no tag to " + NewestRelease()
 		}
 		return o, true
 	}

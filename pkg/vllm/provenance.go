@@ -56,8 +56,8 @@ type Family struct {
 	// First and Last are the first and last release whose source declares it; Last is empty while main still does.
 	// First is Main for a name no tag has.
 	First, Last string
-	// Deprecated is the first release whose help text marks it deprecated; Hidden the first that registers it only
-	// with --show-hidden-metrics-for-version.
+	// Deprecated is the first release whose help text (or, for the offload names, source) marks it deprecated; Hidden
+	// the first that registers it only with --show-hidden-metrics-for-version.
 	Deprecated, Hidden string
 	When               Condition
 	// Unreleased says where a name no release has was found.
@@ -205,7 +205,7 @@ const (
 	filePerf       = "vllm/v1/metrics/perf.py"
 	fileNixl       = "vllm/distributed/kv_transfer/kv_connector/v1/nixl/stats.py (nixl_connector.py before 0.20)"
 	fileOffload    = "vllm/distributed/kv_transfer/kv_connector/v1/offloading/metrics.py (offloading_connector.py before 0.19)"
-	fileCPUOffload = "vllm/v1/kv_offload/cpu/spec.py"
+	fileCPUOffload = "vllm/v1/kv_offload/cpu/spec.py (names in cpu/common.py)"
 )
 
 // cacheConfigLabels are vllm:cache_config_info's labels: every attribute of CacheConfig (metrics_info() is its
@@ -236,6 +236,12 @@ var (
 		"mamba_block_size", "mamba_cache_dtype", "mamba_ssm_cache_dtype", "mamba_cache_mode", "kv_sharing_fast_prefill",
 		"kv_cache_memory_bytes", "kv_offloading_size", "kv_offloading_backend", "_block_size_resolved",
 		"user_specified_block_size", "user_specified_mamba_block_size", "num_gpu_blocks", "num_cpu_blocks", "engine"}
+	// From 0.24.0 the engine sets the KV capacity in tokens and the concurrency at max_model_len after init; from
+	// 0.25.0 the skip layers' page size is a field.
+	cacheConfig024 = append(slices.Clone(cacheConfig020[:len(cacheConfig020)-1]), "kv_cache_size_tokens",
+		"kv_cache_max_concurrency", "engine")
+	cacheConfig025 = slices.Insert(slices.Clone(cacheConfig024), slices.Index(cacheConfig024, "mamba_page_size_padded")+1,
+		"skip_page_size_padded")
 	cacheConfigMain = []string{"block_size", "user_specified_block_size", "user_specified_mamba_block_size",
 		"prefix_match_unit", "gpu_memory_utilization", "cache_dtype", "is_attention_free", "num_gpu_blocks_override",
 		"sliding_window", "enable_prefix_caching", "prefix_caching_hash_algo", "kv_cache_dtype_skip_layers",
@@ -264,10 +270,13 @@ func (f Family) labelsSince(v ...LabelVariant) Family {
 	return f
 }
 
-// VLLMFamilies are vLLM's own families, read in the source of every tag from v0.6.0 to v0.20.1 and of main at
-// MainCommit. First "0.6.0" means 0.6.0 or earlier: older tags were not read. Label names and buckets are those of
-// the releases the simulator speaks (SimReleases); the manifests test checks 0.6.6, 0.10.2, 0.11.0 and 0.20.1 against
-// vLLM's own code run under several configurations.
+// VLLMFamilies are vLLM's own families, read in the source of every tag from v0.6.0 to NewestRelease and of main at
+// MainCommit (VLLMReleasesRead says through which forks). First "0.6.0" means 0.6.0 or earlier: older tags were not
+// read; Last "" means the newest tag read and main still declare it. Label names and buckets are those of the
+// releases the simulator speaks (SimReleases); the manifests test checks 0.6.6, 0.10.2, 0.11.0 and 0.20.1 against
+// vLLM's own code run under several configurations. Families the product neither reads nor simulates are left out
+// (the API server's websocket_*, the hf3fs and Mooncake-store connectors', 0.24.0's diffusion_* counters of
+// diffusion models and tool_call_parser_invocations).
 var VLLMFamilies = []Family{
 	// V0 engine (vllm/engine/metrics.py).
 	v0("vllm:num_requests_running", Gauge, "0.6.0", "0.11.0", labelsV0, nil),
@@ -353,7 +362,8 @@ var VLLMFamilies = []Family{
 	v1("vllm:lora_requests_info", Gauge, fileLoggers, "0.8.0", "", []string{"max_lora", "waiting_lora_adapters", "running_lora_adapters"}, nil).when(WithLoRA),
 	v1("vllm:cache_config_info", Gauge, fileLoggers, "0.8.0", "", cacheConfig010, nil).labelsSince(
 		LabelVariant{"0.13.0", cacheConfig013}, LabelVariant{"0.16.0", cacheConfig016},
-		LabelVariant{"0.20.1", cacheConfig020}, LabelVariant{Main, cacheConfigMain}),
+		LabelVariant{"0.20.1", cacheConfig020}, LabelVariant{"0.24.0", cacheConfig024},
+		LabelVariant{"0.25.0", cacheConfig025}, LabelVariant{Main, cacheConfigMain}),
 
 	// Speculative decoding (SpecDecodingProm), registered only with a speculative_config.
 	v1("vllm:spec_decode_num_drafts", Counter, fileSpec, "0.8.5", "", labelsV1, nil).when(WithSpecDecode),
@@ -375,23 +385,25 @@ var VLLMFamilies = []Family{
 	v1("vllm:nixl_num_failed_notifications", Counter, fileNixl, "0.11.1", "", labelsV1, nil).when(WithNIXL),
 	v1("vllm:nixl_num_kv_expired_reqs", Counter, fileNixl, "0.15.0", "", labelsV1, nil).when(WithNIXL),
 
-	// Offloading connector (OffloadPromMetrics): 0.16–0.20 have only the transfer_type names, which main keeps as
-	// deprecated beside the flat ones.
-	v1("vllm:kv_offload_total_bytes", Counter, fileOffload, "0.16.0", "", v1Labels("transfer_type"), nil).deprecated(Main, "").when(WithOffload),
-	v1("vllm:kv_offload_total_time", Counter, fileOffload, "0.16.0", "", v1Labels("transfer_type"), nil).deprecated(Main, "").when(WithOffload),
-	v1("vllm:kv_offload_size", Histogram, fileOffload, "0.16.0", "", v1Labels("transfer_type"), BucketsOffloadSize).deprecated(Main, "").when(WithOffload),
-	v1("vllm:kv_offload_load_bytes", Counter, fileOffload, Main, "", labelsV1, nil).when(WithOffload),
-	v1("vllm:kv_offload_load_time", Counter, fileOffload, Main, "", labelsV1, nil).when(WithOffload),
-	v1("vllm:kv_offload_load_size", Histogram, fileOffload, Main, "", labelsV1, BucketsOffloadSize).when(WithOffload),
-	v1("vllm:kv_offload_store_bytes", Counter, fileOffload, Main, "", labelsV1, nil).when(WithOffload),
-	v1("vllm:kv_offload_store_time", Counter, fileOffload, Main, "", labelsV1, nil).when(WithOffload),
-	v1("vllm:kv_offload_store_size", Histogram, fileOffload, Main, "", labelsV1, BucketsOffloadSize).when(WithOffload),
+	// Offloading connector (OffloadPromMetrics): 0.16–0.23 have only the transfer_type names; from 0.24.0 the flat
+	// ones beside them, which the CPU spec mirrors into the transfer_type ones, marked deprecated in the source.
+	v1("vllm:kv_offload_total_bytes", Counter, fileOffload, "0.16.0", "", v1Labels("transfer_type"), nil).deprecated("0.24.0", "").when(WithOffload),
+	v1("vllm:kv_offload_total_time", Counter, fileOffload, "0.16.0", "", v1Labels("transfer_type"), nil).deprecated("0.24.0", "").when(WithOffload),
+	v1("vllm:kv_offload_size", Histogram, fileOffload, "0.16.0", "", v1Labels("transfer_type"), BucketsOffloadSize).deprecated("0.24.0", "").when(WithOffload),
+	v1("vllm:kv_offload_load_bytes", Counter, fileOffload, "0.24.0", "", labelsV1, nil).when(WithOffload),
+	v1("vllm:kv_offload_load_time", Counter, fileOffload, "0.24.0", "", labelsV1, nil).when(WithOffload),
+	v1("vllm:kv_offload_load_size", Histogram, fileOffload, "0.24.0", "", labelsV1, BucketsOffloadSize).when(WithOffload),
+	v1("vllm:kv_offload_store_bytes", Counter, fileOffload, "0.24.0", "", labelsV1, nil).when(WithOffload),
+	v1("vllm:kv_offload_store_time", Counter, fileOffload, "0.24.0", "", labelsV1, nil).when(WithOffload),
+	v1("vllm:kv_offload_store_size", Histogram, fileOffload, "0.24.0", "", labelsV1, BucketsOffloadSize).when(WithOffload),
 	v1("vllm:kv_offload_lookup_sync_delay_seconds", Histogram, fileOffload, Main, "", labelsV1, BucketsOffloadLookupSync).when(WithOffload),
 	v1("vllm:kv_offload_lookup_async_delay_seconds", Histogram, fileOffload, Main, "", labelsV1, BucketsOffloadLookupAsync).when(WithOffload),
 	v1("vllm:kv_offload_allocation_failure", Counter, fileOffload, Main, "", labelsV1, nil).when(WithOffload),
-	v1("vllm:kv_offload_cpu_cache_usage_perc", Gauge, fileCPUOffload, Main, "", labelsV1, nil).when(WithOffload),
+	// Upstream's value (CPUOffloadingManager.get_stats) is the share of CPU blocks neither free nor evictable: pinned by
+	// transfers in flight, not the share filled.
+	v1("vllm:kv_offload_cpu_cache_usage_perc", Gauge, fileCPUOffload, "0.24.0", "", labelsV1, nil).when(WithOffload),
 	v1("vllm:kv_offload_cpu_cache_write_usage_perc", Gauge, fileCPUOffload, Main, "", labelsV1, nil).when(WithOffload),
 	v1("vllm:kv_offload_cpu_cache_read_usage_perc", Gauge, fileCPUOffload, Main, "", labelsV1, nil).when(WithOffload),
 	v1("vllm:kv_offload_cpu_allocation_size", Histogram, fileCPUOffload, Main, "", labelsV1, BucketsOffloadAllocation).when(WithOffload),
-	v1("vllm:kv_offload_stores_skipped", Counter, fileCPUOffload, Main, "", labelsV1, nil).when(WithStoreThreshold),
+	v1("vllm:kv_offload_stores_skipped", Counter, fileCPUOffload, "0.24.0", "", labelsV1, nil).when(WithStoreThreshold),
 }

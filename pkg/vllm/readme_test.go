@@ -43,8 +43,8 @@ func renderVersions() string {
 	}
 	fmt.Fprintf(&b, "| `%s` | %s | %s from %s (`ray_vllm:` before %s) | `%s` |\n", RayExport.Name, RayExport.Project,
 		"each vLLM name's releases,", RayExport.First, RaySanitizedSince, RayExport.File)
-	fmt.Fprintf(&b, "\nvLLM releases read: every tag from 0.6.0 to 0.20.1 and main at `%s`; \"0.6.0\" means 0.6.0 or earlier. "+
-		"The simulator's `-vllm-version` speaks %s.\n", MainCommit[:12], simReleaseList())
+	fmt.Fprintf(&b, "\nvLLM releases read: %s; \"0.6.0\" means 0.6.0 or earlier, \"current\" that %s and main still have it. "+
+		"The simulator's `-vllm-version` speaks %s.\n", VLLMReleasesRead, NewestRelease(), simReleaseList())
 	for _, p := range []string{ProjectDynamo, ProjectAscend, ProjectLMCache} {
 		fmt.Fprintf(&b, "\n%s releases read: %s.\n", p, OtherReleases[p].Where)
 	}

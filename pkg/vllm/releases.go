@@ -14,13 +14,18 @@ const Main = "main"
 // fork that tracks vllm-project/vllm's tags and main).
 const MainCommit = "4f819f801b7702e39d9588cc9f2ecd28560b31f5"
 
+// VLLMReleasesRead is which vLLM tags the provenance table was read at, and through which forks (README).
+var VLLMReleasesRead = "every tag from 0.6.0 to 0.20.1 through CentML/vllm, every final tag from 0.20.2 to 0.25.1 " +
+	"(2026-05-07 to 2026-07-12: 0.20.2, 0.21.0, 0.22.0, 0.22.1, 0.23.0, 0.24.0, 0.25.0, 0.25.1) through aoshen02/vllm, " +
+	"and main at `" + MainCommit[:12] + "` through CentML/vllm"
+
 // SimRelease is a vLLM release the simulator speaks: Short is what its -vllm-version flag takes, Tag the release.
 type SimRelease struct{ Short, Tag string }
 
 // SimReleases are the releases the simulator can impersonate exactly, oldest first; 0.6 runs the V0 engine.
 var SimReleases = []SimRelease{
 	{"0.6", "0.6.6"}, {"0.10", "0.10.2"}, {"0.11", "0.11.0"}, {"0.13", "0.13.0"},
-	{"0.16", "0.16.0"}, {"0.20", "0.20.1"}, {Main, Main},
+	{"0.16", "0.16.0"}, {"0.20", "0.20.1"}, {"0.24", "0.24.0"}, {"0.25", "0.25.1"}, {Main, Main},
 }
 
 // ResolveSimRelease turns "0.20", "0.20.1", "v0.20.1" or "main" into the release tag the simulator speaks.
@@ -107,3 +112,17 @@ func NewestRelease() string {
 	}
 	return newest
 }
+
+// NextPatch is the release after r in its minor series ("0.25.1" gives "0.25.2"), r itself when it is not a tag.
+func NextPatch(r string) string {
+	p := releaseParts(r)
+	if p[0] < 0 {
+		return r
+	}
+	return fmt.Sprintf("%d.%d.%d", p[0], p[1], p[2]+1)
+}
+
+// IterationTokensComputedSince is the first release whose vllm:iteration_tokens_total observes a step's computed
+// prompt tokens (prompt_token_stats.computed: prefix-cache hits and KV pulled from a peer left out) plus its generated
+// tokens; before it, every prompt token of the prefills the step completed (vllm/v1/metrics/loggers.py).
+const IterationTokensComputedSince = "0.23.0"

@@ -24,3 +24,12 @@ func TestCleanVersion(t *testing.T) {
 		}
 	}
 }
+
+// TestNextPatch: the simulated main's /version is a development build of the release after the newest one read.
+func TestNextPatch(t *testing.T) {
+	for in, want := range map[string]string{"0.25.1": "0.25.2", "0.9.0": "0.9.1", Main: Main} {
+		if got := NextPatch(in); got != want {
+			t.Errorf("NextPatch(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
