@@ -138,7 +138,7 @@ func (k *kubeSource) Discover(ctx context.Context, max int) ([]Target, bool, err
 	if len(out) == 0 && len(errs) > 0 {
 		return nil, truncated, errors.Join(errs...)
 	}
-	return out, truncated, nil
+	return out, truncated, errors.Join(errs...)
 }
 
 // namespaces are the source's namespaces; "" is every namespace.
@@ -172,6 +172,9 @@ func (k *kubeSource) follow(ctx context.Context, ns string, ps *podSet) {
 			first = false
 		}
 		if err == nil {
+			k.mu.Lock()
+			ps.err = nil
+			k.mu.Unlock()
 			err = k.watch(ctx, ns, rv, ps)
 		}
 		k.mu.Lock()

@@ -123,11 +123,12 @@ func (r *Runner) Refresh(ctx context.Context) Result {
 			continue
 		}
 		ts, trunc, err := s.d.Discover(ctx, max(budget, 0)+1)
-		if err != nil {
-			s.err = err
-			continue
+		s.err = err
+		// A failed round keeps the source's previous targets, unless the source answered some anyway (a Kubernetes
+		// watch that failed still holds the pods it followed).
+		if err == nil || ts != nil {
+			s.last, s.trunc, s.ok = ts, trunc, true
 		}
-		s.err, s.last, s.trunc, s.ok = nil, ts, trunc, true
 	}
 	return r.merge()
 }
