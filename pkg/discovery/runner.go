@@ -33,7 +33,8 @@ type Report struct {
 	Stale bool   `json:"stale,omitempty"`
 }
 
-// Result is one discovery round: the endpoints, a report per source, and notices for what was cut or renamed.
+// Result is one discovery round: the endpoints, a report per source, and notices for what was cut, renamed or
+// refused (the sources' errors are in their reports: Problems).
 type Result struct {
 	Endpoints []Endpoint `json:"endpoints"`
 	Reports   []Report   `json:"reports"`
@@ -216,16 +217,22 @@ func (r *Runner) merge() Result {
 	if refused > 0 {
 		res.Notices = append(res.Notices, fmt.Sprintf("discovery: %d target(s) refused by the data source's egress rules (link-local addresses)", refused))
 	}
-	for _, rep := range res.Reports {
+	return res
+}
+
+// Problems are the failed sources' errors, one line each, saying when their previous targets are still used.
+func (r Result) Problems() []string {
+	var out []string
+	for _, rep := range r.Reports {
 		if rep.Error != "" {
 			note := rep.Source + ": " + rep.Error
 			if rep.Stale {
 				note += " (using its previous targets)"
 			}
-			res.Notices = append(res.Notices, note)
+			out = append(out, note)
 		}
 	}
-	return res
+	return out
 }
 
 // urlKey identifies a target URL: scheme, lower-case host and path.

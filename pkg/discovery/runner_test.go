@@ -67,8 +67,8 @@ func TestRunnerMergesUniqueAndBounded(t *testing.T) {
 	if got := names(res.Endpoints); !strings.HasPrefix(got, "p-10.0.0.1:8000,p-10.0.0.3:8000") || !res.Reports[0].Stale {
 		t.Errorf("after a bad write: %s %+v", got, res.Reports[0])
 	}
-	if n := strings.Join(res.Notices, "\n"); !strings.Contains(n, "file #1: file_sd") || !strings.Contains(n, "using its previous targets") {
-		t.Errorf("notices %v", res.Notices)
+	if n := strings.Join(res.Problems(), "\n"); !strings.Contains(n, "file #1: file_sd") || !strings.Contains(n, "using its previous targets") {
+		t.Errorf("problems %v", res.Problems())
 	}
 }
 

@@ -244,6 +244,32 @@ func (s *Scraper) ScrapeAll(ctx context.Context) {
 		return
 	}
 	s.started.Add(1)
+	s.mu.RLock()
+	targets := s.targets
+	s.mu.RUnlock()
+	s.scrape(ctx, targets)
+}
+
+// ScrapePending scrapes now the targets never scraped yet (new from discovery), so that they need not wait for the
+// next round; the others keep their rhythm.
+func (s *Scraper) ScrapePending(ctx context.Context) {
+	s.round.Lock()
+	defer s.round.Unlock()
+	var pending []Target
+	s.mu.RLock()
+	for _, t := range s.targets {
+		if s.tried[t.Name] != nil {
+			pending = append(pending, t)
+		}
+	}
+	s.mu.RUnlock()
+	if len(pending) > 0 {
+		s.scrape(ctx, pending)
+	}
+}
+
+// scrape scrapes targets concurrently, records the results and notifies subscribers; s.round is held.
+func (s *Scraper) scrape(ctx context.Context, targets []Target) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go func() {
@@ -255,9 +281,6 @@ func (s *Scraper) ScrapeAll(ctx context.Context) {
 	}()
 	sem := make(chan struct{}, s.opts.Concurrency)
 	var wg sync.WaitGroup
-	s.mu.RLock()
-	targets := s.targets
-	s.mu.RUnlock()
 	for _, t := range targets {
 		wg.Add(1)
 		sem <- struct{}{}

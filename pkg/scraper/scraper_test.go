@@ -205,9 +205,13 @@ func TestSetTargetsFollowsAChangingFleet(t *testing.T) {
 	if g := st[2]; g.Name != "b" || !g.Gone || g.Up || g.Error != "" || g.GoneSince == nil {
 		t.Fatalf("departed status %+v", g)
 	}
+	s.ScrapePending(context.Background())
+	if count("/a") != 1 || count("/c") != 1 {
+		t.Errorf("pending round scraped a=%d c=%d, want 1 1 (only the new target)", count("/a"), count("/c"))
+	}
 	s.ScrapeAll(context.Background())
-	if count("/a") != 2 || count("/b") != 1 || count("/c") != 1 {
-		t.Errorf("scrapes a=%d b=%d c=%d, want 2 1 1", count("/a"), count("/b"), count("/c"))
+	if count("/a") != 2 || count("/b") != 1 || count("/c") != 2 {
+		t.Errorf("scrapes a=%d b=%d c=%d, want 2 1 2", count("/a"), count("/b"), count("/c"))
 	}
 	if st := s.Statuses(); !st[1].Up || st[1].Source != "dns #1" || !st[2].Gone {
 		t.Errorf("after the next round: %+v", st)
