@@ -33,10 +33,10 @@ type direct struct {
 	store             *history.Store
 	scraper           *scraper.Scraper
 	// fleet follows the discovery sources; nil without any.
-	fleet  *fleet
-	engine *query.Engine
-	scrub             *redact.Scrubber
-	releaseMemory     func()
+	fleet         *fleet
+	engine        *query.Engine
+	scrub         *redact.Scrubber
+	releaseMemory func()
 }
 
 // newDirect builds the runtime and starts scraping.

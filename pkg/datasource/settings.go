@@ -75,15 +75,15 @@ func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Durat
 
 // Settings is the data source's jsonData, with defaults applied.
 type Settings struct {
-	Mode           Mode       `json:"mode"`
-	Endpoints      []Endpoint `json:"endpoints"`
+	Mode      Mode       `json:"mode"`
+	Endpoints []Endpoint `json:"endpoints"`
 	// Discovery lists the sources (DNS, Kubernetes, http_sd, file_sd) whose targets direct mode scrapes beside
 	// Endpoints; DiscoveryInterval is how often every source is asked again.
 	Discovery         []discovery.Source `json:"discovery,omitempty"`
 	DiscoveryInterval Duration           `json:"discoveryInterval,omitempty"`
-	ScrapeInterval Duration   `json:"scrapeInterval"`
-	ScrapeTimeout  Duration   `json:"scrapeTimeout"`
-	Retention      Duration   `json:"retention"`
+	ScrapeInterval    Duration           `json:"scrapeInterval"`
+	ScrapeTimeout     Duration           `json:"scrapeTimeout"`
+	Retention         Duration           `json:"retention"`
 	// MaxMemoryMB caps direct mode's in-memory history and results cache (CacheShare of it); the oldest data goes
 	// first.
 	MaxMemoryMB int64 `json:"maxMemoryMB,omitempty"`

@@ -28,7 +28,7 @@ type fakeAPI struct {
 	subs  map[chan []byte]bool
 	// log holds every event with its resourceVersion: a watch from resourceVersion N first gets the events after
 	// N, so no change between the list and the watch is lost.
-	log []loggedEvent
+	log   []loggedEvent
 	lists int
 	// hostileWatch, when set, answers watches with it instead of events.
 	hostileWatch func(w http.ResponseWriter)
