@@ -32,11 +32,12 @@ type direct struct {
 	client, anonymous *http.Client
 	store             *history.Store
 	scraper           *scraper.Scraper
+	engine            *query.Engine
+	scrub             *redact.Scrubber
+	releaseMemory     func()
+
 	// fleet follows the discovery sources; nil without any.
-	fleet         *fleet
-	engine        *query.Engine
-	scrub         *redact.Scrubber
-	releaseMemory func()
+	fleet *fleet
 }
 
 // newDirect builds the runtime and starts scraping.

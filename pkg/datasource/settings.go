@@ -75,15 +75,11 @@ func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Durat
 
 // Settings is the data source's jsonData, with defaults applied.
 type Settings struct {
-	Mode      Mode       `json:"mode"`
-	Endpoints []Endpoint `json:"endpoints"`
-	// Discovery lists the sources (DNS, Kubernetes, http_sd, file_sd) whose targets direct mode scrapes beside
-	// Endpoints; DiscoveryInterval is how often every source is asked again.
-	Discovery         []discovery.Source `json:"discovery,omitempty"`
-	DiscoveryInterval Duration           `json:"discoveryInterval,omitempty"`
-	ScrapeInterval    Duration           `json:"scrapeInterval"`
-	ScrapeTimeout     Duration           `json:"scrapeTimeout"`
-	Retention         Duration           `json:"retention"`
+	Mode           Mode       `json:"mode"`
+	Endpoints      []Endpoint `json:"endpoints"`
+	ScrapeInterval Duration   `json:"scrapeInterval"`
+	ScrapeTimeout  Duration   `json:"scrapeTimeout"`
+	Retention      Duration   `json:"retention"`
 	// MaxMemoryMB caps direct mode's in-memory history and results cache (CacheShare of it); the oldest data goes
 	// first.
 	MaxMemoryMB int64 `json:"maxMemoryMB,omitempty"`
@@ -104,6 +100,11 @@ type Settings struct {
 	Accelerator    string  `json:"accelerator,omitempty"`
 	PeakTFLOPS     float64 `json:"peakTflops,omitempty"`
 	PeakMemoryTBps float64 `json:"peakMemoryTBps,omitempty"`
+
+	// Discovery lists the sources (DNS, Kubernetes, http_sd, file_sd) whose targets direct mode scrapes beside
+	// Endpoints; DiscoveryInterval is how often every source is asked again.
+	Discovery         []discovery.Source `json:"discovery,omitempty"`
+	DiscoveryInterval Duration           `json:"discoveryInterval,omitempty"`
 
 	// BearerToken comes from secureJsonData and is sent as Authorization: Bearer; never logged or returned.
 	BearerToken string `json:"-"`
