@@ -1,0 +1,256 @@
+package datasource
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
+	"github.com/grafana/grafana-plugin-sdk-go/data"
+
+	"github.com/inferscope/inferscope-vllm/pkg/discovery"
+	"github.com/inferscope/inferscope-vllm/pkg/discovery/discoverytest"
+	"github.com/inferscope/inferscope-vllm/pkg/sim"
+)
+
+// simFleet is up to n simulated vLLM servers on 127.0.0.1 … 127.0.0.n, all on one port, so that every discovery
+// source (A records included) can name them as a real fleet's pods: one address each, one metrics port.
+func simFleet(t *testing.T, n int) (port int) {
+	t.Helper()
+	for attempt := 0; attempt < 10; attempt++ {
+		first, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		port = first.Addr().(*net.TCPAddr).Port
+		lns := []net.Listener{first}
+		for i := 2; i <= n; i++ {
+			ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.%d:%d", i, port))
+			if err != nil {
+				break
+			}
+			lns = append(lns, ln)
+		}
+		if len(lns) < n {
+			for _, ln := range lns {
+				ln.Close()
+			}
+			continue
+		}
+		for i, ln := range lns {
+			cfg := sim.Default()
+			cfg.Seed = int64(i + 1)
+			s, err := sim.NewServer(cfg, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			srv := &httptest.Server{Listener: ln, Config: &http.Server{Handler: s.Handler()}}
+			srv.Start()
+			t.Cleanup(srv.Close)
+		}
+		return port
+	}
+	t.Fatal("no port free on 127.0.0.1-16")
+	return 0
+}
+
+// upSeries are the endpoints with an up series in [from, now], each with its last non-NaN value, as the
+// "vLLM endpoint down" rule reduces them (last, dropping non-numbers).
+func upSeries(t *testing.T, d *Datasource, from time.Time) (map[string]float64, []string) {
+	t.Helper()
+	resp, err := d.QueryData(context.Background(), &backend.QueryDataRequest{Queries: []backend.DataQuery{{RefID: "A",
+		JSON: []byte(`{"queryType":"raw","metric":"up"}`), Interval: time.Second, MaxDataPoints: 43200,
+		TimeRange: backend.TimeRange{From: from, To: time.Now()}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := resp.Responses["A"]
+	if r.Error != nil {
+		t.Fatal(r.Error)
+	}
+	out := map[string]float64{}
+	var notices []string
+	for _, f := range r.Frames {
+		if f.Meta != nil {
+			for _, n := range f.Meta.Notices {
+				notices = append(notices, n.Text)
+			}
+		}
+		for _, field := range f.Fields {
+			if field.Type() == data.FieldTypeTime {
+				continue
+			}
+			ep := field.Labels["endpoint"]
+			last := math.NaN()
+			for i := range field.Len() {
+				if v, ok := field.ConcreteAt(i); ok {
+					if x := v.(float64); !math.IsNaN(x) {
+						last = x
+					}
+				}
+			}
+			out[ep] = last
+		}
+	}
+	return out, notices
+}
+
+// listed is the endpoints resource: names up, names gone, and roles by name.
+func listed(t *testing.T, d *Datasource) (up, gone []string, roles map[string]string) {
+	t.Helper()
+	s := &resourceSender{}
+	if err := d.CallResource(context.Background(), &backend.CallResourceRequest{Method: "GET", Path: "endpoints", URL: "/endpoints"}, s); err != nil {
+		t.Fatal(err)
+	}
+	var eps []EndpointHealth
+	if err := json.Unmarshal(s.resp.Body, &eps); err != nil {
+		t.Fatalf("%s: %v", s.resp.Body, err)
+	}
+	roles = map[string]string{}
+	for _, e := range eps {
+		switch {
+		case e.Gone:
+			gone = append(gone, e.Name)
+		case e.Up:
+			up = append(up, e.Name)
+		}
+		roles[e.Name] = e.Role
+	}
+	sort.Strings(up)
+	sort.Strings(gone)
+	return up, gone, roles
+}
+
+// TestDirectModeFollowsAChangingFleet scales a simulated fleet 4 → 16 → 2 behind each discovery source: scrapes,
+// health, the endpoints resource and queries follow; departed endpoints keep their history, are listed as gone,
+// and their up series ends without a 0, so "vLLM endpoint down" does not fire for them.
+func TestDirectModeFollowsAChangingFleet(t *testing.T) {
+	port := simFleet(t, 16)
+	addr := func(i int) string { return fmt.Sprintf("127.0.0.%d:%d", i+1, port) }
+	groups := func(n int) []byte {
+		ts := make([]string, n)
+		for i := range ts {
+			ts[i] = addr(i)
+		}
+		b, _ := json.Marshal([]map[string]any{{"targets": ts, "labels": map[string]string{"job": "vllm"}}})
+		return b
+	}
+	sources := map[string]func(t *testing.T) (discovery.Source, func(n int)){
+		"file": func(t *testing.T) (discovery.Source, func(int)) {
+			path := filepath.Join(t.TempDir(), "targets.json")
+			set := func(n int) {
+				if err := os.WriteFile(path+".tmp", groups(n), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Rename(path+".tmp", path); err != nil {
+					t.Fatal(err)
+				}
+			}
+			return discovery.Source{Type: discovery.TypeFile, Path: path}, set
+		},
+		"http": func(t *testing.T) (discovery.Source, func(int)) {
+			var size atomic.Int64
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				_, _ = w.Write(groups(int(size.Load())))
+			}))
+			t.Cleanup(srv.Close)
+			return discovery.Source{Type: discovery.TypeHTTP, URL: srv.URL + "/sd"}, func(n int) { size.Store(int64(n)) }
+		},
+		"dns": func(t *testing.T) (discovery.Source, func(int)) {
+			z := discoverytest.NewZone()
+			return discovery.Source{Type: discovery.TypeDNS, DNSName: "vllm.llm.svc.cluster.local", Port: port, DNSServer: z.Serve(t)},
+				func(n int) { z.Set("vllm.llm.svc.cluster.local", "A", discoverytest.A("vllm.llm.svc.cluster.local", "127.0.0.", n)...) }
+		},
+		"kubernetes": func(t *testing.T) (discovery.Source, func(int)) {
+			api := discoverytest.NewKubeAPI("sa-token")
+			srv := httptest.NewServer(api)
+			t.Cleanup(srv.Close)
+			set := func(n int) {
+				pods := make([]discoverytest.Pod, n)
+				for i := range pods {
+					role := "decode"
+					if i == 0 {
+						role = "prefill"
+					}
+					pods[i] = discoverytest.Pod{Name: fmt.Sprintf("vllm-%02d", i), IP: fmt.Sprintf("127.0.0.%d", i+1), Port: port,
+						Labels: map[string]string{"app": "vllm", "llm-d.ai/role": role}}
+				}
+				api.Set("llm", pods...)
+			}
+			return discovery.Source{Type: discovery.TypeKubernetes, Kubeconfig: discoverytest.Kubeconfig(t, srv.URL, "sa-token"),
+				Namespaces: []string{"llm"}, LabelSelector: "app=vllm", PortName: "http",
+				Relabel: discovery.Relabel{RoleLabel: "llm-d.ai/role"}}, set
+		},
+	}
+	for _, name := range []string{"file", "http", "dns", "kubernetes"} {
+		t.Run(name, func(t *testing.T) {
+			src, set := sources[name](t)
+			set(4)
+			js, _ := json.Marshal(map[string]any{"mode": "direct", "scrapeInterval": "1s", "discoveryInterval": "1s",
+				"discovery": []discovery.Source{src}})
+			start := time.Now().Add(-time.Minute) // a range of whole steps around the test
+			d := instance(t, backend.DataSourceInstanceSettings{UID: "fleet-" + name, JSONData: js})
+			var ever []string
+			for _, n := range []int{4, 16, 2} {
+				set(n)
+				for i := len(ever); i < n; i++ {
+					ever = append(ever, name+"-"+fmt.Sprint(i))
+				}
+				// Within one discovery interval plus one scrape (and, for a query, the next whole step after it); the
+				// bound here is generous for a busy machine.
+				var up, gone []string
+				var roles map[string]string
+				var series map[string]float64
+				var notices []string
+				deadline := time.Now().Add(60 * time.Second)
+				for {
+					up, gone, roles = listed(t, d)
+					series, notices = upSeries(t, d, start)
+					if len(up) == n && len(up)+len(gone) == len(ever) && len(series) == len(ever) {
+						break
+					}
+					if time.Now().After(deadline) {
+						t.Fatalf("fleet of %d: up %v, gone %v, up series %v", n, up, gone, series)
+					}
+					time.Sleep(50 * time.Millisecond)
+				}
+				h, err := d.CheckHealth(context.Background(), &backend.CheckHealthRequest{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if h.Status != backend.HealthStatusOk || !strings.Contains(h.Message, fmt.Sprintf("%d of %d endpoint(s) reachable", n, n)) ||
+					!strings.Contains(h.Message, "Discovery: "+name+" #1 found") {
+					t.Fatalf("health with %d: %s %s", n, h.Status, h.Message)
+				}
+				if name == "kubernetes" {
+					if roles["vllm-00"] != "prefill" || roles["vllm-01"] != "decode" {
+						t.Errorf("roles from pod labels: %v", roles)
+					}
+				}
+				// Every endpoint ever seen keeps its history; none ends at 0, so the down rule stays quiet.
+				for ep, v := range series {
+					if v != 1 {
+						t.Errorf("fleet of %d: %s's last up is %v, want 1", n, ep, v)
+					}
+				}
+				for _, note := range notices {
+					if strings.Contains(note, "endpoint ") {
+						t.Errorf("fleet of %d: notice %q", n, note)
+					}
+				}
+			}
+		})
+	}
+}
