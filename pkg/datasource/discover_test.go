@@ -171,7 +171,9 @@ func TestDirectModeFollowsAChangingFleet(t *testing.T) {
 		"dns": func(t *testing.T) (discovery.Source, func(int)) {
 			z := discoverytest.NewZone()
 			return discovery.Source{Type: discovery.TypeDNS, DNSName: "vllm.llm.svc.cluster.local", Port: port, DNSServer: z.Serve(t)},
-				func(n int) { z.Set("vllm.llm.svc.cluster.local", "A", discoverytest.A("vllm.llm.svc.cluster.local", "127.0.0.", n)...) }
+				func(n int) {
+					z.Set("vllm.llm.svc.cluster.local", "A", discoverytest.A("vllm.llm.svc.cluster.local", "127.0.0.", n)...)
+				}
 		},
 		"kubernetes": func(t *testing.T) (discovery.Source, func(int)) {
 			api := discoverytest.NewKubeAPI("sa-token")
