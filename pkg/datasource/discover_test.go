@@ -256,3 +256,37 @@ func TestDirectModeFollowsAChangingFleet(t *testing.T) {
 		})
 	}
 }
+
+// A discovery source that fails leaves the data source working: the static endpoint answers, Save & test names the
+// source and its error, and the error quotes no secret of the http_sd URL.
+func TestFailingDiscoveryLeavesTheDataSourceWorking(t *testing.T) {
+	body := fixture(t, "dynamo_vllm_worker_8081_v1_single_engine.txt")
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write(body) }))
+	defer srv.Close()
+	dead, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadURL := "http://sd-user:sd-pass@" + dead.Addr().String() + "/sd?token=s3cr3t-token"
+	dead.Close()
+	js, _ := json.Marshal(map[string]any{"scrapeInterval": "1h", "endpoints": []map[string]string{{"url": srv.URL + "/metrics", "name": "static"}},
+		"discovery": []discovery.Source{{Type: discovery.TypeHTTP, URL: deadURL, Name: "consul"}}})
+	d := instance(t, backend.DataSourceInstanceSettings{UID: "failing-sd", JSONData: js})
+	h, err := d.CheckHealth(context.Background(), &backend.CheckHealthRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := h.Message + string(h.JSONDetails)
+	if h.Status != backend.HealthStatusError || !strings.Contains(h.Message, "1 of 1 endpoint(s) reachable") || !strings.Contains(h.Message, "consul failed: http_sd:") {
+		t.Errorf("health: %s %s", h.Status, h.Message)
+	}
+	for _, secret := range []string{"s3cr3t-token", "sd-pass"} {
+		if strings.Contains(all, secret) {
+			t.Errorf("health quotes %q: %s", secret, all)
+		}
+	}
+	up, gone, _ := listed(t, d)
+	if len(up) != 1 || up[0] != "static" || len(gone) != 0 {
+		t.Errorf("endpoints up %v gone %v", up, gone)
+	}
+}
