@@ -66,6 +66,9 @@ func NewInstance(ctx context.Context, s backend.DataSourceInstanceSettings) (ins
 	if err != nil {
 		d.mode = misconfigured{scrubbed(scrub, err)}
 	}
+	if dm, ok := d.mode.(*direct); ok && dm.fleet != nil {
+		d.roleCache.Declare(dm.fleet.declaredRoles)
+	}
 	d.CallResourceHandler = httpadapter.New(d.routes())
 	return d, nil
 }

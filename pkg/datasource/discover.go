@@ -126,3 +126,14 @@ func (f *fleet) close() {
 	<-f.done
 	f.runner.Close()
 }
+
+// declaredRoles are the roles the discovered endpoints' labels state (the source's roleLabel), by name.
+func (f *fleet) declaredRoles() map[string]string {
+	out := map[string]string{}
+	for _, t := range f.scraper.Targets() {
+		if t.Role != "" {
+			out[t.Name] = t.Role
+		}
+	}
+	return out
+}

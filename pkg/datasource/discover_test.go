@@ -240,6 +240,18 @@ func TestDirectModeFollowsAChangingFleet(t *testing.T) {
 					if roles["vllm-00"] != "prefill" || roles["vllm-01"] != "decode" {
 						t.Errorf("roles from pod labels: %v", roles)
 					}
+					// The simulated servers run no NIXL connector, so their metrics alone say unified: the roles
+					// queries see are the labels'.
+					s := &resourceSender{}
+					if err := d.CallResource(context.Background(), &backend.CallResourceRequest{Method: "GET", Path: "roles", URL: "/roles"}, s); err != nil {
+						t.Fatal(err)
+					}
+					if got := string(s.resp.Body); !strings.Contains(got, `"decode"`) || !strings.Contains(got, `"prefill"`) || strings.Contains(got, "unified") {
+						t.Errorf("roles resource %s", got)
+					}
+					if !strings.Contains(h.Message, "role prefill (label, kubernetes #1)") {
+						t.Errorf("health does not say where the role came from: %s", h.Message)
+					}
 				}
 				// Every endpoint ever seen keeps its history; none ends at 0, so the down rule stays quiet.
 				for ep, v := range series {

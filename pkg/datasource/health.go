@@ -151,6 +151,9 @@ func (e EndpointHealth) line() string {
 	if e.Version != "" {
 		line += ", vLLM " + e.Version
 	}
+	if e.Role != "" {
+		line += fmt.Sprintf(", role %s (label, %s)", e.Role, e.Source)
+	}
 	return line
 }
 
