@@ -50,7 +50,9 @@ func renderSettingsTS() []byte {
 		{"maxEndpoints", MaxEndpoints},
 		{"defaultDiscoveryInterval", short(discovery.DefaultInterval)},
 		{"minDiscoveryIntervalMs", ms(discovery.MinInterval)},
+		{"minDiscoveryInterval", short(discovery.MinInterval)},
 		{"maxDiscoveryIntervalMs", ms(discovery.MaxInterval)},
+		{"maxDiscoveryInterval", short(discovery.MaxInterval)},
 		{"maxDiscoverySources", discovery.MaxSources},
 		{"maxPeak", query.MaxPeak},
 	} {

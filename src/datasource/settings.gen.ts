@@ -22,7 +22,9 @@ export const SETTINGS = {
   maxEndpoints: 1000,
   defaultDiscoveryInterval: '30s',
   minDiscoveryIntervalMs: 1000,
+  minDiscoveryInterval: '1s',
   maxDiscoveryIntervalMs: 3600000,
+  maxDiscoveryInterval: '1h',
   maxDiscoverySources: 16,
   maxPeak: 1000000,
 } as const;

@@ -12,6 +12,7 @@ import { AcceleratorPeaks } from './config/AcceleratorPeaks';
 import { BearerToken } from './config/BearerToken';
 import { DirectAuth } from './config/DirectAuth';
 import { DurationInput, NumberInput } from './config/SettingInput';
+import { DiscoveryList } from './config/DiscoveryList';
 import { EndpointList } from './config/EndpointList';
 import { EndpointStatus } from './config/EndpointStatus';
 
@@ -78,6 +79,13 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
               errors={errors.endpoints}
               missing={errors.endpointsMissing}
               onChange={(endpoints) => update({ endpoints })}
+            />
+            <DiscoveryList
+              sources={jsonData.discovery ?? []}
+              interval={jsonData.discoveryInterval}
+              error={errors.discovery}
+              onChange={(discovery) => update({ discovery: discovery.length ? discovery : undefined })}
+              onIntervalChange={(discoveryInterval) => update({ discoveryInterval })}
             />
             <Stack direction="row" gap={2} wrap="wrap">
               <DurationInput
