@@ -200,7 +200,7 @@ func TestDirectModeFollowsAChangingFleet(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			src, set := sources[name](t)
 			set(4)
-			js, _ := json.Marshal(map[string]any{"mode": "direct", "scrapeInterval": "1s", "discoveryInterval": "1s",
+			js, _ := json.Marshal(map[string]any{"mode": "direct", "scrapeInterval": "3s", "scrapeTimeout": "3s", "discoveryInterval": "1s",
 				"discovery": []discovery.Source{src}})
 			start := time.Now().Add(-time.Minute) // a range of whole steps around the test
 			d := instance(t, backend.DataSourceInstanceSettings{UID: "fleet-" + name, JSONData: js})
