@@ -302,3 +302,34 @@ func TestFailingDiscoveryLeavesTheDataSourceWorking(t *testing.T) {
 		t.Errorf("endpoints up %v gone %v", up, gone)
 	}
 }
+
+// A discovery answer of 100 000 targets is cut at the endpoint limit: the data source scrapes 1000, and Save & test
+// and queries say what was left out.
+func TestDiscoveryOverTheEndpointLimitIsCut(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		ts := make([]string, 100_000)
+		for i := range ts {
+			// Loopback addresses with a closed port: every scrape is refused at once.
+			ts[i] = fmt.Sprintf("127.%d.%d.%d:1", 1+i>>16, (i>>8)&255, i&255)
+		}
+		b, _ := json.Marshal([]map[string]any{{"targets": ts}})
+		_, _ = w.Write(b)
+	}))
+	defer srv.Close()
+	js, _ := json.Marshal(map[string]any{"scrapeInterval": "1h", "scrapeTimeout": "10s",
+		"discovery": []discovery.Source{{Type: discovery.TypeHTTP, URL: srv.URL}}})
+	d := instance(t, backend.DataSourceInstanceSettings{UID: "too-many", JSONData: js})
+	h, err := d.CheckHealth(context.Background(), &backend.CheckHealthRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(h.Message, fmt.Sprintf("of %d endpoint(s) reachable", MaxEndpoints)) ||
+		!strings.Contains(h.Message, fmt.Sprintf("http #1 found more than %d targets", MaxEndpoints)) {
+		t.Errorf("health: %.600s", h.Message)
+	}
+	_, notices := upSeries(t, d, time.Now().Add(-time.Minute))
+	if !strings.Contains(strings.Join(notices, "\n"), fmt.Sprintf("found more than %d targets", MaxEndpoints)) {
+		t.Errorf("query notices %.600v", notices)
+	}
+}
