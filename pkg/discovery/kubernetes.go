@@ -23,8 +23,8 @@ import (
 type kubeSource struct {
 	src    Source
 	client *kubeClient
-	// retry is the pause before relisting after a failure.
-	retry time.Duration
+	// retry is the pause before relisting after a failure; listTimeout bounds one list (listTimeout by default).
+	retry, listTimeout time.Duration
 
 	once   sync.Once
 	cancel context.CancelFunc
@@ -82,15 +82,19 @@ type watchEvent struct {
 	Object json.RawMessage `json:"object"`
 }
 
-// watchTimeout is how long one watch request lasts (the server ends it; the client gives it a minute more).
-const watchTimeout = 5 * time.Minute
+// watchTimeout is how long one watch request lasts (the server ends it; the client gives it a minute more);
+// listTimeout bounds one list, all its pages, so a server that stops sending mid-page cannot hold the source.
+const (
+	watchTimeout = 5 * time.Minute
+	listTimeout  = time.Minute
+)
 
 func newKubernetes(s Source, configure func(*http.Transport)) (*kubeSource, error) {
 	kc, err := newKubeClient(s.Kubeconfig, s.APIServer, configure)
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes: %w", err)
 	}
-	return &kubeSource{src: s, client: kc, retry: 5 * time.Second, spaces: map[string]*podSet{}}, nil
+	return &kubeSource{src: s, client: kc, retry: 5 * time.Second, listTimeout: listTimeout, spaces: map[string]*podSet{}}, nil
 }
 
 func (k *kubeSource) Discover(ctx context.Context, max int) ([]Target, bool, error) {
@@ -236,6 +240,8 @@ func (k *kubeSource) get(ctx context.Context, u string) (*http.Response, error) 
 // list replaces the namespace's pods with a fresh paged list, keeping at most the source's cap, and returns the
 // list's resourceVersion for the watch.
 func (k *kubeSource) list(ctx context.Context, ns string, ps *podSet) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, k.listTimeout)
+	defer cancel()
 	pods := map[string]pod{}
 	truncated := false
 	cont, rv := "", ""

@@ -154,4 +154,22 @@ func TestKubernetesBoundsHostileAnswers(t *testing.T) {
 			return len(res.Endpoints) == 2 && strings.Contains(res.Reports[0].Error, "a watch event is over 2 MB"), fmt.Sprintf("%+v", res)
 		})
 	})
+	t.Run("a list that stops mid-page", func(t *testing.T) {
+		stalled := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write([]byte(`{"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"7"},"items":[`))
+			w.(http.Flusher).Flush()
+			<-r.Context().Done()
+		})
+		srv := httptest.NewServer(stalled)
+		defer srv.Close()
+		r := NewRunner([]Source{{Type: TypeKubernetes, Kubeconfig: discoverytest.Kubeconfig(t, srv.URL, "t"), Namespaces: []string{"llm"}, Port: 8000}},
+			Options{MaxEndpoints: 10})
+		defer r.Close()
+		r.sources[0].d.(*kubeSource).listTimeout = 200 * time.Millisecond
+		res := r.Refresh(context.Background())
+		if e := res.Reports[0].Error; !strings.Contains(e, "listing pods in namespace llm") || !strings.Contains(e, "deadline exceeded") {
+			t.Errorf("report %+v", res.Reports[0])
+		}
+	})
 }

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Endpoint is one discovered target after relabelling: what direct mode scrapes.
@@ -113,6 +114,9 @@ func (r *Runner) Close() {
 	}
 }
 
+// sourceTimeout bounds one source's answer in a round, whatever the source (each also bounds its own requests).
+const sourceTimeout = 2 * time.Minute
+
 // Refresh asks every source now (one after another; a source bounds its own time) and merges the answers.
 func (r *Runner) Refresh(ctx context.Context) Result {
 	r.mu.Lock()
@@ -123,7 +127,9 @@ func (r *Runner) Refresh(ctx context.Context) Result {
 		if s.d == nil {
 			continue
 		}
-		ts, trunc, err := s.d.Discover(ctx, max(budget, 0)+1)
+		sctx, cancel := context.WithTimeout(ctx, sourceTimeout)
+		ts, trunc, err := s.d.Discover(sctx, max(budget, 0)+1)
+		cancel()
 		s.err = err
 		// A failed round keeps the source's previous targets, unless the source answered some anyway (a Kubernetes
 		// watch that failed still holds the pods it followed).
