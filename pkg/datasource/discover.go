@@ -128,7 +128,7 @@ func (f *fleet) close() {
 }
 
 // declaredRoles are the roles the discovered endpoints' labels state (the source's roleLabel), by name.
-func (f *fleet) declaredRoles() map[string]string {
+func (f *fleet) declaredRoles(context.Context) map[string]string {
 	out := map[string]string{}
 	for _, t := range f.scraper.Targets() {
 		if t.Role != "" {

@@ -18,9 +18,11 @@ import (
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
+	"github.com/prometheus/common/model"
 
 	"github.com/inferscope/inferscope-vllm/pkg/discovery"
 	"github.com/inferscope/inferscope-vllm/pkg/discovery/discoverytest"
+	"github.com/inferscope/inferscope-vllm/pkg/internal/promtest"
 	"github.com/inferscope/inferscope-vllm/pkg/sim"
 )
 
@@ -331,5 +333,34 @@ func TestDiscoveryOverTheEndpointLimitIsCut(t *testing.T) {
 	_, notices := upSeries(t, d, time.Now().Add(-time.Minute))
 	if !strings.Contains(strings.Join(notices, "\n"), fmt.Sprintf("found more than %d targets", MaxEndpoints)) {
 		t.Errorf("query notices %.600v", notices)
+	}
+}
+
+// TestPrometheusModeReadsTheRelabelledRole: in Prometheus mode, a role label the server's relabel rules attach
+// (here static labels, as kubernetes_sd plus a relabel of llm-d.ai/role would leave them) gives the roles, although
+// the servers' metrics alone show no prefill/decode evidence.
+func TestPrometheusModeReadsTheRelabelledRole(t *testing.T) {
+	port := simFleet(t, 2)
+	prom := promtest.Start(t, promtest.Options{Targets: []promtest.Target{
+		{Addr: fmt.Sprintf("127.0.0.1:%d", port), Labels: map[string]string{"role": "prefill"}},
+		{Addr: fmt.Sprintf("127.0.0.2:%d", port), Labels: map[string]string{"role": "decode"}},
+	}})
+	prom.WaitFor(t, `count(vllm:num_requests_running{role!=""})`, time.Minute, func(v model.Vector) bool {
+		return len(v) == 1 && v[0].Value == 2
+	})
+	roles := func(roleLabel string) string {
+		js, _ := json.Marshal(map[string]any{"mode": "prometheus", "scrapeInterval": "1s", "roleLabel": roleLabel})
+		d := instance(t, backend.DataSourceInstanceSettings{UID: "prom-roles-" + roleLabel, URL: prom.URL, JSONData: js})
+		s := &resourceSender{}
+		if err := d.CallResource(context.Background(), &backend.CallResourceRequest{Method: "GET", Path: "roles", URL: "/roles"}, s); err != nil {
+			t.Fatal(err)
+		}
+		return strings.TrimSpace(string(s.resp.Body))
+	}
+	if got := roles("role"); got != `["decode","prefill"]` {
+		t.Errorf("roles with roleLabel: %s", got)
+	}
+	if got := roles(""); strings.Contains(got, "prefill") {
+		t.Errorf("roles without roleLabel: %s", got)
 	}
 }

@@ -105,6 +105,9 @@ type Settings struct {
 	// Endpoints; DiscoveryInterval is how often every source is asked again.
 	Discovery         []discovery.Source `json:"discovery,omitempty"`
 	DiscoveryInterval Duration           `json:"discoveryInterval,omitempty"`
+	// RoleLabel is, in Prometheus mode, the label the server's relabel rules put an endpoint's prefill/decode role in
+	// (e.g. role, from the pod label llm-d.ai/role); role detection uses it where series have it.
+	RoleLabel string `json:"roleLabel,omitempty"`
 
 	// BearerToken comes from secureJsonData and is sent as Authorization: Bearer; never logged or returned.
 	BearerToken string `json:"-"`
@@ -207,6 +210,9 @@ func (st Settings) validate() error {
 	case ModePrometheus:
 		if m := strings.ToUpper(st.HTTPMethod); m != "" && m != "GET" && m != "POST" {
 			errs = append(errs, fmt.Errorf("httpMethod %q is unknown: use GET or POST", st.HTTPMethod))
+		}
+		if st.RoleLabel != "" && !promLabelName.MatchString(st.RoleLabel) {
+			errs = append(errs, fmt.Errorf("roleLabel %.64q is not a Prometheus label name (letters, digits, _)", st.RoleLabel))
 		}
 	default:
 		errs = append(errs, fmt.Errorf("mode %q is unknown: use %q or %q", st.Mode, ModeDirect, ModePrometheus))

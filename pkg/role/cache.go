@@ -29,8 +29,8 @@ type Cache struct {
 }
 
 // Declared returns the roles endpoints' labels state, by endpoint name: direct mode's discovery reads them from a
-// label such as llm-d.ai/role.
-type Declared func() map[string]string
+// pod label such as llm-d.ai/role, Prometheus mode from the label the user's Prometheus relabelled it into.
+type Declared func(ctx context.Context) map[string]string
 
 // Declare makes labelled roles win over the evidence, for endpoints whose label says prefill, decode, both or
 // unified (other values leave the evidence's role).
@@ -42,7 +42,7 @@ func (c *Cache) Declare(d Declared) {
 
 // overlay gives every endpoint the filter selects whose label states a known role that role, over the evidence's
 // (a young or idle endpoint shows no evidence yet, but its label already says what it is).
-func (c *Cache) overlay(endpoint string, roles map[string]string) map[string]string {
+func (c *Cache) overlay(ctx context.Context, endpoint string, roles map[string]string) map[string]string {
 	c.mu.Lock()
 	d := c.declared
 	c.mu.Unlock()
@@ -54,7 +54,7 @@ func (c *Cache) overlay(endpoint string, roles map[string]string) map[string]str
 	if roles == nil {
 		roles = map[string]string{}
 	}
-	for ep, v := range d() {
+	for ep, v := range d(ctx) {
 		if re != nil && !re.MatchString(ep) {
 			continue
 		}
@@ -91,7 +91,7 @@ func (c *Cache) Resolve(ctx context.Context, eval Eval, endpoint string, r query
 	e, ok := c.entries[key]
 	c.mu.Unlock()
 	if ok && c.now().Sub(e.at) < CacheTTL {
-		return c.overlay(endpoint, maps.Clone(e.roles)), nil
+		return c.overlay(ctx, endpoint, maps.Clone(e.roles)), nil
 	}
 	roles, err := Resolve(ctx, eval, endpoint, r)
 	if err != nil {
@@ -100,7 +100,7 @@ func (c *Cache) Resolve(ctx context.Context, eval Eval, endpoint string, r query
 	if len(roles) > 0 {
 		c.keep(key, roles)
 	}
-	return c.overlay(endpoint, roles), nil
+	return c.overlay(ctx, endpoint, roles), nil
 }
 
 // keep stores an evidence resolution, making room when the cache is full.

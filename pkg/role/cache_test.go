@@ -108,7 +108,7 @@ func TestDeclaredRolesWinOverEvidence(t *testing.T) {
 	ev := &countingEval{}
 	r := query.Request{From: time.Now().Add(-time.Hour), To: time.Now()}
 	declared := map[string]string{"vllm-0": "Prefill", "young-pod": "decode", "other-pod": "decode"}
-	c.Declare(func() map[string]string { return declared })
+	c.Declare(func(context.Context) map[string]string { return declared })
 	for range 2 { // evidence, then the cached resolution
 		roles, err := c.Resolve(context.Background(), ev.eval, "vllm-0|young-pod", r)
 		if err != nil || len(roles) != 2 || roles["vllm-0"] != Prefill || roles["young-pod"] != Decode {
