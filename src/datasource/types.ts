@@ -209,6 +209,8 @@ export interface VllmOptions extends DataSourceJsonData {
   discovery?: DiscoverySource[];
   /** discoveryInterval is how often every discovery source is asked again. */
   discoveryInterval?: string;
+  /** roleLabel is, in Prometheus mode, the label the server's relabel rules put each endpoint's role in. */
+  roleLabel?: string;
   /** Standard Grafana HTTP settings used by Prometheus mode (and basic auth / TLS in direct mode). */
   oauthPassThru?: boolean;
   timeout?: number;

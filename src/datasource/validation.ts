@@ -32,6 +32,7 @@ export interface SettingsErrors {
   endpoints: Record<number, string>;
   endpointsMissing?: string;
   discovery?: string;
+  roleLabel?: string;
   scrapeInterval?: string;
   scrapeTimeout?: string;
   retention?: string;
@@ -180,6 +181,12 @@ export function validateSettings(jsonData: VllmOptions): SettingsErrors {
       });
     }
     errors.endpoints = endpointErrors(endpoints);
+  }
+  if (mode === MODE.prometheus && jsonData.roleLabel && !/^[a-zA-Z_][a-zA-Z0-9_]{0,127}$/.test(jsonData.roleLabel)) {
+    errors.roleLabel = t(
+      'validation.role-label',
+      'Use the label name as Prometheus stores it: letters, digits and _ (llm-d.ai/role becomes llm_d_ai_role).'
+    );
   }
   const interval = jsonData.scrapeInterval ? parseDuration(jsonData.scrapeInterval) : SETTINGS.defaultScrapeIntervalMs;
   if (interval === undefined) {

@@ -316,4 +316,22 @@ describe('ConfigEditor', () => {
     expect(status).toHaveTextContent('vllm-07: gone from llm-d — history kept, not scraped');
     expect(status).not.toHaveTextContent('down');
   });
+  it('takes the role label of Prometheus mode and refuses what Prometheus cannot store', async () => {
+    const onChange = jest.fn();
+    const { rerender } = await renderSettled(
+      <ConfigEditor options={settings({ mode: 'prometheus' })} onOptionsChange={onChange} />
+    );
+    fireEvent.change(screen.getByLabelText('Role label'), { target: { value: 'role' } });
+    expect(onChange).toHaveBeenLastCalledWith(
+      expect.objectContaining({ jsonData: { mode: 'prometheus', roleLabel: 'role' } })
+    );
+    rerender(
+      <ConfigEditor options={settings({ mode: 'prometheus', roleLabel: 'llm-d.ai/role' })} onOptionsChange={onChange} />
+    );
+    expect(
+      screen.getByText(
+        'Use the label name as Prometheus stores it: letters, digits and _ (llm-d.ai/role becomes llm_d_ai_role).'
+      )
+    ).toBeInTheDocument();
+  });
 });
