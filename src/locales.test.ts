@@ -136,7 +136,7 @@ function read(file: string): Flat {
 
 // The texts a translation may leave as they are: proper nouns, and a metric name standing alone (the latency
 // families' descriptions, e.g. vllm:time_to_first_token_seconds), which operators grep for as written.
-const SAME_EVERYWHERE = new Set(['Prometheus', 'PromQL', 'LMCache', 'P/D TTFT', 'MFU']);
+const SAME_EVERYWHERE = new Set(['Prometheus', 'PromQL', 'LMCache', 'P/D TTFT', 'MFU', 'DNS', 'Kubernetes', 'HTTP SD']);
 const METRIC_NAME = /^vllm:[a-z0-9_]+$/;
 const sameEverywhere = (text: string) => SAME_EVERYWHERE.has(text) || METRIC_NAME.test(text);
 

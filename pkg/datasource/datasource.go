@@ -66,6 +66,12 @@ func NewInstance(ctx context.Context, s backend.DataSourceInstanceSettings) (ins
 	if err != nil {
 		d.mode = misconfigured{scrubbed(scrub, err)}
 	}
+	if dm, ok := d.mode.(*direct); ok && dm.fleet != nil {
+		d.roleCache.Declare(dm.fleet.declaredRoles)
+	}
+	if pm, ok := d.mode.(*prometheus); ok && st.RoleLabel != "" {
+		d.roleCache.Declare((&promRoles{client: pm.client, label: st.RoleLabel}).declared)
+	}
 	d.CallResourceHandler = httpadapter.New(d.routes())
 	return d, nil
 }

@@ -50,6 +50,12 @@ func TestLoadSettings(t *testing.T) {
 		{"bad duration", `{"endpoints":[{"url":"http://a/m"}],"retention":"forever"}`, "not a duration"},
 		{"seconds as number", `{"endpoints":[{"url":"http://a/m"}],"scrapeInterval":10}`, ""},
 		{"not JSON", `{`, "invalid"},
+		{"prometheus role label", `{"mode":"prometheus","roleLabel":"llm-d.ai/role"}`, `roleLabel "llm-d.ai/role" is not a Prometheus label name`},
+		{"discovery alone", `{"discovery":[{"type":"dns","dnsName":"vllm.llm.svc","port":8000}]}`, ""},
+		{"discovery source invalid", `{"discovery":[{"type":"dns","dnsName":"vllm"}]}`, "discovery source 1 (dns #1): dns A/AAAA records need a port"},
+		{"discovery interval", `{"discovery":[{"type":"file","path":"/t.json"}],"discoveryInterval":"100ms"}`, "discovery interval 100ms is outside 1s–1h"},
+		{"discovery http_sd egress", `{"discovery":[{"type":"http","url":"http://169.254.169.254/sd"}]}`, "discovery source 1 (http #1)"},
+		{"discovery http_sd credentials", `{"discovery":[{"type":"http","url":"http://u:pw@[::1/sd"}]}`, "not an absolute http(s) URL"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

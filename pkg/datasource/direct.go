@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/backend/httpclient"
 
+	"github.com/inferscope/inferscope-vllm/pkg/discovery"
 	"github.com/inferscope/inferscope-vllm/pkg/egress"
 	"github.com/inferscope/inferscope-vllm/pkg/history"
 	"github.com/inferscope/inferscope-vllm/pkg/query"
@@ -33,6 +35,9 @@ type direct struct {
 	engine            *query.Engine
 	scrub             *redact.Scrubber
 	releaseMemory     func()
+
+	// fleet follows the discovery sources; nil without any.
+	fleet *fleet
 }
 
 // newDirect builds the runtime and starts scraping.
@@ -57,17 +62,20 @@ func newDirect(ctx context.Context, s backend.DataSourceInstanceSettings, st Set
 	sc := scraper.New(targets, store, scraper.Options{
 		Interval: time.Duration(st.ScrapeInterval), Timeout: time.Duration(st.ScrapeTimeout),
 		MaxBodyBytes: st.MaxBodyBytes(), MaxSamples: st.MaxSamples, Client: client, Scrub: scrub,
+		GoneFor: st.HistoryRetention(),
 	})
 	d := &direct{settings: st, client: client, anonymous: anonymous, store: store, scraper: sc, scrub: scrub,
 		releaseMemory: reserveMemory(st.MaxMemoryBytes()),
 		engine: &query.Engine{Source: query.HistorySource{Store: store}, ScrapeInterval: time.Duration(st.ScrapeInterval),
 			Cache: query.NewCache(st.CacheBytes())}}
 	sc.Start()
+	d.fleet = newFleet(st, targets, sc, client, scrub)
 	return d, nil
 }
 
 // close stops scraping and releases connections.
 func (d *direct) close() {
+	d.fleet.close()
 	d.scraper.Stop()
 	d.client.CloseIdleConnections()
 	d.anonymous.CloseIdleConnections()
@@ -97,6 +105,7 @@ func (d *direct) answer(ctx context.Context, q query.Query, r query.Request) (*q
 	// Grafana creates the instance on the first request (and after every settings save): wait for the selected
 	// endpoints' first scrape, at most one scrape timeout, so the first dashboard load is not empty.
 	wait, cancel := context.WithTimeout(ctx, time.Duration(d.settings.ScrapeTimeout)+firstScrapeGrace)
+	d.fleet.waitFirst(wait)
 	d.scraper.WaitFirstScrape(wait, selected)
 	cancel()
 	res, err := d.engine.Eval(ctx, q, r)
@@ -105,11 +114,13 @@ func (d *direct) answer(ctx context.Context, q query.Query, r query.Request) (*q
 	}
 	var down []string
 	for _, st := range d.scraper.Statuses() {
-		if !st.Up && selected(st.Name) {
+		// A departed endpoint is gone, not down: its history answers, and it has no error to report.
+		if !st.Up && !st.Gone && selected(st.Name) {
 			down = append(down, fmt.Sprintf("endpoint %s (%s): %s", st.Name, st.URL, st.Error))
 		}
 	}
-	res.Notices = append(down, res.Notices...)
+	found := d.fleet.result()
+	res.Notices = slices.Concat(down, found.Notices, found.Problems(), res.Notices)
 	return res, nil
 }
 
@@ -118,11 +129,21 @@ func (d *direct) answer(ctx context.Context, q query.Query, r query.Request) (*q
 func (d *direct) health(ctx context.Context) Health {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Duration(d.settings.ScrapeTimeout)+2*time.Second)
 	defer cancel()
+	var found discovery.Result
+	if d.fleet != nil {
+		// Save & test lists what each source finds now.
+		found = d.fleet.refresh(ctx)
+	}
 	d.scraper.ScrapeAll(ctx)
 	d.scraper.WaitVersions(ctx)
-	h := Health{Status: HealthOK, Endpoints: d.statuses()}
+	h := Health{Status: HealthOK, Endpoints: d.statuses(), Discovery: found.Reports, Warnings: found.Notices}
+	for _, r := range found.Reports {
+		if r.Error != "" {
+			h.Status = HealthError
+		}
+	}
 	for _, e := range h.Endpoints {
-		if !e.Up {
+		if !e.Up && !e.Gone {
 			h.Status = HealthError
 		}
 	}
@@ -138,7 +159,7 @@ func (d *direct) statuses() []EndpointHealth {
 	out := make([]EndpointHealth, len(sts))
 	for i, st := range sts {
 		out[i] = EndpointHealth{Name: st.Name, URL: st.URL, Up: st.Up, Error: st.Error, Detection: st.Detection, Samples: st.Samples,
-			Version: st.Version}
+			Version: st.Version, Gone: st.Gone, GoneSince: st.GoneSince, Source: st.Source, Role: st.Role, Model: st.Model}
 		if !st.LastTry.IsZero() {
 			out[i].LastScrape = &sts[i].LastTry
 		}
@@ -214,8 +235,12 @@ func httpClientOptions(ctx context.Context, s backend.DataSourceInstanceSettings
 		policy.ConfigureTransport(t)
 		// A scrape round visits every endpoint in turn: with fewer idle connections than endpoints (the SDK keeps
 		// 100), each endpoint's connection is gone by its next scrape, which then dials and handshakes TLS again.
-		if t.MaxIdleConns > 0 && t.MaxIdleConns < len(st.Endpoints) {
-			t.MaxIdleConns = len(st.Endpoints)
+		n := len(st.Endpoints)
+		if len(st.Discovery) > 0 {
+			n = MaxEndpoints // as many as discovery may find
+		}
+		if t.MaxIdleConns > 0 && t.MaxIdleConns < n {
+			t.MaxIdleConns = n
 		}
 	}
 	return opts, nil
@@ -245,6 +270,9 @@ func secretsOf(s backend.DataSourceInstanceSettings, st Settings) *redact.Scrubb
 	scrub.AddURL(s.URL)
 	for _, e := range st.Endpoints {
 		scrub.AddURL(e.URL)
+	}
+	for _, src := range st.Discovery {
+		scrub.AddURL(src.URL)
 	}
 	return scrub
 }

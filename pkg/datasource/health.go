@@ -9,6 +9,7 @@ import (
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
+	"github.com/inferscope/inferscope-vllm/pkg/discovery"
 	"github.com/inferscope/inferscope-vllm/pkg/vllm"
 )
 
@@ -33,6 +34,8 @@ type Health struct {
 	Warnings []string `json:"warnings,omitempty"`
 	// Problem is why the check failed before any endpoint could be looked at.
 	Problem string `json:"problem,omitempty"`
+	// Discovery is what each discovery source found in the check (direct mode with sources).
+	Discovery []discovery.Report `json:"discovery,omitempty"`
 }
 
 // EndpointHealth is one endpoint's state: up with what it runs, or down with the error.
@@ -47,6 +50,13 @@ type EndpointHealth struct {
 	// LastScrape and Samples are direct mode's: when the endpoint was last scraped and how many samples it kept.
 	LastScrape *time.Time `json:"lastScrape,omitempty"`
 	Samples    int        `json:"samples,omitempty"`
+	// Gone says discovery no longer lists the endpoint (since GoneSince): not scraped, not down, history kept.
+	Gone      bool       `json:"gone,omitempty"`
+	GoneSince *time.Time `json:"goneSince,omitempty"`
+	// Source is the discovery source that found the endpoint; Role and Model what its labels say.
+	Source string `json:"source,omitempty"`
+	Role   string `json:"role,omitempty"`
+	Model  string `json:"model,omitempty"`
 }
 
 // maxHealthLines bounds the per-endpoint lines of a health message, which Grafana shows in one banner;
@@ -64,8 +74,12 @@ func (h Health) Message() string {
 	}
 	var up, down []string
 	flavors := map[vllm.Flavor]int{}
-	engines := 0
+	engines, gone := 0, 0
 	for _, e := range h.Endpoints {
+		if e.Gone {
+			gone++
+			continue
+		}
 		if !e.Up {
 			down = append(down, e.Name+": "+e.Error)
 			continue
@@ -80,7 +94,10 @@ func (h Health) Message() string {
 	if h.Server != "" {
 		b.WriteString(h.Server + ": ")
 	}
-	fmt.Fprintf(&b, "%d of %d endpoint(s) reachable", len(up), len(h.Endpoints))
+	fmt.Fprintf(&b, "%d of %d endpoint(s) reachable", len(up), len(h.Endpoints)-gone)
+	if gone > 0 {
+		fmt.Fprintf(&b, " (%d gone from discovery)", gone)
+	}
 	if len(flavors) > 0 {
 		fl := make([]string, 0, len(flavors))
 		for f, n := range flavors {
@@ -94,6 +111,17 @@ func (h Health) Message() string {
 	}
 	if len(down) > 0 {
 		b.WriteString(". Failed: " + healthList(down))
+	}
+	if len(h.Discovery) > 0 {
+		var found []string
+		for _, r := range h.Discovery {
+			line := fmt.Sprintf("%s found %d target(s), %d kept", r.Source, r.Found, r.Kept)
+			if r.Error != "" {
+				line = fmt.Sprintf("%s failed: %s", r.Source, r.Error)
+			}
+			found = append(found, line)
+		}
+		b.WriteString(". Discovery: " + healthList(found))
 	}
 	if len(h.Warnings) > 0 {
 		b.WriteString(". Warnings: " + strings.Join(h.Warnings, "; "))
@@ -122,6 +150,9 @@ func (e EndpointHealth) line() string {
 	}
 	if e.Version != "" {
 		line += ", vLLM " + e.Version
+	}
+	if e.Role != "" {
+		line += fmt.Sprintf(", role %s (label, %s)", e.Role, e.Source)
 	}
 	return line
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
+	"github.com/inferscope/inferscope-vllm/pkg/discovery"
 	"github.com/inferscope/inferscope-vllm/pkg/egress"
 	"github.com/inferscope/inferscope-vllm/pkg/measure"
 	"github.com/inferscope/inferscope-vllm/pkg/query"
@@ -100,6 +101,14 @@ type Settings struct {
 	PeakTFLOPS     float64 `json:"peakTflops,omitempty"`
 	PeakMemoryTBps float64 `json:"peakMemoryTBps,omitempty"`
 
+	// Discovery lists the sources (DNS, Kubernetes, http_sd, file_sd) whose targets direct mode scrapes beside
+	// Endpoints; DiscoveryInterval is how often every source is asked again.
+	Discovery         []discovery.Source `json:"discovery,omitempty"`
+	DiscoveryInterval Duration           `json:"discoveryInterval,omitempty"`
+	// RoleLabel is, in Prometheus mode, the label the server's relabel rules put an endpoint's prefill/decode role in
+	// (e.g. role, from the pod label llm-d.ai/role); role detection uses it where series have it.
+	RoleLabel string `json:"roleLabel,omitempty"`
+
 	// BearerToken comes from secureJsonData and is sent as Authorization: Bearer; never logged or returned.
 	BearerToken string `json:"-"`
 }
@@ -183,6 +192,9 @@ func LoadSettings(s backend.DataSourceInstanceSettings) (Settings, error) {
 	if st.Retention == 0 {
 		st.Retention = Duration(DefaultRetention)
 	}
+	if st.DiscoveryInterval == 0 {
+		st.DiscoveryInterval = Duration(discovery.DefaultInterval)
+	}
 	return st, st.validate()
 }
 
@@ -190,13 +202,17 @@ func (st Settings) validate() error {
 	var errs []error
 	switch st.Mode {
 	case ModeDirect:
-		if len(st.Endpoints) == 0 {
-			errs = append(errs, errors.New("direct mode needs at least one /metrics endpoint URL"))
+		if len(st.Endpoints) == 0 && len(st.Discovery) == 0 {
+			errs = append(errs, errors.New("direct mode needs at least one /metrics endpoint URL or discovery source"))
 		}
 		errs = append(errs, checkEndpoints(st.Endpoints, st.egress(false))...)
+		errs = append(errs, st.checkDiscovery()...)
 	case ModePrometheus:
 		if m := strings.ToUpper(st.HTTPMethod); m != "" && m != "GET" && m != "POST" {
 			errs = append(errs, fmt.Errorf("httpMethod %q is unknown: use GET or POST", st.HTTPMethod))
+		}
+		if st.RoleLabel != "" && !promLabelName.MatchString(st.RoleLabel) {
+			errs = append(errs, fmt.Errorf("roleLabel %.64q is not a Prometheus label name (letters, digits, _)", st.RoleLabel))
 		}
 	default:
 		errs = append(errs, fmt.Errorf("mode %q is unknown: use %q or %q", st.Mode, ModeDirect, ModePrometheus))
@@ -314,6 +330,42 @@ func checkEndpoints(eps []Endpoint, policy egress.Policy) []error {
 		}
 	}
 	return errs
+}
+
+// checkDiscovery checks the discovery sources and their interval; an http_sd URL must pass the egress rules.
+func (st Settings) checkDiscovery() []error {
+	if len(st.Discovery) == 0 {
+		return nil
+	}
+	var errs []error
+	if len(st.Discovery) > discovery.MaxSources {
+		return []error{fmt.Errorf("%d discovery sources: at most %d", len(st.Discovery), discovery.MaxSources)}
+	}
+	if iv := time.Duration(st.DiscoveryInterval); iv < discovery.MinInterval || iv > discovery.MaxInterval {
+		errs = append(errs, fmt.Errorf("discovery interval %s is outside %s–%s", iv, discovery.MinInterval, short(discovery.MaxInterval)))
+	}
+	for i, src := range st.Discovery {
+		err := src.Validate()
+		if err == nil && src.Type == discovery.TypeHTTP {
+			err = st.egress(true).CheckURL(src.URL)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("discovery source %d (%s): %w", i+1, src.DisplayName(i+1), err))
+		}
+	}
+	return errs
+}
+
+// short is a duration as a user writes it: 1h, not 1h0m0s.
+func short(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }
 
 // targetKey identifies what an endpoint scrapes: host and port (the scheme's default made explicit, case folded)

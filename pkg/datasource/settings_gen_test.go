@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"os"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
+	"github.com/inferscope/inferscope-vllm/pkg/discovery"
 	"github.com/inferscope/inferscope-vllm/pkg/query"
 	"github.com/inferscope/inferscope-vllm/pkg/scraper"
 )
@@ -19,18 +19,6 @@ var updateSettings = flag.Bool("update-settings", false, "rewrite src/datasource
 // settingsTS is the config editor's copy of the settings' defaults and bounds; TestSettingsTypeScriptIsCurrent fails
 // when it is out of step, and `go test ./pkg/datasource -run SettingsTypeScript -update-settings` rewrites it.
 const settingsTS = "../../src/datasource/settings.gen.ts"
-
-// short is a duration as a user writes it: 1h, not 1h0m0s.
-func short(d time.Duration) string {
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = strings.TrimSuffix(s, "0s")
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = strings.TrimSuffix(s, "0m")
-	}
-	return s
-}
 
 // renderSettingsTS is settings.gen.ts: every default and bound the config editor shows or checks.
 func renderSettingsTS() []byte {
@@ -60,6 +48,12 @@ func renderSettingsTS() []byte {
 		{"maxRetentionMs", ms(MaxRetention)},
 		{"maxRetention", short(MaxRetention)},
 		{"maxEndpoints", MaxEndpoints},
+		{"defaultDiscoveryInterval", short(discovery.DefaultInterval)},
+		{"minDiscoveryIntervalMs", ms(discovery.MinInterval)},
+		{"minDiscoveryInterval", short(discovery.MinInterval)},
+		{"maxDiscoveryIntervalMs", ms(discovery.MaxInterval)},
+		{"maxDiscoveryInterval", short(discovery.MaxInterval)},
+		{"maxDiscoverySources", discovery.MaxSources},
 		{"maxPeak", query.MaxPeak},
 	} {
 		switch v := f.value.(type) {
@@ -74,6 +68,14 @@ func renderSettingsTS() []byte {
 	b.WriteString("} as const;\n\n")
 	fmt.Fprintf(&b, "/** MODE names the data source's modes; a data source that names none is in %s mode. */\n", ModeDirect)
 	fmt.Fprintf(&b, "export const MODE = {\n  %s: '%s',\n  %s: '%s',\n} as const;\n", ModeDirect, ModeDirect, ModePrometheus, ModePrometheus)
+	b.WriteString("\n/** DISCOVERY_TYPES are the discovery sources' kinds (pkg/discovery), in the order the editor offers them. */\nexport const DISCOVERY_TYPES = [")
+	for i, t := range discovery.Types {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "'%s'", t)
+	}
+	b.WriteString("] as const;\n")
 	return b.Bytes()
 }
 

@@ -3,6 +3,7 @@ package role
 import (
 	"context"
 	"maps"
+	"strings"
 	"sync"
 	"time"
 
@@ -23,6 +24,46 @@ type Cache struct {
 	mu      sync.Mutex
 	now     func() time.Time
 	entries map[cacheKey]cacheEntry
+	// declared are the roles endpoints' labels state; nil when none do.
+	declared Declared
+}
+
+// Declared returns the roles endpoints' labels state, by endpoint name: direct mode's discovery reads them from a
+// pod label such as llm-d.ai/role, Prometheus mode from the label the user's Prometheus relabelled it into.
+type Declared func(ctx context.Context) map[string]string
+
+// Declare makes labelled roles win over the evidence, for endpoints whose label says prefill, decode, both or
+// unified (other values leave the evidence's role).
+func (c *Cache) Declare(d Declared) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.declared = d
+}
+
+// overlay gives every endpoint the filter selects whose label states a known role that role, over the evidence's
+// (a young or idle endpoint shows no evidence yet, but its label already says what it is).
+func (c *Cache) overlay(ctx context.Context, endpoint string, roles map[string]string) map[string]string {
+	c.mu.Lock()
+	d := c.declared
+	c.mu.Unlock()
+	if d == nil {
+		return roles
+	}
+	q := query.Query{Endpoint: endpoint}
+	re := q.Matchers().Endpoint
+	if roles == nil {
+		roles = map[string]string{}
+	}
+	for ep, v := range d(ctx) {
+		if re != nil && !re.MatchString(ep) {
+			continue
+		}
+		switch v = strings.ToLower(v); v {
+		case Prefill, Decode, Both, Unified:
+			roles[ep] = v
+		}
+	}
+	return roles
 }
 
 type cacheKey struct {
@@ -50,12 +91,20 @@ func (c *Cache) Resolve(ctx context.Context, eval Eval, endpoint string, r query
 	e, ok := c.entries[key]
 	c.mu.Unlock()
 	if ok && c.now().Sub(e.at) < CacheTTL {
-		return maps.Clone(e.roles), nil
+		return c.overlay(ctx, endpoint, maps.Clone(e.roles)), nil
 	}
 	roles, err := Resolve(ctx, eval, endpoint, r)
-	if err != nil || len(roles) == 0 {
-		return roles, err
+	if err != nil {
+		return nil, err
 	}
+	if len(roles) > 0 {
+		c.keep(key, roles)
+	}
+	return c.overlay(ctx, endpoint, roles), nil
+}
+
+// keep stores an evidence resolution, making room when the cache is full.
+func (c *Cache) keep(key cacheKey, roles map[string]string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if len(c.entries) >= maxCacheEntries {
@@ -70,5 +119,4 @@ func (c *Cache) Resolve(ctx context.Context, eval Eval, endpoint string, r query
 		}
 	}
 	c.entries[key] = cacheEntry{roles: maps.Clone(roles), at: c.now()}
-	return roles, nil
 }

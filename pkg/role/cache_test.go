@@ -99,3 +99,24 @@ func TestCacheSharesAResolution(t *testing.T) {
 		t.Errorf("%d entries, at most %d", n, maxCacheEntries)
 	}
 }
+
+// TestDeclaredRolesWinOverEvidence: a role an endpoint's labels state (llm-d.ai/role through discovery) replaces
+// the evidence's for that endpoint, cached or not, and names an endpoint without evidence yet if the filter selects
+// it; an unknown value changes nothing.
+func TestDeclaredRolesWinOverEvidence(t *testing.T) {
+	c := NewCache()
+	ev := &countingEval{}
+	r := query.Request{From: time.Now().Add(-time.Hour), To: time.Now()}
+	declared := map[string]string{"vllm-0": "Prefill", "young-pod": "decode", "other-pod": "decode"}
+	c.Declare(func(context.Context) map[string]string { return declared })
+	for range 2 { // evidence, then the cached resolution
+		roles, err := c.Resolve(context.Background(), ev.eval, "vllm-0|young-pod", r)
+		if err != nil || len(roles) != 2 || roles["vllm-0"] != Prefill || roles["young-pod"] != Decode {
+			t.Fatalf("roles %v %v", roles, err)
+		}
+	}
+	declared = map[string]string{"vllm-0": "epp"}
+	if roles, _ := c.Resolve(context.Background(), ev.eval, "vllm-0", r); roles["vllm-0"] != Both {
+		t.Errorf("an unknown label value replaced the evidence: %v", roles)
+	}
+}

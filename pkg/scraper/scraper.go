@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -19,6 +20,9 @@ import (
 type Target struct {
 	Name string
 	URL  string
+	// Source names the discovery source that found the target ("" for a configured one); Role and Model are what
+	// the source's labels say the endpoint is.
+	Source, Role, Model string
 }
 
 // Recorder is where scrapes go; the history store implements it.
@@ -38,7 +42,13 @@ type Options struct {
 	Client      *http.Client
 	// Scrub removes the data source's secrets from scrape errors, which quote the server's answer.
 	Scrub *redact.Scrubber
+	// GoneFor is how long a departed target's status stays listed (as gone): its history's retention. 0 keeps it
+	// until MaxGone newer departures push it out.
+	GoneFor time.Duration
 }
+
+// MaxGone bounds the departed targets whose status is kept.
+const MaxGone = 1000
 
 // Defaults for the limits, sized from real vLLM payloads (an 8-engine server with every option is ~500 KB).
 const (
@@ -60,13 +70,24 @@ type Status struct {
 	Detection *vllm.Detection `json:"detection,omitempty"`
 	// Version is the vLLM release the endpoint's /version answered, asked every VersionInterval; "" when unknown.
 	Version string `json:"version,omitempty"`
+	// Gone says the target left the fleet (discovery no longer lists it) at GoneSince: it is not scraped, not down,
+	// and its history stays until retention ends.
+	Gone      bool       `json:"gone,omitempty"`
+	GoneSince *time.Time `json:"goneSince,omitempty"`
+	// Source, Role and Model are the target's.
+	Source string `json:"source,omitempty"`
+	Role   string `json:"role,omitempty"`
+	Model  string `json:"model,omitempty"`
 }
 
 // Scraper scrapes its targets every Interval until Stop.
 type Scraper struct {
+	// targets change only between rounds (SetTargets holds round) and under mu.
 	targets []Target
 	opts    Options
 	rec     Recorder
+	// gone holds the departed targets' statuses, oldest first.
+	gone []Status
 
 	// round serialises scrape rounds: a health check's round waits for the background one, so history always
 	// receives an endpoint's scrapes in time order. started counts the rounds begun.
@@ -106,10 +127,85 @@ func New(targets []Target, rec Recorder, opts Options) *Scraper {
 		tried: map[string]chan struct{}{}, stop: make(chan struct{}), done: make(chan struct{}), versions: map[string]*versionInfo{}}
 	s.bg, s.bgCancel = context.WithCancel(context.Background())
 	for _, t := range targets {
-		s.status[t.Name] = Status{Name: t.Name, URL: redact.URL(t.URL), Error: "not scraped yet"}
+		s.status[t.Name] = initial(t)
 		s.tried[t.Name] = make(chan struct{})
 	}
 	return s
+}
+
+// initial is a target's status before its first scrape.
+func initial(t Target) Status {
+	return Status{Name: t.Name, URL: redact.URL(t.URL), Error: "not scraped yet", Source: t.Source, Role: t.Role, Model: t.Model}
+}
+
+// SetTargets replaces the targets between two rounds: a new one is scraped from the next round on; a departed one
+// stops being scraped, its series end with staleness markers now (so "up" stops rather than dropping to 0 and no
+// down alert fires), its history stays, and its status is listed as gone. A target whose URL, role or model
+// changed keeps its name's history.
+func (s *Scraper) SetTargets(targets []Target) {
+	s.round.Lock()
+	defer s.round.Unlock()
+	now := time.Now()
+	next := make(map[string]bool, len(targets))
+	s.mu.Lock()
+	old := make(map[string]Target, len(s.targets))
+	for _, t := range s.targets {
+		old[t.Name] = t
+	}
+	for _, t := range targets {
+		next[t.Name] = true
+		o, known := old[t.Name]
+		switch {
+		case !known:
+			s.status[t.Name] = initial(t)
+			s.tried[t.Name] = make(chan struct{})
+			s.gone = slices.DeleteFunc(s.gone, func(g Status) bool { return g.Name == t.Name })
+		case o != t:
+			st := s.status[t.Name]
+			st.URL, st.Source, st.Role, st.Model = redact.URL(t.URL), t.Source, t.Role, t.Model
+			s.status[t.Name] = st
+		}
+	}
+	var departed []string
+	for _, t := range s.targets {
+		if next[t.Name] {
+			continue
+		}
+		departed = append(departed, t.Name)
+		st := s.status[t.Name]
+		st.Gone, st.Up, st.Error, st.GoneSince = true, false, "", &now
+		s.gone = append(s.gone, st)
+		delete(s.status, t.Name)
+		if ch := s.tried[t.Name]; ch != nil {
+			close(ch) // nobody waits for a first scrape that will not come
+		}
+		delete(s.tried, t.Name)
+		delete(s.versions, t.Name)
+	}
+	s.targets = slices.Clone(targets)
+	s.pruneGone(now)
+	s.mu.Unlock()
+	for _, name := range departed {
+		// An empty scrape ends every series the last one held, as Prometheus does when a target disappears.
+		s.rec.Append(name, now.UnixMilli(), nil)
+	}
+}
+
+// pruneGone drops departed statuses older than GoneFor, and the oldest beyond MaxGone; s.mu is held.
+func (s *Scraper) pruneGone(now time.Time) {
+	if s.opts.GoneFor > 0 {
+		s.gone = slices.DeleteFunc(s.gone, func(g Status) bool { return now.Sub(*g.GoneSince) > s.opts.GoneFor })
+	}
+	if n := len(s.gone) - MaxGone; n > 0 {
+		s.gone = slices.Delete(s.gone, 0, n)
+	}
+}
+
+// Targets are the targets scraped now.
+func (s *Scraper) Targets() []Target {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return slices.Clone(s.targets)
 }
 
 // Start scrapes all targets now and then every Interval, in the background.
@@ -148,6 +244,32 @@ func (s *Scraper) ScrapeAll(ctx context.Context) {
 		return
 	}
 	s.started.Add(1)
+	s.mu.RLock()
+	targets := s.targets
+	s.mu.RUnlock()
+	s.scrape(ctx, targets)
+}
+
+// ScrapePending scrapes now the targets never scraped yet (new from discovery), so that they need not wait for the
+// next round; the others keep their rhythm.
+func (s *Scraper) ScrapePending(ctx context.Context) {
+	s.round.Lock()
+	defer s.round.Unlock()
+	var pending []Target
+	s.mu.RLock()
+	for _, t := range s.targets {
+		if s.tried[t.Name] != nil {
+			pending = append(pending, t)
+		}
+	}
+	s.mu.RUnlock()
+	if len(pending) > 0 {
+		s.scrape(ctx, pending)
+	}
+}
+
+// scrape scrapes targets concurrently, records the results and notifies subscribers; s.round is held.
+func (s *Scraper) scrape(ctx context.Context, targets []Target) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go func() {
@@ -159,7 +281,7 @@ func (s *Scraper) ScrapeAll(ctx context.Context) {
 	}()
 	sem := make(chan struct{}, s.opts.Concurrency)
 	var wg sync.WaitGroup
-	for _, t := range s.targets {
+	for _, t := range targets {
 		wg.Add(1)
 		sem <- struct{}{}
 		go func(t Target) {
@@ -182,7 +304,7 @@ func (s *Scraper) scrapeOne(ctx context.Context, t Target) {
 		Parse: exposition.ParseOptions{Keep: vllm.ReadsFamily, MaxSamples: s.opts.MaxSamples, NormalizeFloatLabels: true},
 		Scrub: s.opts.Scrub,
 	})
-	st := Status{Name: t.Name, URL: redact.URL(t.URL), LastTry: start}
+	st := Status{Name: t.Name, URL: redact.URL(t.URL), LastTry: start, Source: t.Source, Role: t.Role, Model: t.Model}
 	if err != nil {
 		if errors.Is(ctx.Err(), context.Canceled) {
 			return // shutting down: not the endpoint's fault
@@ -241,11 +363,12 @@ func upScrape(v float64, sc *exposition.Scrape) *exposition.Scrape {
 	return sc
 }
 
-// Statuses returns every target's latest status, in target order.
+// Statuses returns every target's latest status, in target order, then the departed targets', oldest departure
+// first.
 func (s *Scraper) Statuses() []Status {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	out := make([]Status, 0, len(s.targets))
+	out := make([]Status, 0, len(s.targets)+len(s.gone))
 	for _, t := range s.targets {
 		st := s.status[t.Name]
 		if v := s.versions[t.Name]; v != nil && st.Up {
@@ -253,7 +376,7 @@ func (s *Scraper) Statuses() []Status {
 		}
 		out = append(out, st)
 	}
-	return out
+	return append(out, s.gone...)
 }
 
 // Subscribe returns a channel that receives the time of every completed scrape round, and a function that

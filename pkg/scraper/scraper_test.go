@@ -4,6 +4,7 @@ import (
 	"github.com/inferscope/inferscope-vllm/pkg/vllm"
 
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -12,7 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/inferscope/inferscope-vllm/pkg/derive"
 	"github.com/inferscope/inferscope-vllm/pkg/exposition"
+	"github.com/inferscope/inferscope-vllm/pkg/history"
 )
 
 // recorder keeps what the scraper records, per endpoint.
@@ -169,5 +172,74 @@ vllm:requests_total{le="1"} 7
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("stored labels:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// A fleet that changes between rounds: a new target is scraped from the next round, a departed one is listed as
+// gone (not down), is scraped no more, and its series end with staleness markers instead of up dropping to 0.
+func TestSetTargetsFollowsAChangingFleet(t *testing.T) {
+	var hits sync.Map
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n, _ := hits.LoadOrStore(r.URL.Path, new(atomic.Int64))
+		n.(*atomic.Int64).Add(1)
+		_, _ = w.Write([]byte("vllm:num_requests_running{engine=\"0\"} 1\n"))
+	}))
+	defer srv.Close()
+	count := func(path string) int64 {
+		n, ok := hits.Load(path)
+		if !ok {
+			return 0
+		}
+		return n.(*atomic.Int64).Load()
+	}
+	store := history.New(history.Options{Retention: time.Hour})
+	s := New([]Target{{Name: "a", URL: srv.URL + "/a"}, {Name: "b", URL: srv.URL + "/b"}}, store, Options{Interval: time.Hour, Timeout: 5 * time.Second})
+	s.ScrapeAll(context.Background())
+	time.Sleep(2 * time.Millisecond) // the departure's marker must come after the scrape's millisecond
+
+	s.SetTargets([]Target{{Name: "a", URL: srv.URL + "/a"}, {Name: "c", URL: srv.URL + "/c", Source: "dns #1", Role: "decode"}})
+	st := s.Statuses()
+	if len(st) != 3 || st[0].Name != "a" || !st[0].Up || st[1].Name != "c" || st[1].Error != "not scraped yet" || st[1].Role != "decode" {
+		t.Fatalf("statuses after the change: %+v", st)
+	}
+	if g := st[2]; g.Name != "b" || !g.Gone || g.Up || g.Error != "" || g.GoneSince == nil {
+		t.Fatalf("departed status %+v", g)
+	}
+	s.ScrapePending(context.Background())
+	if count("/a") != 1 || count("/c") != 1 {
+		t.Errorf("pending round scraped a=%d c=%d, want 1 1 (only the new target)", count("/a"), count("/c"))
+	}
+	s.ScrapeAll(context.Background())
+	if count("/a") != 2 || count("/b") != 1 || count("/c") != 2 {
+		t.Errorf("scrapes a=%d b=%d c=%d, want 2 1 2", count("/a"), count("/b"), count("/c"))
+	}
+	if st := s.Statuses(); !st[1].Up || st[1].Source != "dns #1" || !st[2].Gone {
+		t.Errorf("after the next round: %+v", st)
+	}
+	// b's history stays; its up series ends with a staleness marker, never 0.
+	series := store.Select("b", vllm.Up, 0, time.Now().Add(time.Minute).UnixMilli(), nil)
+	if len(series) != 1 {
+		t.Fatalf("b's up series: %+v", series)
+	}
+	pts := series[0].Points
+	if len(pts) != 2 || pts[0].V != 1 || !derive.IsStale(pts[1].V) {
+		t.Errorf("b's up points %+v, want 1 then a staleness marker", pts)
+	}
+
+	// A departed target that comes back is scraped again and no longer listed as gone.
+	s.SetTargets([]Target{{Name: "b", URL: srv.URL + "/b"}})
+	st = s.Statuses()
+	if len(st) != 3 || st[0].Name != "b" || st[0].Gone || !st[1].Gone || !st[2].Gone {
+		t.Errorf("after b's return: %+v", st)
+	}
+}
+
+func TestGoneStatusesAreBounded(t *testing.T) {
+	s := New(nil, &recorder{}, Options{Interval: time.Hour, Timeout: time.Second})
+	for i := range MaxGone + 10 {
+		s.SetTargets([]Target{{Name: fmt.Sprint(i), URL: "http://127.0.0.1:1/metrics"}})
+	}
+	if st := s.Statuses(); len(st) != MaxGone+1 || st[1].Name != "9" {
+		t.Errorf("%d statuses, first gone %s", len(st), st[1].Name)
 	}
 }

@@ -154,6 +154,10 @@ type Config struct {
 
 	// Addr is the listen address; empty means :8000, or :8081 for dynamo-worker.
 	Addr string `json:"addr"`
+	// FleetSchedule, when set, serves a fleet whose size changes over real time ("4,16@2m,2@5m", ParseFleetSchedule)
+	// on consecutive ports from Addr's; SDFile is the file_sd file it keeps current.
+	FleetSchedule string `json:"fleet_schedule"`
+	SDFile        string `json:"sd_file"`
 	// Speed is simulated seconds per real second.
 	Speed float64 `json:"speed"`
 	// ProfilerConfig is the ms_service_profiler_config.json path (Ascend); defaults to
@@ -291,6 +295,11 @@ func (c *Config) Validate() error {
 	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
 	if _, err := ParseFlavor(string(c.Flavor)); err != nil {
 		errs = append(errs, err)
+	}
+	if c.FleetSchedule != "" {
+		if _, err := ParseFleetSchedule(c.FleetSchedule); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if c.VLLMVersion != "" {
 		if rel, err := vllm.ResolveSimRelease(c.VLLMVersion); err != nil {

@@ -131,6 +131,8 @@ func newFlagSet(c *Config, scenario *string, out io.Writer) *flag.FlagSet {
 	fs.StringVar(&c.DynamoNames, "dynamo-names", c.DynamoNames, "Dynamo release names: current, or legacy (the worker's kvstats_*, a frontend without router and per-worker metrics)")
 	fs.Float64Var(&c.MigrationRate, "migration-rate", c.MigrationRate, "share of requests Dynamo's frontend migrates to another worker mid-stream (dynamo-frontend)")
 	fs.StringVar(&c.Addr, "addr", c.Addr, "listen address (default :8000; :8081 for dynamo-worker)")
+	fs.StringVar(&c.FleetSchedule, "fleet-schedule", c.FleetSchedule, "serve a fleet whose size follows this schedule in real time, e.g. 4,16@2m,2@5m: instances on consecutive ports from -addr's, the live ones listed at /sd (http_sd)")
+	fs.StringVar(&c.SDFile, "sd-file", c.SDFile, "with -fleet-schedule: keep this file_sd JSON file listing the live instances")
 	fs.Float64Var(&c.Speed, "speed", c.Speed, "simulated seconds per real second (60 = a minute per second)")
 	fs.StringVar(&c.ProfilerConfig, "profiler-config", c.ProfilerConfig, "ms_service_profiler_config.json path (default $SERVICE_PROF_CONFIG_PATH)")
 	fs.StringVar(&c.SymbolsFile, "symbols-file", c.SymbolsFile, "service_metrics_symbols.yaml whose timers the vllm-ascend flavor records, read at start (default $METRIC_SYMBOLS_PATH)")

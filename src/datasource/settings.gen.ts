@@ -20,6 +20,12 @@ export const SETTINGS = {
   maxRetentionMs: 2678400000,
   maxRetention: '744h',
   maxEndpoints: 1000,
+  defaultDiscoveryInterval: '30s',
+  minDiscoveryIntervalMs: 1000,
+  minDiscoveryInterval: '1s',
+  maxDiscoveryIntervalMs: 3600000,
+  maxDiscoveryInterval: '1h',
+  maxDiscoverySources: 16,
   maxPeak: 1000000,
 } as const;
 
@@ -28,3 +34,6 @@ export const MODE = {
   direct: 'direct',
   prometheus: 'prometheus',
 } as const;
+
+/** DISCOVERY_TYPES are the discovery sources' kinds (pkg/discovery), in the order the editor offers them. */
+export const DISCOVERY_TYPES = ['dns', 'kubernetes', 'http', 'file'] as const;

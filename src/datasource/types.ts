@@ -2,7 +2,7 @@ import type { DataSourceJsonData } from '@grafana/data';
 import type { DataQuery } from '@grafana/schema';
 
 import catalog from './catalog.json';
-import type { MODE } from './settings.gen';
+import type { DISCOVERY_TYPES, MODE } from './settings.gen';
 import {
   FIELD,
   Field,
@@ -207,10 +207,49 @@ export interface VllmOptions extends DataSourceJsonData {
   accelerator?: string;
   peakTflops?: number;
   peakMemoryTBps?: number;
+  /** discovery lists the sources whose targets direct mode scrapes beside endpoints (pkg/discovery). */
+  discovery?: DiscoverySource[];
+  /** discoveryInterval is how often every discovery source is asked again. */
+  discoveryInterval?: string;
+  /** roleLabel is, in Prometheus mode, the label the server's relabel rules put each endpoint's role in. */
+  roleLabel?: string;
   /** Standard Grafana HTTP settings used by Prometheus mode (and basic auth / TLS in direct mode). */
   oauthPassThru?: boolean;
   timeout?: number;
   httpMethod?: string;
+}
+
+/** DiscoveryType is a discovery source's kind (pkg/discovery Types). */
+export type DiscoveryType = (typeof DISCOVERY_TYPES)[number];
+
+/** DiscoveryMatch is one keep or drop rule: the label's whole value matches the regex. */
+export interface DiscoveryMatch {
+  label: string;
+  regex: string;
+}
+
+/** DiscoverySource is one discovery source as jsonData holds it (pkg/discovery Source). */
+export interface DiscoverySource {
+  type: DiscoveryType;
+  name?: string;
+  dnsName?: string;
+  recordType?: string;
+  dnsServer?: string;
+  port?: number;
+  namespaces?: string[];
+  labelSelector?: string;
+  portName?: string;
+  kubeconfig?: string;
+  apiServer?: string;
+  url?: string;
+  path?: string;
+  scheme?: string;
+  metricsPath?: string;
+  nameTemplate?: string;
+  keep?: DiscoveryMatch[];
+  drop?: DiscoveryMatch[];
+  roleLabel?: string;
+  modelLabel?: string;
 }
 
 /** VllmSecureOptions is the data source's secureJsonData; only its "configured" flags come back to the browser. */
@@ -233,6 +272,13 @@ export interface EndpointStatus {
   detection?: Detection;
   /** version is the vLLM release the endpoint's /version answered (direct mode, vLLM's API server only). */
   version?: string;
+  /** gone says discovery no longer lists the endpoint: not scraped, not down, its history kept. */
+  gone?: boolean;
+  goneSince?: string;
+  /** source is the discovery source that found the endpoint; role and model what its labels say. */
+  source?: string;
+  role?: string;
+  model?: string;
 }
 
 /** Detection is what the backend recognised on an endpoint (pkg/vllm Detection). */

@@ -31,6 +31,8 @@ export function hasVariable(s: string): boolean {
 export interface SettingsErrors {
   endpoints: Record<number, string>;
   endpointsMissing?: string;
+  discovery?: string;
+  roleLabel?: string;
   scrapeInterval?: string;
   scrapeTimeout?: string;
   retention?: string;
@@ -121,24 +123,70 @@ function endpointErrors(endpoints: Endpoint[]): Record<number, string> {
   return errors;
 }
 
+/** discoveryError mirrors checkDiscovery's bounds: the interval and the sources' required fields. */
+function discoveryError(jsonData: VllmOptions): string | undefined {
+  const sources = jsonData.discovery ?? [];
+  if (sources.length === 0) {
+    return undefined;
+  }
+  if (jsonData.discoveryInterval) {
+    const ms = parseDuration(jsonData.discoveryInterval);
+    if (ms === undefined || ms < SETTINGS.minDiscoveryIntervalMs || ms > SETTINGS.maxDiscoveryIntervalMs) {
+      return tf('validation.discovery-interval', 'The discovery interval must be a duration from {{min}} to {{max}}.', {
+        min: SETTINGS.minDiscoveryInterval,
+        max: SETTINGS.maxDiscoveryInterval,
+      });
+    }
+  }
+  for (const [i, s] of sources.entries()) {
+    const missing =
+      (s.type === 'dns' && (!s.dnsName || ((s.recordType ?? 'A') !== 'SRV' && !s.port))) ||
+      (s.type === 'kubernetes' && !s.port && !s.portName) ||
+      (s.type === 'http' && !/^https?:\/\/./.test(s.url ?? '')) ||
+      (s.type === 'file' && !s.path);
+    if (missing) {
+      return tf('validation.discovery-source-incomplete', 'Discovery source {{n}} needs its {{what}}.', {
+        n: i + 1,
+        what:
+          s.type === 'dns'
+            ? t('validation.discovery-dns', 'DNS name and port (SRV records carry their port)')
+            : s.type === 'kubernetes'
+              ? t('validation.discovery-kubernetes', 'port number or container port name')
+              : s.type === 'http'
+                ? t('validation.discovery-http', 'http(s) URL')
+                : t('validation.discovery-file', 'file path'),
+      });
+    }
+  }
+  return undefined;
+}
+
 /** validateSettings mirrors pkg/datasource/settings.go's validation, so mistakes show before "Save & test". */
 export function validateSettings(jsonData: VllmOptions): SettingsErrors {
   const errors: SettingsErrors = { endpoints: {} };
   const mode = jsonData.mode ?? MODE.direct;
   if (mode === MODE.direct) {
     const endpoints = jsonData.endpoints ?? [];
-    if (endpoints.length === 0) {
+    const sources = jsonData.discovery ?? [];
+    if (endpoints.length === 0 && sources.length === 0) {
       errors.endpointsMissing = t(
         'validation.direct-mode-needs-at-least',
         'Direct mode needs at least one /metrics endpoint URL.'
       );
     }
+    errors.discovery = discoveryError(jsonData);
     if (endpoints.length > SETTINGS.maxEndpoints) {
       errors.endpointsMissing = tf('validation.too-many-endpoints', 'At most {{max}} endpoints per data source.', {
         max: SETTINGS.maxEndpoints,
       });
     }
     errors.endpoints = endpointErrors(endpoints);
+  }
+  if (mode === MODE.prometheus && jsonData.roleLabel && !/^[a-zA-Z_][a-zA-Z0-9_]{0,127}$/.test(jsonData.roleLabel)) {
+    errors.roleLabel = t(
+      'validation.role-label',
+      'Use the label name as Prometheus stores it: letters, digits and _ (llm-d.ai/role becomes llm_d_ai_role).'
+    );
   }
   const interval = jsonData.scrapeInterval ? parseDuration(jsonData.scrapeInterval) : SETTINGS.defaultScrapeIntervalMs;
   if (interval === undefined) {

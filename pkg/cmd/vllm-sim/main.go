@@ -27,6 +27,10 @@ func main() {
 		os.Exit(2)
 	}
 	logger := log.New(os.Stderr, "vllm-sim: ", log.LstdFlags)
+	if cfg.FleetSchedule != "" {
+		runFleet(cfg, logger)
+		return
+	}
 	srv, err := sim.NewServer(cfg, logger)
 	if err != nil {
 		logger.Fatal(err)
@@ -39,6 +43,24 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := srv.Run(ctx, ln); err != nil {
+		logger.Fatal(err)
+	}
+}
+
+// runFleet serves a fleet whose size follows -fleet-schedule until interrupted.
+func runFleet(cfg sim.Config, logger *log.Logger) {
+	sched, err := sim.ParseFleetSchedule(cfg.FleetSchedule)
+	if err != nil {
+		logger.Fatal(err)
+	}
+	fleet, err := sim.NewScaledFleet(cfg, sched, cfg.SDFile, logger)
+	if err != nil {
+		logger.Fatal(err)
+	}
+	logger.Printf("serving a fleet of %s %s on consecutive ports from %s; http_sd at /sd", cfg.Flavor, cfg.FleetSchedule, cfg.Addr)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := fleet.Run(ctx); err != nil {
 		logger.Fatal(err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"net"
 	"net/http"
@@ -16,6 +17,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -32,6 +34,8 @@ type Target struct {
 	Job         string // job label, shared by every target that names it; empty gives the target a job of its own (vllm-<index>)
 	Addr        string // host:port on loopback
 	MetricsPath string // defaults to /metrics
+	// Labels are target labels, as a relabel rule would leave them (a pod label such as llm-d.ai/role as role).
+	Labels map[string]string
 }
 
 // Options configures a test server.
@@ -189,7 +193,9 @@ func config(opts Options, prometheus bool) string {
 	// Targets with a Job share that job, as replicas of one deployment do; the others get a job each.
 	type scrapeJob struct {
 		name, label, path string
-		addrs             []string
+		// groups are the job's static_configs: its targets' addresses by their own labels (as YAML flow maps).
+		groups []string
+		addrs  map[string][]string
 	}
 	var jobs []*scrapeJob
 	byName := map[string]*scrapeJob{}
@@ -204,16 +210,25 @@ func config(opts Options, prometheus bool) string {
 		}
 		j := byName[name+" "+path]
 		if j == nil {
-			j = &scrapeJob{name: name, label: label, path: path}
+			j = &scrapeJob{name: name, label: label, path: path, addrs: map[string][]string{}}
 			byName[name+" "+path] = j
 			jobs = append(jobs, j)
 		}
-		j.addrs = append(j.addrs, strconv.Quote(tg.Addr))
+		labels := fmt.Sprintf("job_name: %q", label)
+		for _, k := range slices.Sorted(maps.Keys(tg.Labels)) {
+			labels += fmt.Sprintf(", %s: %q", k, tg.Labels[k])
+		}
+		if _, ok := j.addrs[labels]; !ok {
+			j.groups = append(j.groups, labels)
+		}
+		j.addrs[labels] = append(j.addrs[labels], strconv.Quote(tg.Addr))
 	}
 	for _, j := range jobs {
-		fmt.Fprintf(&b, "  - job_name: %q\n    metrics_path: %q\n    scrape_timeout: %s\n    static_configs:\n      - targets: [%s]\n",
-			j.name, j.path, model.Duration(opts.ScrapeInterval), strings.Join(j.addrs, ", "))
-		fmt.Fprintf(&b, "        labels: {job_name: %q}\n", j.label)
+		fmt.Fprintf(&b, "  - job_name: %q\n    metrics_path: %q\n    scrape_timeout: %s\n    static_configs:\n",
+			j.name, j.path, model.Duration(opts.ScrapeInterval))
+		for _, g := range j.groups {
+			fmt.Fprintf(&b, "      - targets: [%s]\n        labels: {%s}\n", strings.Join(j.addrs[g], ", "), g)
+		}
 	}
 	if len(jobs) == 0 {
 		b.WriteString("  []\n")

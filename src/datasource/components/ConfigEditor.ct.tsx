@@ -38,6 +38,44 @@ test('direct mode: an endpoint is typed, tested through the probe resource and s
   await expect(page.getByText(/v1-dp4:.*up — /)).toBeVisible();
 });
 
+test('direct mode: a Kubernetes discovery source is set up, and discovered and departed endpoints are shown', async ({
+  mount,
+  page,
+}) => {
+  const discovered = [
+    { name: 'vllm-00', up: true, source: 'llm-d', role: 'prefill', detection: probe.detection },
+    { name: 'vllm-07', up: false, gone: true, source: 'llm-d', goneSince: '2026-11-26T21:00:00Z' },
+  ];
+  await mount<HooksConfig>(<ConfigEditorStory saved jsonData={{ mode: 'direct' }} />, {
+    hooksConfig: { routes: { '/resources/endpoints': discovered } },
+  });
+  await page.getByRole('button', { name: 'Add discovery source' }).click();
+  await expect(
+    page.getByText('Discovery source 1 needs its DNS name and port (SRV records carry their port).')
+  ).toBeVisible();
+  await page.getByLabel('Kubernetes').click();
+  await page.getByLabel('Source 1 name').fill('llm-d');
+  await page.getByLabel('Namespaces (comma-separated; empty: all)').fill('llm');
+  await page.getByLabel('Label selector').fill('llm-d.ai/inferenceServing=true');
+  await page.getByLabel('Port', { exact: true }).fill('8000');
+  await page.getByLabel('Role label').fill('llm-d.ai/role');
+  await expect(page.getByText(/Discovery source 1 needs/)).toHaveCount(0);
+  await expect
+    .poll(async () => (await state<Settings>(page)).jsonData.discovery)
+    .toEqual([
+      {
+        type: 'kubernetes',
+        name: 'llm-d',
+        namespaces: ['llm'],
+        labelSelector: 'llm-d.ai/inferenceServing=true',
+        port: 8000,
+        roleLabel: 'llm-d.ai/role',
+      },
+    ]);
+  await expect(page.getByText(/vllm-00: up — .*found by llm-d, role prefill from its label/)).toBeVisible();
+  await expect(page.getByText(/vllm-07: gone from llm-d — history kept, not scraped/)).toBeVisible();
+});
+
 test('direct mode: settings commit when the field is left, and bad ones are explained', async ({ mount, page }) => {
   await mount<HooksConfig>(
     <ConfigEditorStory jsonData={{ mode: 'direct', endpoints: [{ url: 'http://a:8000/metrics' }] }} />

@@ -240,4 +240,98 @@ describe('ConfigEditor', () => {
     fireEvent.click(screen.getByLabelText('Prometheus'));
     expect(onChange).toHaveBeenLastCalledWith(expect.objectContaining({ jsonData: { mode: 'prometheus' } }));
   });
+  it('adds a discovery source, edits its fields and relabel rules, and checks what it needs', async () => {
+    const onChange = jest.fn();
+    const { rerender } = await renderSettled(
+      <ConfigEditor options={settings({ mode: 'direct' })} onOptionsChange={onChange} />
+    );
+    fireEvent.click(screen.getByTestId(testIds.configEditor.addDiscovery));
+    expect(onChange).toHaveBeenLastCalledWith(
+      expect.objectContaining({ jsonData: { mode: 'direct', discovery: [{ type: 'dns' }] } })
+    );
+
+    rerender(
+      <ConfigEditor options={settings({ mode: 'direct', discovery: [{ type: 'dns' }] })} onOptionsChange={onChange} />
+    );
+    // A source alone is enough for direct mode, but it needs its fields.
+    expect(screen.queryByText('Direct mode needs at least one /metrics endpoint URL.')).not.toBeInTheDocument();
+    expect(
+      screen.getByText('Discovery source 1 needs its DNS name and port (SRV records carry their port).')
+    ).toBeInTheDocument();
+    fireEvent.click(screen.getByLabelText('Kubernetes'));
+    expect(onChange).toHaveBeenLastCalledWith(
+      expect.objectContaining({ jsonData: { mode: 'direct', discovery: [{ type: 'kubernetes' }] } })
+    );
+
+    const k8s = { type: 'kubernetes' as const, portName: 'http' };
+    rerender(<ConfigEditor options={settings({ mode: 'direct', discovery: [k8s] })} onOptionsChange={onChange} />);
+    expect(screen.queryByText(/Discovery source 1 needs/)).not.toBeInTheDocument();
+    fireEvent.change(screen.getByLabelText('Namespaces (comma-separated; empty: all)'), {
+      target: { value: 'llm, llm-2' },
+    });
+    expect(onChange).toHaveBeenLastCalledWith(
+      expect.objectContaining({
+        jsonData: { mode: 'direct', discovery: [{ ...k8s, namespaces: ['llm', 'llm-2'] }] },
+      })
+    );
+    fireEvent.change(screen.getByLabelText('Role label'), { target: { value: 'llm-d.ai/role' } });
+    expect(onChange).toHaveBeenLastCalledWith(
+      expect.objectContaining({ jsonData: { mode: 'direct', discovery: [{ ...k8s, roleLabel: 'llm-d.ai/role' }] } })
+    );
+    fireEvent.click(screen.getByText('Add Drop rule'));
+    expect(onChange).toHaveBeenLastCalledWith(
+      expect.objectContaining({
+        jsonData: { mode: 'direct', discovery: [{ ...k8s, drop: [{ label: '', regex: '' }] }] },
+      })
+    );
+
+    fireEvent.change(screen.getByTestId(testIds.configEditor.discoveryInterval), { target: { value: '100ms' } });
+    fireEvent.blur(screen.getByTestId(testIds.configEditor.discoveryInterval));
+    rerender(
+      <ConfigEditor
+        options={settings({ mode: 'direct', discovery: [k8s], discoveryInterval: '100ms' })}
+        onOptionsChange={onChange}
+      />
+    );
+    expect(screen.getByText('The discovery interval must be a duration from 1s to 1h.')).toBeInTheDocument();
+
+    fireEvent.click(screen.getByTestId(testIds.configEditor.removeDiscovery(0)));
+    expect(onChange).toHaveBeenLastCalledWith(
+      expect.objectContaining({ jsonData: { mode: 'direct', discovery: undefined, discoveryInterval: '100ms' } })
+    );
+  });
+
+  it('shows discovered endpoints with their source and role, and departed ones as gone', async () => {
+    get.mockResolvedValue([
+      { name: 'vllm-00', up: true, source: 'llm-d', role: 'prefill', detection: { flavor: 'vllm-v1' } },
+      { name: 'vllm-07', up: false, gone: true, source: 'llm-d', goneSince: '2026-11-26T21:00:00Z' },
+    ]);
+    await renderSettled(
+      <ConfigEditor options={settings({ mode: 'direct', discovery: [{ type: 'dns' }] })} onOptionsChange={jest.fn()} />
+    );
+    const status = await screen.findByTestId(testIds.configEditor.endpointStatus);
+    await waitFor(() =>
+      expect(status).toHaveTextContent('vllm-00: up — vllm-v1 (found by llm-d, role prefill from its label)')
+    );
+    expect(status).toHaveTextContent('vllm-07: gone from llm-d — history kept, not scraped');
+    expect(status).not.toHaveTextContent('down');
+  });
+  it('takes the role label of Prometheus mode and refuses what Prometheus cannot store', async () => {
+    const onChange = jest.fn();
+    const { rerender } = await renderSettled(
+      <ConfigEditor options={settings({ mode: 'prometheus' })} onOptionsChange={onChange} />
+    );
+    fireEvent.change(screen.getByLabelText('Role label'), { target: { value: 'role' } });
+    expect(onChange).toHaveBeenLastCalledWith(
+      expect.objectContaining({ jsonData: { mode: 'prometheus', roleLabel: 'role' } })
+    );
+    rerender(
+      <ConfigEditor options={settings({ mode: 'prometheus', roleLabel: 'llm-d.ai/role' })} onOptionsChange={onChange} />
+    );
+    expect(
+      screen.getByText(
+        'Use the label name as Prometheus stores it: letters, digits and _ (llm-d.ai/role becomes llm_d_ai_role).'
+      )
+    ).toBeInTheDocument();
+  });
 });

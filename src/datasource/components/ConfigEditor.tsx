@@ -3,7 +3,7 @@ import { t } from '@grafana/i18n';
 import { localized } from '../localized';
 import { DataSourcePluginOptionsEditorProps } from '@grafana/data';
 import { AdvancedHttpSettings, Auth, AuthMethod, ConnectionSettings, convertLegacyAuthProps } from '@grafana/plugin-ui';
-import { Field, FieldSet, RadioButtonGroup, Stack, Switch } from '@grafana/ui';
+import { Field, FieldSet, Input, RadioButtonGroup, Stack, Switch } from '@grafana/ui';
 import { testIds } from '../../components/testIds';
 import { MODE, SETTINGS } from '../settings.gen';
 import { Mode, VllmOptions, VllmSecureOptions } from '../types';
@@ -12,10 +12,14 @@ import { AcceleratorPeaks } from './config/AcceleratorPeaks';
 import { BearerToken } from './config/BearerToken';
 import { DirectAuth } from './config/DirectAuth';
 import { DurationInput, NumberInput } from './config/SettingInput';
+import { DiscoveryList } from './config/DiscoveryList';
 import { EndpointList } from './config/EndpointList';
 import { EndpointStatus } from './config/EndpointStatus';
 
 type Props = DataSourcePluginOptionsEditorProps<VllmOptions, VllmSecureOptions>;
+
+/** ROLE_LABEL_EXAMPLE is the role label's placeholder, a label name the same in every language. */
+const ROLE_LABEL_EXAMPLE = 'role';
 
 export const MODES: Array<{ label: string; value: Mode; description: string }> = [
   { label: 'Direct', value: MODE.direct, description: 'Scrape vLLM /metrics endpoints and keep history in memory.' },
@@ -78,6 +82,13 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
               errors={errors.endpoints}
               missing={errors.endpointsMissing}
               onChange={(endpoints) => update({ endpoints })}
+            />
+            <DiscoveryList
+              sources={jsonData.discovery ?? []}
+              interval={jsonData.discoveryInterval}
+              error={errors.discovery}
+              onChange={(discovery) => update({ discovery: discovery.length ? discovery : undefined })}
+              onIntervalChange={(discoveryInterval) => update({ discoveryInterval })}
             />
             <Stack direction="row" gap={2} wrap="wrap">
               <DurationInput
@@ -184,6 +195,25 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
                 onChange={(httpMethod) => update({ httpMethod })}
               />
             </div>
+          </Field>
+        )}
+        {mode === MODE.prometheus && (
+          <Field
+            label={t('config-editor.role-label.label', 'Role label')}
+            description={t(
+              'config-editor.role-label.description',
+              "The label your relabel rules put each endpoint's prefill/decode role in (e.g. role, from the pod label llm-d.ai/role). Where series carry it, role detection uses it."
+            )}
+            invalid={Boolean(errors.roleLabel)}
+            error={errors.roleLabel}
+          >
+            <Input
+              aria-label={t('config-editor.role-label.label', 'Role label')}
+              value={jsonData.roleLabel ?? ''}
+              placeholder={ROLE_LABEL_EXAMPLE}
+              width={32}
+              onChange={(e) => update({ roleLabel: e.currentTarget.value || undefined })}
+            />
           </Field>
         )}
         {mode === MODE.prometheus && (

@@ -52,15 +52,23 @@ export function EndpointStatus({ uid, version }: { uid: string; version?: number
           )}
           {statuses?.map((s) => (
             <div key={s.name}>
-              <Text color={s.up === false ? 'error' : s.up ? 'success' : 'secondary'}>
+              <Text color={s.gone ? 'secondary' : s.up === false ? 'error' : s.up ? 'success' : 'secondary'}>
                 {s.name}:{' '}
-                {s.up === undefined
-                  ? s.url
-                  : s.up
-                    ? tf('endpoint-status.up', 'up — {{detection}}', { detection: describeDetection(s.detection) })
-                    : tf('endpoint-status.down', 'down — {{error}}', {
-                        error: s.error ?? t('endpoint-status.not-scraped-yet', 'not scraped yet'),
-                      })}
+                {s.gone
+                  ? tf('endpoint-status.gone', 'gone from {{source}} — history kept, not scraped', { source: s.source })
+                  : s.up === undefined
+                    ? s.url
+                    : s.up
+                      ? tf('endpoint-status.up', 'up — {{detection}}', { detection: describeDetection(s.detection) })
+                      : tf('endpoint-status.down', 'down — {{error}}', {
+                          error: s.error ?? t('endpoint-status.not-scraped-yet', 'not scraped yet'),
+                        })}
+                {!s.gone &&
+                  s.source &&
+                  tf('endpoint-status.discovered', ' (found by {{source}}{{role}})', {
+                    source: s.source,
+                    role: s.role ? tf('endpoint-status.role', ', role {{role}} from its label', { role: s.role }) : '',
+                  })}
               </Text>
             </div>
           ))}

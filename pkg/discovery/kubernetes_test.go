@@ -1,0 +1,175 @@
+package discovery
+
+import (
+	"context"
+	"encoding/pem"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/inferscope/inferscope-vllm/pkg/discovery/discoverytest"
+)
+
+// llmPods are n llm-d pods with the given role, IPs 10.3.0.1 onwards.
+func llmPods(n int, roles ...string) []discoverytest.Pod {
+	out := make([]discoverytest.Pod, n)
+	for i := range out {
+		role := "decode"
+		if i < len(roles) {
+			role = roles[i]
+		}
+		out[i] = discoverytest.Pod{Name: fmt.Sprintf("vllm-%02d", i), IP: fmt.Sprintf("10.3.%d.%d", i/250, i%250+1), Port: 8000,
+			Labels: map[string]string{"app": "vllm", "llm-d.ai/role": role, "llm-d.ai/model": "Qwen3-8B"}}
+	}
+	return out
+}
+
+// eventually polls cond for up to 30 s (the machine is busy).
+func eventually(t *testing.T, what string, cond func() (bool, string)) {
+	t.Helper()
+	var last string
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		var ok bool
+		if ok, last = cond(); ok {
+			return
+		}
+	}
+	t.Fatalf("%s: last %s", what, last)
+}
+
+func TestKubernetesFollowsPodsThroughListAndWatch(t *testing.T) {
+	api := discoverytest.NewKubeAPI("sa-token")
+	api.Set("llm", llmPods(4, "prefill")...)
+	api.Set("other", llmPods(1)...) // not asked for
+	srv := httptest.NewServer(api)
+	defer srv.Close()
+	r := NewRunner([]Source{{Type: TypeKubernetes, Kubeconfig: discoverytest.Kubeconfig(t, srv.URL, "sa-token"), Namespaces: []string{"llm"},
+		LabelSelector: "app=vllm", PortName: "http",
+		Relabel: Relabel{RoleLabel: "llm-d.ai/role", ModelLabel: "llm-d.ai/model"}}}, Options{MaxEndpoints: 100})
+	defer r.Close()
+	res := r.Refresh(context.Background())
+	if got := names(res.Endpoints); got != "vllm-00,vllm-01,vllm-02,vllm-03" {
+		t.Fatalf("endpoints %s %+v", got, res.Reports)
+	}
+	if e := res.Endpoints[0]; e.URL != "http://10.3.0.1:8000/metrics" || e.Role != "prefill" || e.Model != "Qwen3-8B" {
+		t.Errorf("%+v", e)
+	}
+	if e := res.Endpoints[1]; e.Role != "decode" {
+		t.Errorf("%+v", e)
+	}
+	for _, n := range []int{16, 2} {
+		api.Set("llm", llmPods(n)...)
+		eventually(t, fmt.Sprintf("%d pods", n), func() (bool, string) {
+			res := r.Refresh(context.Background())
+			return len(res.Endpoints) == n, names(res.Endpoints)
+		})
+	}
+	if lists := api.Lists(); lists != 1 {
+		t.Errorf("%d lists: changes should come through the watch", lists)
+	}
+}
+
+func TestKubernetesInClusterServiceAccount(t *testing.T) {
+	api := discoverytest.NewKubeAPI("rotated-token")
+	api.Set("llm", llmPods(1)...)
+	srv := httptest.NewTLSServer(api)
+	defer srv.Close()
+	dir := t.TempDir()
+	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
+	os.WriteFile(filepath.Join(dir, "ca.crt"), ca, 0o644)
+	os.WriteFile(filepath.Join(dir, "token"), []byte("rotated-token\n"), 0o600)
+	old := serviceAccountDir
+	serviceAccountDir = dir
+	defer func() { serviceAccountDir = old }()
+	host, port, _ := net.SplitHostPort(strings.TrimPrefix(srv.URL, "https://"))
+	t.Setenv("KUBERNETES_SERVICE_HOST", host)
+	t.Setenv("KUBERNETES_SERVICE_PORT", port)
+	r := NewRunner([]Source{{Type: TypeKubernetes, Namespaces: []string{"llm"}, Port: 8000}}, Options{MaxEndpoints: 10})
+	defer r.Close()
+	res := r.Refresh(context.Background())
+	if len(res.Endpoints) != 1 || res.Endpoints[0].URL != "http://10.3.0.1:8000/metrics" {
+		t.Fatalf("%+v", res)
+	}
+}
+
+func TestKubernetesForbiddenNamesTheRBAC(t *testing.T) {
+	api := discoverytest.NewKubeAPI("right")
+	srv := httptest.NewServer(api)
+	defer srv.Close()
+	r := NewRunner([]Source{{Type: TypeKubernetes, Kubeconfig: discoverytest.Kubeconfig(t, srv.URL, "wrong"), Namespaces: []string{"llm"}, Port: 8000}},
+		Options{MaxEndpoints: 10})
+	defer r.Close()
+	res := r.Refresh(context.Background())
+	e := res.Reports[0].Error
+	if !strings.Contains(e, "403") || !strings.Contains(e, "cannot list resource") || !strings.Contains(e, "list and watch on pods") {
+		t.Errorf("error %q", e)
+	}
+	if strings.Contains(e, "wrong") {
+		t.Errorf("the error quotes the token: %q", e)
+	}
+}
+
+func TestKubernetesBoundsHostileAnswers(t *testing.T) {
+	t.Run("a hundred thousand pods", func(t *testing.T) {
+		api := discoverytest.NewKubeAPI("t")
+		api.Set("llm", llmPods(100_000)...)
+		srv := httptest.NewServer(api)
+		defer srv.Close()
+		r := NewRunner([]Source{{Type: TypeKubernetes, Kubeconfig: discoverytest.Kubeconfig(t, srv.URL, "t"), Namespaces: []string{"llm"}, Port: 8000}},
+			Options{MaxEndpoints: 1000})
+		defer r.Close()
+		res := r.Refresh(context.Background())
+		if len(res.Endpoints) != 1000 || !strings.Contains(strings.Join(res.Notices, "\n"), "found more than 1000 targets") {
+			t.Fatalf("%d endpoints, notices %v", len(res.Endpoints), res.Notices)
+		}
+		if api.Lists() > 1001/MaxKubernetesPage+2 {
+			t.Errorf("%d list pages for a cap of 1001 pods", api.Lists())
+		}
+	})
+	t.Run("a watch event that never ends", func(t *testing.T) {
+		api := discoverytest.NewKubeAPI("t")
+		api.Set("llm", llmPods(2)...)
+		api.HostileWatch = func(w http.ResponseWriter) {
+			w.WriteHeader(http.StatusOK)
+			chunk := []byte(`{"type":"ADDED","object":{"metadata":{"name":"` + strings.Repeat("x", 64<<10))
+			for range 1 << 14 { // 1 GB if nobody stops reading
+				if _, err := w.Write(chunk); err != nil {
+					return
+				}
+			}
+		}
+		srv := httptest.NewServer(api)
+		defer srv.Close()
+		r := NewRunner([]Source{{Type: TypeKubernetes, Kubeconfig: discoverytest.Kubeconfig(t, srv.URL, "t"), Namespaces: []string{"llm"}, Port: 8000}},
+			Options{MaxEndpoints: 10})
+		defer r.Close()
+		eventually(t, "the oversized event's notice", func() (bool, string) {
+			res := r.Refresh(context.Background())
+			return len(res.Endpoints) == 2 && strings.Contains(res.Reports[0].Error, "a watch event is over 2 MB"), fmt.Sprintf("%+v", res)
+		})
+	})
+	t.Run("a list that stops mid-page", func(t *testing.T) {
+		stalled := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write([]byte(`{"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"7"},"items":[`))
+			w.(http.Flusher).Flush()
+			<-r.Context().Done()
+		})
+		srv := httptest.NewServer(stalled)
+		defer srv.Close()
+		r := NewRunner([]Source{{Type: TypeKubernetes, Kubeconfig: discoverytest.Kubeconfig(t, srv.URL, "t"), Namespaces: []string{"llm"}, Port: 8000}},
+			Options{MaxEndpoints: 10})
+		defer r.Close()
+		r.sources[0].d.(*kubeSource).listTimeout = 200 * time.Millisecond
+		res := r.Refresh(context.Background())
+		if e := res.Reports[0].Error; !strings.Contains(e, "listing pods in namespace llm") || !strings.Contains(e, "deadline exceeded") {
+			t.Errorf("report %+v", res.Reports[0])
+		}
+	})
+}
