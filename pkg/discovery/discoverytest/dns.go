@@ -74,13 +74,21 @@ func (z *Zone) ServeDNS(w dns.ResponseWriter, req *dns.Msg) {
 // Serve serves the zone on a loopback port over UDP and TCP until the test ends, and returns host:port.
 func (z *Zone) Serve(t testing.TB) string {
 	t.Helper()
-	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", pc.LocalAddr().String())
-	if err != nil {
-		t.Fatal(err)
+	// UDP and TCP need the same port; another process may hold the TCP side of the port UDP got, so try a few.
+	var pc net.PacketConn
+	var ln net.Listener
+	for attempt := 0; ; attempt++ {
+		var err error
+		if pc, err = net.ListenPacket("udp", "127.0.0.1:0"); err != nil {
+			t.Fatal(err)
+		}
+		if ln, err = net.Listen("tcp", pc.LocalAddr().String()); err == nil {
+			break
+		}
+		_ = pc.Close()
+		if attempt == 20 {
+			t.Fatalf("no loopback port free for both UDP and TCP: %v", err)
+		}
 	}
 	udp, tcp := &dns.Server{PacketConn: pc, Handler: z}, &dns.Server{Listener: ln, Handler: z}
 	go func() { _ = udp.ActivateAndServe() }()
