@@ -127,12 +127,13 @@ func (f *fleet) close() {
 	f.runner.Close()
 }
 
-// declaredRoles are the roles the discovered endpoints' labels state (the source's roleLabel), by name.
+// declaredRoles are the roles the discovered endpoints' labels state (the source's roleLabel), by name: of the
+// targets scraped now and of the departed ones, whose history still answers queries over their time.
 func (f *fleet) declaredRoles(context.Context) map[string]string {
 	out := map[string]string{}
-	for _, t := range f.scraper.Targets() {
-		if t.Role != "" {
-			out[t.Name] = t.Role
+	for _, st := range f.scraper.Statuses() {
+		if st.Role != "" {
+			out[st.Name] = st.Role
 		}
 	}
 	return out
