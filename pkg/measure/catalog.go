@@ -423,7 +423,7 @@ var (
 			{Name: "kv_offload_store_bytes_per_second", Unit: "Bps", Node: offloadStores},
 		}, Flavors: []vllm.Flavor{vllm.FlavorV1}, Needs: []string{NeedsOffload}}
 	KVOffloadCPUUsage = &Entry{Type: TypeKVOffload, Name: "cpu_usage", Label: "CPU cache usage", Default: true,
-		Description: "Share of the offloading connector's CPU memory in use, 0–100.",
+		Description: "Share of the offloading connector's CPU blocks neither free nor evictable (held by transfers in flight), 0–100: near 100, new stores find no room.",
 		Outputs:     []Output{{Name: "kv_offload_cpu_usage", Unit: "percent", Node: &Gauge{Signal: vllm.OffloadCPUUsage, Agg: Avg, Scale: 100}}},
 		Flavors:     []vllm.Flavor{vllm.FlavorV1}, Needs: []string{NeedsOffload}}
 	PromptSourcesBySource = &Entry{Type: TypePromptSource, Name: "by_source", Label: "By source", Default: true,

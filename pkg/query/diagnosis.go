@@ -150,7 +150,7 @@ func diagnosisRules() []rule {
 			trips: func(v float64) bool { return v > 0 }, severity: "warning",
 			symptom: "KV offload stores failing: offload storage is full", advice: &rules.AdviceOffloadFailing},
 		{entry: measure.KVOffloadCPUUsage, reduce: minOf, trips: above(&rules.OffloadCPUThrash), limit: &rules.OffloadCPUThrash, severity: "info", also: storing,
-			symptom: fmt.Sprintf("KV offload thrashing: the CPU cache stayed over %s full while storing", rules.OffloadCPUThrash.Text()),
+			symptom: fmt.Sprintf("KV offload saturated: over %s of the CPU cache's blocks stayed held (neither free nor evictable) while storing", rules.OffloadCPUThrash.Text()),
 			advice:  &rules.AdviceOffloadThrash},
 		{entry: measure.ThroughputFinishShare, query: Query{Window: "5m"}, where: map[string]string{"finished_reason": "length"},
 			reduce: meanOf, trips: above(&rules.LengthFinishShare), limit: &rules.LengthFinishShare, severity: "warning", also: shortOutputs,

@@ -196,7 +196,7 @@ func TestDiagnosisKVConnectors(t *testing.T) {
 		"lossy: NIXL KV transfers failing":         true,
 		"lossy: NIXL KV transfer p95 above 500 ms": true,
 		"full: KV offload stores failing":          true,
-		"full: KV offload thrashing":               true,
+		"full: KV offload saturated":               true,
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("KV connector findings %v, want %v", got, want)

@@ -61,7 +61,7 @@ var (
 		Cause: "the offloading connector finds no room for new KV, so KV that could be reused is dropped and its prompts are recomputed",
 		Knob:  "give offloading more memory (--kv-offloading-size) or offload less"}
 	AdviceOffloadThrash = Advice{
-		Cause: "every store evicts older offloaded KV, likely before it is reused, so offloading costs copies and saves little",
+		Cause: "transfers in flight hold nearly every CPU block, so new stores find no free or evictable room and KV that could be reused is not kept",
 		Knob:  "give offloading more memory (--kv-offloading-size); check the prompt-token sources for how much the offload tier serves"}
 	AdviceLMCacheMisses = Advice{
 		Cause: "LMCache evicts before reuse, its remote backend is unreachable, or the router no longer sends a conversation to the same replica",

@@ -101,7 +101,8 @@ var (
 	V0Efficiency = Signal{ID: "v0_efficiency", Kind: Gauge, Names: withRay("vllm:spec_decode_efficiency"), Unit: "percentunit"}
 	// V0PrefixHitRate is V0's GPU prefix-cache block hit rate gauge (0–1).
 	V0PrefixHitRate = Signal{ID: "v0_prefix_hit_rate", Kind: Gauge, Names: withRay("vllm:gpu_prefix_cache_hit_rate"), Unit: "percentunit"}
-	// OffloadCPUUsage is the share of the offloading connector's CPU memory in use (0–1).
+	// OffloadCPUUsage is the share of the offloading connector's CPU blocks neither free nor evictable (0–1): upstream's
+	// CPUOffloadingManager.get_stats counts allocated blocks less free and evictable ones, the blocks transfers hold.
 	OffloadCPUUsage = Signal{ID: "offload_cpu_usage", Kind: Gauge, Names: withRay("vllm:kv_offload_cpu_cache_usage_perc"), Unit: "percent"}
 	// LMCacheMPL1Memory is the bytes of multi-process LMCache's L1 in use.
 	LMCacheMPL1Memory = Signal{ID: "lmcache_mp_l1_memory", Kind: Gauge, Names: []string{"lmcache_mp_l1_memory_usage_bytes"}, Unit: "bytes"}
