@@ -129,6 +129,7 @@ func (d *Datasource) query(ctx context.Context, dq backend.DataQuery) backend.Da
 	if err != nil {
 		return d.errorResponse(ctx, err, detail)
 	}
+	query.ApplyOutput(q, res)
 	query.ApplyLimit(q, res)
 	query.ApplyDistribution(q, res)
 	frames := query.Frames(q, res)

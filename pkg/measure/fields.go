@@ -22,6 +22,7 @@ const (
 	FieldThreshold      Field = "threshold"
 	FieldHeadroom       Field = "headroom"
 	FieldScore          Field = "score"
+	FieldOutput         Field = "output" // one output of a measure that has several: an alert rule compares one number
 	FieldMetric         Field = "metric" // a raw query's metric name
 	FieldLabels         Field = "labels"
 	FieldHistogram      Field = "histogram"
@@ -32,7 +33,7 @@ const (
 
 // FieldOrder is the order fields are listed in.
 var FieldOrder = []Field{FieldEndpoint, FieldModel, FieldEngine, FieldRole, FieldGroupBy, FieldLimit, FieldRank, FieldBuckets, FieldFamily, FieldMetric,
-	FieldLabels, FieldHistogram, FieldQuantiles, FieldThreshold, FieldHeadroom, FieldScore, FieldWindow, FieldExpr,
+	FieldLabels, FieldHistogram, FieldQuantiles, FieldThreshold, FieldHeadroom, FieldScore, FieldOutput, FieldWindow, FieldExpr,
 	FieldPeakTFLOPS, FieldPeakMemoryTBps}
 
 // filters are the fields of every query that reads series: the matchers and the grouping.
@@ -85,6 +86,9 @@ func (e *Entry) fill() {
 	if len(e.Outputs) > 0 {
 		fields = append(fields, FieldGroupBy, FieldLimit, FieldRank, FieldBuckets)
 		e.GroupBy = groups
+	}
+	if len(e.Outputs) > 1 && !slices.Contains(fields, FieldScore) { // a score already picks one of dp_balance's
+		fields = append(fields, FieldOutput)
 	}
 	e.Fields = nil
 	for _, f := range FieldOrder {

@@ -74,3 +74,29 @@ func TestBucketsAreValidated(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestOutputKeepsOne: output picks one of a measure's outputs in what the engines compute and in composed answers,
+// and an output the measure lacks is refused with the ones it has.
+func TestOutputKeepsOne(t *testing.T) {
+	q := Query{QueryType: TypeThroughput, Measure: "errors", Output: "failed_request_ratio"}
+	if err := q.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	outs := q.Outputs()
+	if len(outs) != 1 || outs[0].Name != "failed_request_ratio" {
+		t.Fatalf("outputs %v, want failed_request_ratio alone", outs)
+	}
+	res := &Result{Outputs: []Output{{Measure: "failed_requests_per_second"}, {Measure: "failed_request_ratio"}}}
+	ApplyOutput(q, res)
+	if len(res.Outputs) != 1 || res.Outputs[0].Measure != "failed_request_ratio" {
+		t.Errorf("composed answer kept %v", res.Outputs)
+	}
+	bad := Query{QueryType: TypeThroughput, Measure: "errors", Output: "requests_per_second"}
+	if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "failed_request_ratio") {
+		t.Errorf("an output of another measure: %v", err)
+	}
+	none := Query{QueryType: TypeRaw, Metric: "up", Output: "x"}
+	if err := none.Validate(); err == nil {
+		t.Error("an output on a query without outputs was accepted")
+	}
+}

@@ -46,6 +46,7 @@ var FieldSpecs = []FieldSpec{
 	{Name: measure.FieldThreshold, Min: bound(0), MinExclusive: true},
 	{Name: measure.FieldHeadroom, Min: bound(0), Max: bound(MaxHeadroom), Default: DefaultHeadroom},
 	{Name: measure.FieldScore, Values: measure.Scores},
+	{Name: measure.FieldOutput, MaxBytes: MaxTextBytes},
 	{Name: measure.FieldWindow, MaxBytes: MaxTextBytes},
 	{Name: measure.FieldExpr, MaxBytes: MaxExprBytes},
 	{Name: measure.FieldPeakTFLOPS, Min: bound(MinPeak), Max: bound(MaxPeak), Settings: true},

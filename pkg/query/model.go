@@ -126,6 +126,9 @@ type Query struct {
 	// value in each bucket (upper bounds, increasing; a last +Inf bucket is added), as a heatmap's rows. A fleet panel
 	// shows where its hundreds of endpoints lie without one line per endpoint.
 	Buckets []float64 `json:"buckets,omitempty"`
+	// Output, when set, keeps one of a measure's outputs (its name, e.g. failed_request_ratio of throughput/errors):
+	// an alert rule compares one number per series, and outputs of one measure share their labels.
+	Output string `json:"output,omitempty"`
 	// Labels are extra label matchers for raw queries: label name → regular expression.
 	Labels map[string]string `json:"labels,omitempty"`
 	// Histogram says how a raw histogram is returned: "buckets" (cumulative, per le) or "quantiles".
@@ -306,6 +309,16 @@ func (q *Query) validate() error {
 	if q.Score != "" && (q.QueryType != TypeDPBalance || !contains(measure.Scores, q.Score)) {
 		return fmt.Errorf("score %q is only for dp_balance and must be one of %s", q.Score, strings.Join(measure.Scores, ", "))
 	}
+	if q.Output != "" {
+		outs := measure.Outputs(measure.Select(q.QueryType, q.Measure), "")
+		if !slices.ContainsFunc(outs, q.isOutput) {
+			names := make([]string, len(outs))
+			for i, o := range outs {
+				names[i] = o.Name
+			}
+			return fmt.Errorf("output %q is not one of %s/%s's outputs (%s)", q.Output, q.QueryType, q.Measure, strings.Join(names, ", "))
+		}
+	}
 	switch q.QueryType {
 	case TypeLatency:
 		if q.Metric == "" {
@@ -380,7 +393,7 @@ func (q *Query) checkSizes() error {
 		}
 	}
 	for field, v := range map[string]string{"metric": q.Metric, "legendFormat": q.LegendFormat, "window": q.Window,
-		"score": q.Score, "histogram": q.Histogram, "measure": q.Measure, "groupBy": string(q.GroupBy), "queryType": string(q.QueryType)} {
+		"score": q.Score, "output": q.Output, "histogram": q.Histogram, "measure": q.Measure, "groupBy": string(q.GroupBy), "queryType": string(q.QueryType)} {
 		if len(v) > MaxTextBytes {
 			return fmt.Errorf("%s is %d bytes: at most %d bytes", field, len(v), MaxTextBytes)
 		}
@@ -425,9 +438,28 @@ func (q Query) MeasureList() []string {
 	return measure.Defaults(q.QueryType)
 }
 
-// Outputs are the catalog outputs this query returns: every output of its measures, or just its score.
+// Outputs are the catalog outputs this query returns: every output of its measures, or just its score or output.
 func (q Query) Outputs() []measure.Output {
-	return measure.Outputs(measure.Select(q.QueryType, q.Measure), q.Score)
+	outs := measure.Outputs(measure.Select(q.QueryType, q.Measure), q.Score)
+	if q.Output == "" {
+		return outs
+	}
+	return slices.DeleteFunc(outs, func(o measure.Output) bool { return !q.isOutput(o) })
+}
+
+// isOutput reports whether o is the output the query's Output names (as written, or with the latency family put in).
+func (q Query) isOutput(o measure.Output) bool {
+	name, _ := o.Resolve(q.Metric, "")
+	return o.Name == q.Output || name == q.Output
+}
+
+// ApplyOutput keeps only the series of the query's Output, for answers the data source composes (roles, LoRA)
+// rather than evaluates from Outputs.
+func ApplyOutput(q Query, res *Result) {
+	if q.Output == "" || res == nil {
+		return
+	}
+	res.Outputs = slices.DeleteFunc(res.Outputs, func(o Output) bool { return o.Measure != q.Output })
 }
 
 // NeedsRoles reports whether answering the query needs each endpoint's prefill/decode role, which the data source

@@ -17,6 +17,7 @@ type Model struct {
 	Quantiles []float64 `yaml:"quantiles,omitempty,flow" json:"quantiles,omitempty"`
 	Threshold *float64  `yaml:"threshold,omitempty" json:"threshold,omitempty"`
 	Score     string    `yaml:"score,omitempty" json:"score,omitempty"`
+	Output    string    `yaml:"output,omitempty" json:"output,omitempty"`
 	GroupBy   string    `yaml:"groupBy,omitempty" json:"groupBy,omitempty"`
 	Role      string    `yaml:"role,omitempty" json:"role,omitempty"`
 	Window    string    `yaml:"window,omitempty" json:"window,omitempty"`
@@ -151,7 +152,7 @@ func alerts() []Alert {
 		Summary:     "NIXL KV transfers failing on {{ $labels.endpoint }} engine {{ $labels.engine }} ({{ humanize $values.B.Value }})",
 		Description: "KV transfers from the prefill instances have failed for 5 minutes (the rate per second, and their share of all transfers): the decode instance computes those prompts itself, so its time to first token rises.",
 		Advice:      &AdviceKVTransferFailing, Confirm: []PanelRef{disagg("KV transfer failures"), disagg("Prompt tokens by source")}},
-		single(600, Model{QueryType: "kv_transfer", Measure: "failures", Window: "5m"}, "last", "gt", &zero))
+		single(600, Model{QueryType: "kv_transfer", Measure: "failures", Output: "kv_transfer_failures_per_second", Window: "5m"}, "last", "gt", &zero))
 	add(Alert{UID: "inferscope-kv-transfer-slow", Title: "vLLM NIXL KV transfer p95 above " + KVTransferP95Slow.Text(), Severity: "warning", For: "5m",
 		Summary:     "NIXL KV transfer p95 {{ humanizeDuration $values.B.Value }} on {{ $labels.endpoint }} engine {{ $labels.engine }}",
 		Description: fmt.Sprintf("One KV transfer from prefill to decode has taken over %s at p95 for 5 minutes: the transfer, not the decode engine, holds back the first token.", KVTransferP95Slow.Text()),
@@ -206,7 +207,7 @@ func alerts() []Alert {
 			Model{QueryType: "latency", Measure: "slo_attainment", Metric: "ttft", GroupBy: "model"}, long, short)
 	}
 	errs := func(long, short string) ([]Query, []Reduce) {
-		return burn(map[string]int{"1h": 3600, "6h": 21600}[long], Model{QueryType: "throughput", Measure: "errors", GroupBy: "model"}, long, short)
+		return burn(map[string]int{"1h": 3600, "6h": 21600}[long], Model{QueryType: "throughput", Measure: "errors", Output: "failed_request_ratio", GroupBy: "model"}, long, short)
 	}
 	below := func(t *Threshold) Condition {
 		return Condition{Math: "$%[1]s < %[3]s && $%[2]s < %[3]s", Args: []*Threshold{t}}

@@ -155,6 +155,11 @@ func TestAlertQueriesAreValidQueries(t *testing.T) {
 			if err != nil {
 				t.Errorf("%s: query %s: %v", a.UID, b, err)
 			}
+			// Outputs of one measure share their labels: a rule reading two would hand alerting two series with
+			// the same labels, and its threshold would meet whichever number came last.
+			if n := len(parsed.Outputs()); parsed.QueryType != query.TypeRaw && n != 1 {
+				t.Errorf("%s: query %s returns %d outputs per label set: set output (or score) to the one the condition compares", a.UID, b, n)
+			}
 		}
 	}
 }

@@ -94,6 +94,7 @@ export const testIds = {
     headroom: 'data-testid inferscope-query-headroom',
     threshold: 'data-testid inferscope-query-threshold',
     score: 'data-testid inferscope-query-score',
+    output: 'data-testid inferscope-query-output',
     limit: 'data-testid inferscope-query-limit',
     buckets: 'data-testid inferscope-query-buckets',
     rank: 'data-testid inferscope-query-rank',

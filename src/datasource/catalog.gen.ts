@@ -157,6 +157,7 @@ export const FIELD = {
   threshold: 'threshold',
   headroom: 'headroom',
   score: 'score',
+  output: 'output',
   window: 'window',
   expr: 'expr',
   peakTflops: 'peakTflops',

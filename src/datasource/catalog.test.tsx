@@ -69,6 +69,7 @@ const CONTROL: Record<Field, string | undefined> = {
   [FIELD.threshold]: testIds.queryEditor.threshold,
   [FIELD.headroom]: testIds.queryEditor.headroom,
   [FIELD.score]: testIds.queryEditor.score,
+  [FIELD.output]: testIds.queryEditor.output,
   [FIELD.window]: testIds.queryEditor.window,
   [FIELD.expr]: testIds.queryEditor.expr,
   // The data source fills the peaks from its settings (FIELD_SPECS marks them); the editor has no control for them.

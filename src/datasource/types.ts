@@ -145,6 +145,8 @@ export interface VllmQuery extends DataQuery {
   rank?: string;
   /** score restricts a dp_balance query to one imbalance score, without the per-rank loads. */
   score?: Score;
+  /** output keeps one of the measure's outputs (by name), for alert rules. */
+  output?: string;
   headroom?: number;
   /** threshold is the SLO target, in seconds, of a latency slo_attainment or goodput query. */
   threshold?: number;

@@ -18,6 +18,7 @@ import { LatencySection } from './query/LatencySection';
 import { MeasureField } from './query/MeasureField';
 import { PromQLSection } from './query/PromQLSection';
 import { RawSection } from './query/RawSection';
+import { OutputField } from './query/OutputField';
 import { ScoreField } from './query/ScoreField';
 import { ThresholdField } from './query/ThresholdField';
 import { QuantilesField } from './query/QuantilesField';
@@ -98,7 +99,11 @@ export function QueryEditor({ query, onChange, onRunQuery, datasource, data }: P
             onChange={(opt) => changeType(opt.value)}
           />
         </QueryField>
-        <MeasureField queryType={queryType} value={query.measure} onChange={(measure) => update({ measure })} />
+        <MeasureField
+          queryType={queryType}
+          value={query.measure}
+          onChange={(measure) => update({ measure, output: undefined })}
+        />
         {fields.reads(FIELD.headroom) && (
           <CapacitySection
             value={query.headroom}
@@ -107,6 +112,14 @@ export function QueryEditor({ query, onChange, onRunQuery, datasource, data }: P
           />
         )}
         {fields.reads(FIELD.score) && <ScoreField value={query.score} onChange={(score) => update({ score })} />}
+        {fields.reads(FIELD.output) && (
+          <OutputField
+            queryType={queryType}
+            measure={query.measure}
+            value={query.output}
+            onChange={(output) => update({ output })}
+          />
+        )}
       </EditorRow>
       {fields.reads(FIELD.family) && <LatencySection datasource={datasource} query={query} onChange={update} />}
       {(fields.reads(FIELD.threshold) || (fields.reads(FIELD.quantiles) && !fields.reads(FIELD.histogram))) && (
