@@ -87,6 +87,9 @@ var (
 	AdviceDynamoQueued = Advice{
 		Cause: "the frontend receives more requests than its workers take: too few workers, workers slowed by full KV caches or long prompts, or the KV router holding requests back",
 		Knob:  "add decode (or aggregated) workers or let Dynamo's planner scale them; check the workers' KV usage and TTFT; a lower frontend concurrency limit sheds load earlier"}
+	AdviceHTTP5xx = Advice{
+		Cause: "the API server answers requests with 5xx: the engine failed them (finished_reason error), it is overloaded or restarting, or a request crashed the engine core",
+		Knob:  "read the API server's log for the failing requests; compare with the failed-request share and the engine state; a rising share with an unhealthy engine needs a restart"}
 	AdviceMigrations = Advice{
 		Cause: "Dynamo's workers go away mid-request (crashes, evictions, restarts or a rolling update), so the frontend moves their requests to other workers",
 		Knob:  "find the workers that restarted (their pods' restarts and logs); during a rolling update drain workers before stopping them"}

@@ -196,6 +196,11 @@ func alerts() []Alert {
 		Description: fmt.Sprintf("Dynamo's frontend has held more than %s in its queue, before their first response, throughout the last 5 minutes: the workers do not keep up.", DynamoQueuedHigh.Text()),
 		Advice:      &AdviceDynamoQueued, Confirm: []PanelRef{status("Dynamo frontend: queued requests"), fleet("Frontend: in flight, queued, router queue")}},
 		single(300, Model{QueryType: "raw", Metric: vllm.DynamoQueued.Names[0], GroupBy: "endpoint"}, "min", "gt", &DynamoQueuedHigh))
+	add(Alert{UID: "inferscope-http-5xx-high", Title: "vLLM API server 5xx share above " + HTTP5xxShareHigh.Text(), Severity: "warning", For: "5m",
+		Summary:     "{{ humanize $values.B.Value }}% of HTTP requests answered 5xx on {{ $labels.endpoint }}",
+		Description: fmt.Sprintf("More than %s of the API server's HTTP requests have been answered 5xx for 5 minutes, what clients see whatever the engine's own counters say.", HTTP5xxShareHigh.Text()),
+		Advice:      &AdviceHTTP5xx, Confirm: []PanelRef{status("HTTP 5xx share and time per request"), fleet("Failed and aborted requests")}},
+		single(600, Model{QueryType: "throughput", Measure: "api_http", Output: "http_5xx_percent", GroupBy: "endpoint", Window: "5m"}, "last", "gt", &HTTP5xxShareHigh))
 	add(Alert{UID: "inferscope-dynamo-migrations", Title: "Dynamo request migrations above " + MigrationsHigh.Text(), Severity: "warning", For: "5m",
 		Summary:     "Dynamo frontend {{ $labels.endpoint }}: {{ humanize $values.B.Value }} migrations/s ({{ $labels.migration_type }})",
 		Description: fmt.Sprintf("Dynamo's frontend has moved more than %s requests per second to another worker for 5 minutes: workers are going away mid-request.", MigrationsHigh.Number()),

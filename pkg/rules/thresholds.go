@@ -77,6 +77,7 @@ var (
 	SpecAcceptanceFloor = Threshold{"speculative-decoding acceptance rate (collapse floor)", 0.3, "share"}
 	MigrationsHigh      = Threshold{"Dynamo migrations per second", 0.1, "/s"}
 	DynamoQueuedHigh    = Threshold{"requests queued in Dynamo's frontend", 20, "requests"}
+	HTTP5xxShareHigh    = Threshold{"share of the API server's HTTP requests answered 5xx", 5, "%"}
 )
 
 // Thresholds lists every threshold, in the README table's order.
@@ -85,5 +86,5 @@ var Thresholds = []*Threshold{
 	&TTFTTarget, &TTFTP95High, &TTFTP99Extreme, &TTFTFastBurn, &TTFTSlowBurn, &ErrorFastBurn, &ErrorSlowBurn,
 	&FailedShareHigh, &DPImbalance, &KVTransferP95Slow, &LMCacheHitRateLow, &PrefixHitRateLow, &PrefixHitRateAlert,
 	&OffloadCPUThrash, &ShortOutputTokens, &LengthFinishShare, &SpecAcceptanceLow, &SpecAcceptanceDrop,
-	&SpecAcceptanceFloor, &MigrationsHigh, &DynamoQueuedHigh,
+	&SpecAcceptanceFloor, &MigrationsHigh, &DynamoQueuedHigh, &HTTP5xxShareHigh,
 }
