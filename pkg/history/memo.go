@@ -60,8 +60,7 @@ func (m *memo) keep(s *Store, key memoKey, ids []int32, pts [][]derive.Point) {
 	for i := range ids {
 		cost += memoSeriesSize + memoPointSize*int64(len(pts[i]))
 	}
-	if s.memoBytes.Add(cost) > s.memoMax {
-		s.memoBytes.Add(-cost)
+	if !s.reserveMemo(cost) {
 		return
 	}
 	m.mu.Lock()
@@ -91,8 +90,7 @@ func (m *memo) counted(key memoKey) (ids, counts []int32) {
 // keepCounts memoizes the first pass for key while the store's memo budget allows.
 func (m *memo) keepCounts(s *Store, key memoKey, ids, counts []int32) {
 	cost := int64(64 + 4*cap(ids) + 4*cap(counts))
-	if s.memoBytes.Add(cost) > s.memoMax {
-		s.memoBytes.Add(-cost)
+	if !s.reserveMemo(cost) {
 		return
 	}
 	m.mu.Lock()
@@ -106,6 +104,15 @@ func (m *memo) keepCounts(s *Store, key memoKey, ids, counts []int32) {
 	}
 	m.counts[key] = memoCounts{ids: ids, counts: counts}
 	m.bytes += cost
+}
+
+// reserveMemo counts cost against the memo bound, reporting false (and counting nothing) when it does not fit.
+func (s *Store) reserveMemo(cost int64) bool {
+	if s.memoBytes.Add(cost) > s.memoMax {
+		s.memoBytes.Add(-cost)
+		return false
+	}
+	return true
 }
 
 // drop forgets everything memoized: the caller holds the endpoint's write lock, so no reader uses the memo.
