@@ -50,12 +50,17 @@ type Options struct {
 	// Zero means 1ms (VictoriaMetrics refuses 0), so a test sees a scrape as soon as Prometheus would; its
 	// default in production is 30s.
 	LatencyOffset time.Duration
+	// NoDedup starts ThanosHA's querier without --query.replica-label, so every series comes twice (replica="a"
+	// and "b"), as behind a querier nobody told about the HA pair.
+	NoDedup bool
 }
 
 // Server is a running engine owned by one test; it is stopped by t.Cleanup.
 type Server struct {
 	URL    string
 	Engine Engine
+	// Header is what every query must carry: Cortex's tenant (TenantHeader: Tenant), nil elsewhere.
+	Header http.Header
 	client *http.Client
 }
 
@@ -70,13 +75,22 @@ func Start(t testing.TB, opts Options) *Server {
 	for _, name := range eng.tools() {
 		EngineBinary(t, eng, name)
 	}
-	dir := t.TempDir()
 	if opts.ScrapeInterval == 0 {
 		opts.ScrapeInterval = time.Second
 	}
 	if opts.DataDir != "" && !eng.IsPrometheus() {
 		t.Fatalf("Options.DataDir is a Prometheus TSDB; %s takes its samples through Options.OpenMetrics", eng)
 	}
+	switch eng {
+	case ThanosHA:
+		return &Server{URL: "http://" + startThanosHA(t, opts), Engine: eng, client: &http.Client{Timeout: 10 * time.Second}}
+	case ThanosShards:
+		return &Server{URL: "http://" + startThanosShards(t, opts), Engine: eng, client: &http.Client{Timeout: 10 * time.Second}}
+	case Cortex:
+		return &Server{URL: "http://" + startCortex(t, opts) + "/prometheus", Engine: eng,
+			Header: http.Header{TenantHeader: {Tenant}}, client: &http.Client{Timeout: 10 * time.Second}}
+	}
+	dir := t.TempDir()
 	data := opts.DataDir
 	if data == "" && opts.OpenMetrics != "" && eng.IsPrometheus() {
 		data = backfill(t, eng, opts.OpenMetrics)
@@ -100,7 +114,7 @@ func Start(t testing.TB, opts Options) *Server {
 			"--web.listen-address=" + addr,
 			"--log.level=warn",
 		}
-	case VictoriaMetrics:
+	case VictoriaMetrics, VictoriaMetrics151:
 		offset := opts.LatencyOffset
 		if offset <= 0 {
 			offset = time.Millisecond
@@ -145,7 +159,7 @@ func Start(t testing.TB, opts Options) *Server {
 	})
 	s := &Server{URL: "http://" + addr, Engine: eng, client: &http.Client{Timeout: 10 * time.Second}}
 	ready := "/-/ready"
-	if eng == VictoriaMetrics {
+	if eng.IsVictoriaMetrics() {
 		ready = "/health"
 	}
 	deadline := time.Now().Add(60 * time.Second)
@@ -162,7 +176,7 @@ func Start(t testing.TB, opts Options) *Server {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	if eng == VictoriaMetrics && opts.OpenMetrics != "" {
+	if eng.IsVictoriaMetrics() && opts.OpenMetrics != "" {
 		s.importOpenMetrics(t, opts.OpenMetrics)
 	}
 	return s
@@ -348,6 +362,9 @@ func (s *Server) get(ctx context.Context, path string, params url.Values) (query
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.URL+path+"?"+params.Encode(), nil)
 	if err != nil {
 		return queryData{}, err
+	}
+	for k, v := range s.Header {
+		req.Header[k] = v
 	}
 	resp, err := s.client.Do(req)
 	if err != nil {
