@@ -76,17 +76,19 @@ func promModeQueries() []query.Query {
 // relative (1e-6 for quantiles, whose interpolation amplifies last-bit differences of summed bucket rates),
 // as in TestSimulatorMathMatchesPrometheus.
 func TestPrometheusModeMatchesDirectOnSameSamples(t *testing.T) {
-	flavors := map[string][]string{
-		"v1":       {"-flavor=vllm-v1", "-engines=4", "-routing=skewed", "-qps=30", "-spec-tokens=3", "-seed=11"},
-		"v1-pid":   {"-flavor=vllm-v1", "-engines=2", "-api-server-processes=2", "-qps=10", "-seed=15"},
-		"v1-0.10":  {"-flavor=vllm-v1-0.10", "-engines=2", "-qps=10", "-seed=16"},
-		"v0":       {"-flavor=vllm-v0", "-qps=6", "-seed=12", "-spec-tokens=2"},
-		"ascend":   {"-flavor=vllm-ascend", "-engines=2", "-qps=10", "-seed=13", "-spec-tokens=2"},
-		"dynamo":   {"-flavor=dynamo-worker", "-engines=2", "-qps=8", "-seed=14"},
-		"frontend": {"-flavor=dynamo-frontend", "-qps=8", "-seed=17"},
-	}
 	// The same assertions on Prometheus 2.42 and 3, where each agrees with direct mode (see layouts).
-	onEngines(t, flavors, 15*time.Minute, true, nil, prometheusModeMatchesDirect)
+	onEngines(t, modeFleet, 15*time.Minute, true, nil, prometheusModeMatchesDirect)
+}
+
+// modeFleet is TestPrometheusModeMatchesDirectOnSameSamples's simulators by endpoint.
+var modeFleet = map[string][]string{
+	"v1":       {"-flavor=vllm-v1", "-engines=4", "-routing=skewed", "-qps=30", "-spec-tokens=3", "-seed=11"},
+	"v1-pid":   {"-flavor=vllm-v1", "-engines=2", "-api-server-processes=2", "-qps=10", "-seed=15"},
+	"v1-0.10":  {"-flavor=vllm-v1-0.10", "-engines=2", "-qps=10", "-seed=16"},
+	"v0":       {"-flavor=vllm-v0", "-qps=6", "-seed=12", "-spec-tokens=2"},
+	"ascend":   {"-flavor=vllm-ascend", "-engines=2", "-qps=10", "-seed=13", "-spec-tokens=2"},
+	"dynamo":   {"-flavor=dynamo-worker", "-engines=2", "-qps=8", "-seed=14"},
+	"frontend": {"-flavor=dynamo-frontend", "-qps=8", "-seed=17"},
 }
 
 // bothModes answers a query over a simulated run in direct mode (its history) and in Prometheus mode (the generated
@@ -98,7 +100,7 @@ type bothModes struct {
 }
 
 func newBothModes(run *simRun, prom *promtest.Server) bothModes {
-	client := &promapi.Client{BaseURL: prom.URL, HTTP: &http.Client{Timeout: 20 * time.Second}}
+	client := &promapi.Client{BaseURL: prom.URL, HTTP: dataSourceHTTP(prom)}
 	return bothModes{
 		eng: &query.Engine{Source: query.HistorySource{Store: run.store}, ScrapeInterval: 5 * time.Second},
 		ev:  &promapi.Evaluator{Client: client, Discovery: &promapi.Discovery{Client: client, Lookback: 24 * time.Hour}, ScrapeInterval: 5 * time.Second},

@@ -258,18 +258,24 @@ func (c *Client) warnings(env envelope) []string {
 	return out
 }
 
+// NoTenantMessage is the error for a multi-tenant store's 401 "no org id": the request named no tenant.
+const NoTenantMessage = `the server wants a tenant (Cortex/Mimir answered 401 "no org id"): add the custom HTTP header X-Scope-OrgID ` +
+	`with the tenant's name in the data source's settings (and /prometheus at the end of the URL)`
+
 // apiError turns a failed answer into an Error carrying the server's own message, or a hint when it has none.
 func (c *Client) apiError(status int, path string, env envelope, notJSON bool, body []byte) *Error {
 	e := &Error{Status: status, ErrorType: c.serverText(env.ErrorType), Message: c.serverText(env.Error)}
 	if notJSON || env.Error == "" {
 		e.Message = c.serverText(string(body))
-		switch status {
-		case http.StatusUnauthorized, http.StatusForbidden:
+		switch {
+		case status == http.StatusUnauthorized && strings.Contains(strings.ToLower(string(body)), "no org id"):
+			e.Message = NoTenantMessage
+		case status == http.StatusUnauthorized || status == http.StatusForbidden:
 			e.Message = "the server refused the credentials (" + http.StatusText(status) + "): check basic auth, the bearer token or OAuth forwarding"
 			if s := c.serverText(string(body)); s != "" {
 				e.Message += ": " + s
 			}
-		case http.StatusNotFound:
+		case status == http.StatusNotFound:
 			e.Message = "no Prometheus HTTP API at " + redact.URL(c.BaseURL) + path + " (check the server URL)"
 		}
 		if e.Message == "" {
