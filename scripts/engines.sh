@@ -100,6 +100,7 @@ build_scale() { # name version binary version-flag version-pattern module-path c
   # shellcheck disable=SC2064
   trap "rm -rf '$tmp'" EXIT
   local ldflags="-X github.com/prometheus/common/version.Version=${version#v}"
+  [ "$name" = cortex ] && ldflags="-X main.Version=${version#v}"   # cmd/cortex copies main.Version into version.Version
   if [ "$name" = victoria-metrics ]; then
     ldflags="-X github.com/VictoriaMetrics/VictoriaMetrics/lib/buildinfo.Version=victoria-metrics-$version"
     GOBIN="$tmp" GOFLAGS=-buildvcs=false nice -n 10 go install -ldflags "$ldflags" "$pkg@$version"
@@ -110,8 +111,10 @@ build_scale() { # name version binary version-flag version-pattern module-path c
     [ -f "$gomod" ] || { echo "error: no go.mod for $module@$version" >&2; exit 1; }
     sed "s|^module .*|module inferscope.build/$name|" "$gomod" >"$tmp/go.mod"
     printf '\nrequire %s %s\n' "$module" "$version" >>"$tmp/go.mod"
+    # The build tags of both projects' Makefiles (and Thanos's .promu.yml): without slicelabels, Thanos's gRPC
+    # codec sizes Prometheus's labels wrongly and the sidecar panics on its first Series call.
     (cd "$tmp" && GOTOOLCHAIN=$SCALE_TOOLCHAIN GOFLAGS="-mod=mod -buildvcs=false" \
-      nice -n 10 go build -trimpath -ldflags "$ldflags" -o "$tmp/$bin" "$pkg")
+      nice -n 10 go build -trimpath -tags netgo,slicelabels -ldflags "$ldflags" -o "$tmp/$bin" "$pkg")
   fi
   scale_ok "$tmp/$bin" "$flag" "$pattern" || { echo "error: built $name does not report version $version" >&2; exit 1; }
   mkdir -p "$(dirname "$out")"
