@@ -23,8 +23,9 @@ func ReplicaNotice(label string) string {
 }
 
 // replicaLike matches the names HA setups give the label that tells replicas apart (replica, prometheus_replica,
-// __replica__, receive_replica, …): only those are checked, as other labels (engine, dp) split series by design.
-var replicaLike = regexp.MustCompile(`(?i)replica`)
+// __replica__, receive_replica, …): only those are checked, as other labels (engine, dp, Ray Serve's ReplicaId)
+// split series by design.
+var replicaLike = regexp.MustCompile(`(?i)(^|_)replica(_|$)`)
 
 // legacyLabel is a label name that can appear unquoted in a selector.
 var legacyLabel = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)

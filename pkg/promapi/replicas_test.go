@@ -39,6 +39,7 @@ func TestReplicaLabels(t *testing.T) {
 		{"Prometheus-operator pair", []string{`instance="e0",prometheus_replica="prometheus-k8s-0"`, `instance="e0",prometheus_replica="prometheus-k8s-1"`}, []string{"prometheus_replica"}},
 		{"deduplicated", []string{`instance="e0",engine="0",replica="a"`, `instance="e0",engine="1",replica="a"`}, nil},
 		{"engines", []string{`instance="e0",engine="0"`, `instance="e0",engine="1"`}, nil},
+		{"Ray Serve replicas", []string{`instance="e0",ReplicaId="r0"`, `instance="e0",ReplicaId="r1"`}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			eng := promtest.EnginesOf(t, promtest.Prometheus3)[0]
