@@ -195,13 +195,8 @@ func startThanos(t testing.TB, opts Options, stores []thanosStore, replicaLabel 
 	waitOK(t, "thanos-query stores", "http://"+http+"/api/v1/stores", nil, 60*time.Second, func(b []byte) bool {
 		var r struct {
 			Data map[string][]struct {
-				LastError  *string           `json:"lastError"`
-				LabelSets  []json.RawMessage `json:"labelSets"`
-				MinTime    int64             `json:"minTime"`
-				MaxTime    int64             `json:"maxTime"`
-				Name       string            `json:"name"`
-				LastCheck  string            `json:"lastCheck"`
-				Additional json.RawMessage   `json:"-"`
+				LastError *string           `json:"lastError"`
+				LabelSets []json.RawMessage `json:"labelSets"`
 			} `json:"data"`
 		}
 		if json.Unmarshal(b, &r) != nil {
@@ -283,7 +278,7 @@ func splitOpenMetrics(om string) [2]string {
 	}
 	var halves [2]string
 	for i := range out {
-		if shard := slices.Contains(slices.Collect(maps.Values(shard)), i); shard {
+		if slices.Contains(slices.Collect(maps.Values(shard)), i) {
 			halves[i] = out[i].String() + "# EOF\n"
 		}
 	}
