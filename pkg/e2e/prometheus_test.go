@@ -98,7 +98,7 @@ type bothModes struct {
 	ev  *promapi.Evaluator
 	req query.Request
 	// external is a server's external label that raw series keep and direct mode cannot have (a shard's), left
-	// out of Prometheus mode's outputs before they are compared.
+	// out of Prometheus mode's outputs before they are compared (mergeExternal).
 	external string
 }
 
@@ -114,6 +114,38 @@ func newBothModes(run *simRun, prom *promtest.Server) bothModes {
 		ev:       &promapi.Evaluator{Client: client, Discovery: &promapi.Discovery{Client: client, Lookback: 24 * time.Hour}, ScrapeInterval: 5 * time.Second},
 		req:      query.Request{From: run.start.Add(2 * time.Minute), To: run.end, Interval: 10 * time.Second},
 	}
+}
+
+// mergeExternal leaves label out of every output and sums the outputs that then coincide, point by point: a raw
+// query grouped wider than the endpoint (sum without (job, instance, …)) keeps a shard's external label and so
+// answers one partial sum per shard (README "Engines").
+func mergeExternal(outs []query.Output, label string) []query.Output {
+	var merged []query.Output
+	at := map[string]int{}
+	for _, o := range outs {
+		delete(o.Labels, label)
+		k := outputKey(o)
+		i, ok := at[k]
+		if !ok {
+			at[k] = len(merged)
+			merged = append(merged, o)
+			continue
+		}
+		sum := map[int64]float64{}
+		for _, p := range merged[i].Points {
+			sum[p.T] += p.V
+		}
+		for _, p := range o.Points {
+			sum[p.T] += p.V
+		}
+		pts := make([]derive.Point, 0, len(sum))
+		for t, v := range sum {
+			pts = append(pts, derive.Point{T: t, V: v})
+		}
+		sort.Slice(pts, func(a, b int) bool { return pts[a].T < pts[b].T })
+		merged[i].Points = pts
+	}
+	return merged
 }
 
 // direct answers q in direct mode, the way pkg/role and pkg/lora call a data source's mode.
@@ -144,9 +176,7 @@ func (b bothModes) eval(t *testing.T, q query.Query) (*query.Result, *promapi.An
 		t.Fatalf("%v\n%s", err, ansPromQL(ans))
 	}
 	if b.external != "" {
-		for _, o := range ans.Result.Outputs {
-			delete(o.Labels, b.external)
-		}
+		ans.Result.Outputs = mergeExternal(ans.Result.Outputs, b.external)
 	}
 	return direct, ans
 }

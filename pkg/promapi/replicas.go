@@ -2,16 +2,14 @@ package promapi
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"regexp"
 	"sort"
-	"strings"
 	"sync"
 	"time"
-
-	"encoding/json"
-	"net/url"
 )
 
 // ReplicaNotice says that series differ only by label, a replica's external label: an HA pair queried without
@@ -61,8 +59,10 @@ func (c *Client) ReplicaLabels(ctx context.Context, at time.Time) ([]string, err
 		if !replicaLike.MatchString(l) || !legacyLabel.MatchString(l) {
 			continue
 		}
-		sel := strings.TrimSuffix(FamilySelector, "}") + "," + l + `!=""}`
-		v, _, err := c.Query(ctx, fmt.Sprintf(`count(count without (%s) (%s) > 1)`, l, sel), at)
+		// Aggregations drop the metric name, so it is copied into a label first: otherwise two families with the
+		// same labels would count as copies.
+		v, _, err := c.Query(ctx, fmt.Sprintf(`count(count without (%s) (label_replace(%s, "inferscope_name", "$1", "__name__", "(.+)")) > 1)`,
+			l, FamilySelector), at)
 		if err != nil {
 			return nil, err
 		}

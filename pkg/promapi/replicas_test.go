@@ -18,12 +18,15 @@ import (
 // found (and named), series split by any other label (engine, here) or carrying a replica label of one value are not.
 func TestReplicaLabels(t *testing.T) {
 	base := time.Now().Add(-time.Hour).Truncate(time.Minute)
+	// Each series is written under two names: families with the same labels are not copies of each other.
 	om := func(series ...string) string {
 		var b strings.Builder
-		b.WriteString("# TYPE vllm:num_requests_running gauge\n")
-		for _, s := range series {
-			for i := 0; i <= 12; i++ {
-				fmt.Fprintf(&b, "vllm:num_requests_running{%s} %d %d\n", s, i, base.Add(time.Duration(i)*5*time.Second).Unix())
+		for _, name := range []string{"vllm:num_requests_running", "vllm:num_requests_waiting"} {
+			fmt.Fprintf(&b, "# TYPE %s gauge\n", name)
+			for _, s := range series {
+				for i := 0; i <= 12; i++ {
+					fmt.Fprintf(&b, "%s{%s} %d %d\n", name, s, i, base.Add(time.Duration(i)*5*time.Second).Unix())
+				}
 			}
 		}
 		b.WriteString("# EOF\n")
@@ -39,6 +42,7 @@ func TestReplicaLabels(t *testing.T) {
 		{"Prometheus-operator pair", []string{`instance="e0",prometheus_replica="prometheus-k8s-0"`, `instance="e0",prometheus_replica="prometheus-k8s-1"`}, []string{"prometheus_replica"}},
 		{"deduplicated", []string{`instance="e0",engine="0",replica="a"`, `instance="e0",engine="1",replica="a"`}, nil},
 		{"engines", []string{`instance="e0",engine="0"`, `instance="e0",engine="1"`}, nil},
+		{"one series with a replica label", []string{`instance="e0",replica="a"`}, nil},
 		{"Ray Serve replicas", []string{`instance="e0",ReplicaId="r0"`, `instance="e0",ReplicaId="r1"`}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
