@@ -146,7 +146,8 @@ func TestScaleOutNotices(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	notice := promapi.ReplicaNotice(promtest.ReplicaLabel)
-	running := `count(vllm:num_requests_running)`
+	// Counted 2 s back, so that the panel's range (ending now, at a whole second) holds every replica's scrapes.
+	running := `count(vllm:num_requests_running offset 2s)`
 	panel := func(t *testing.T, pc *pluginv2.PluginContext) (string, string) {
 		t.Helper()
 		now := time.Now()
