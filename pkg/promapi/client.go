@@ -380,18 +380,23 @@ func (c *Client) Query(ctx context.Context, expr string, at time.Time) (model.Ve
 
 // LabelValues lists a label's values on series matching any of the selectors (all series when none).
 func (c *Client) LabelValues(ctx context.Context, label string, match []string, start, end time.Time) ([]string, []string, error) {
+	return c.labels(ctx, "/api/v1/label/"+url.PathEscape(label)+"/values", "label values", match, start, end)
+}
+
+// labels asks one of the APIs that answer a list of strings (label names, a label's values) over matching series.
+func (c *Client) labels(ctx context.Context, path, what string, match []string, start, end time.Time) ([]string, []string, error) {
 	params := url.Values{"match[]": match}
 	if !start.IsZero() {
 		params.Set("start", formatTime(start))
 		params.Set("end", formatTime(end))
 	}
-	data, warns, err := c.call(ctx, "/api/v1/label/"+url.PathEscape(label)+"/values", params, http.MethodGet)
+	data, warns, err := c.call(ctx, path, params, http.MethodGet)
 	if err != nil {
 		return nil, warns, err
 	}
 	var out []string
 	if err := json.Unmarshal(data, &out); err != nil {
-		return nil, warns, &Error{Status: http.StatusOK, Message: "unexpected label values answer: " + err.Error()}
+		return nil, warns, &Error{Status: http.StatusOK, Message: "unexpected " + what + " answer: " + err.Error()}
 	}
 	return out, warns, nil
 }

@@ -2,10 +2,7 @@ package promapi
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"net/http"
-	"net/url"
 	"regexp"
 	"sort"
 	"sync"
@@ -30,20 +27,7 @@ var legacyLabel = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
 
 // LabelNames lists the label names on series matching any of the selectors.
 func (c *Client) LabelNames(ctx context.Context, match []string, start, end time.Time) ([]string, []string, error) {
-	params := url.Values{"match[]": match}
-	if !start.IsZero() {
-		params.Set("start", formatTime(start))
-		params.Set("end", formatTime(end))
-	}
-	data, warns, err := c.call(ctx, "/api/v1/labels", params, http.MethodGet)
-	if err != nil {
-		return nil, warns, err
-	}
-	var out []string
-	if err := json.Unmarshal(data, &out); err != nil {
-		return nil, warns, &Error{Status: http.StatusOK, Message: "unexpected label names answer: " + err.Error()}
-	}
-	return out, warns, nil
+	return c.labels(ctx, "/api/v1/labels", "label names", match, start, end)
 }
 
 // ReplicaLabels returns the replica-like labels by which otherwise identical vLLM series differ at the instant at

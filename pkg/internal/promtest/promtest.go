@@ -138,44 +138,12 @@ func Start(t testing.TB, opts Options) *Server {
 	default:
 		t.Fatalf("unknown engine %d", int(eng))
 	}
-	logf, err := os.Create(filepath.Join(dir, "server.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(EngineBinary(t, eng, eng.tools()[0]), args...) // #nosec G204 -- a test server with test-made arguments
-	cmd.Stdout, cmd.Stderr = logf, logf
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start %s: %v", eng, err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		_ = logf.Close()
-		if t.Failed() {
-			if b, err := os.ReadFile(logf.Name()); err == nil {
-				t.Logf("%s log:\n%s", eng, b)
-			}
-		}
-	})
-	s := &Server{URL: "http://" + addr, Engine: eng, client: &http.Client{Timeout: 10 * time.Second}}
 	ready := "/-/ready"
 	if eng.IsVictoriaMetrics() {
 		ready = "/health"
 	}
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		resp, err := s.client.Get(s.URL + ready)
-		if err == nil {
-			_ = resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				break
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s at %s not ready after 60s (last error: %v)", eng, addr, err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	startProc(t, eng.String(), dir, EngineBinary(t, eng, eng.tools()[0]), args, addr, ready)
+	s := &Server{URL: "http://" + addr, Engine: eng, client: &http.Client{Timeout: 10 * time.Second}}
 	if eng.IsVictoriaMetrics() && opts.OpenMetrics != "" {
 		s.importOpenMetrics(t, opts.OpenMetrics)
 	}

@@ -14,18 +14,24 @@ import (
 	"github.com/prometheus/common/model"
 )
 
+// demoCounter is OpenMetrics text of one counter series with the given labels, growing by 10 every 5 s for five
+// minutes from base: 2/s.
+func demoCounter(base time.Time, labels string) string {
+	var b strings.Builder
+	b.WriteString("# TYPE demo_requests counter\n")
+	for i := 0; i <= 60; i++ {
+		fmt.Fprintf(&b, "demo_requests_total{%s} %d %d\n", labels, i*10, base.Add(time.Duration(i)*5*time.Second).Unix())
+	}
+	b.WriteString("# EOF\n")
+	return b.String()
+}
+
 // TestBackfillAndQuery proves the helper round-trips on every engine: samples we write are the samples PromQL sees.
 // Every engine agrees here: the counter grows evenly and the window holds a sample at each end, so Prometheus's
 // extrapolation and VictoriaMetrics' sample-before-the-window both give 2/s.
 func TestBackfillAndQuery(t *testing.T) {
 	base := time.Now().Add(-time.Hour).Truncate(time.Minute)
-	var b strings.Builder
-	b.WriteString("# TYPE demo_requests counter\n")
-	for i := 0; i <= 60; i++ {
-		fmt.Fprintf(&b, "demo_requests_total{engine=\"0\"} %d %d\n", i*10, base.Add(time.Duration(i)*5*time.Second).Unix())
-	}
-	b.WriteString("# EOF\n")
-	om := b.String()
+	om := demoCounter(base, `engine="0"`)
 	check := func(t *testing.T, s *Server) {
 		v, err := s.Query(context.Background(), "rate(demo_requests_total[1m])", base.Add(4*time.Minute))
 		if err != nil {
@@ -105,12 +111,7 @@ func TestEngineBinaries(t *testing.T) {
 func TestThanosHADedup(t *testing.T) {
 	EnginesOf(t, ThanosHA)
 	base := time.Now().Add(-time.Hour).Truncate(time.Minute)
-	var b strings.Builder
-	b.WriteString("# TYPE demo_requests counter\n")
-	for i := 0; i <= 60; i++ {
-		fmt.Fprintf(&b, "demo_requests_total{instance=\"e0\"} %d %d\n", i*10, base.Add(time.Duration(i)*5*time.Second).Unix())
-	}
-	b.WriteString("# EOF\n")
+	om := demoCounter(base, `instance="e0"`)
 	for _, tc := range []struct {
 		noDedup  bool
 		series   int
@@ -118,7 +119,7 @@ func TestThanosHADedup(t *testing.T) {
 		replicas string
 	}{{false, 1, 2, ""}, {true, 2, 4, "a b"}} {
 		t.Run(fmt.Sprintf("nodedup=%v", tc.noDedup), func(t *testing.T) {
-			s := Start(t, Options{Engine: ThanosHA, OpenMetrics: b.String(), NoDedup: tc.noDedup})
+			s := Start(t, Options{Engine: ThanosHA, OpenMetrics: om, NoDedup: tc.noDedup})
 			at := base.Add(4 * time.Minute)
 			v, err := s.Query(context.Background(), "demo_requests_total", at)
 			if err != nil {
