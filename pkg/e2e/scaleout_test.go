@@ -66,18 +66,21 @@ func scaleOutLayout(engines ...promtest.Engine) func(layout) []promtest.Engine {
 // deduplication, through Thanos over two shards, and through a multi-tenant Cortex fed by remote write and queried
 // under /prometheus with the tenant header set as the data source's custom header: every entry must give the
 // numbers direct mode gives, within TestCatalogWalk's tolerances (1e-9 relative, 1e-6 for quantiles) — no new ones.
+// On current VictoriaMetrics (1.151) it compares as TestCatalogWalkVictoriaMetrics does on 1.79 (rate-based means
+// within 25 % or 0.05, everything else exact). One simulated run serves all four.
 func TestCatalogWalkScaleOut(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts Thanos and Cortex")
 	}
-	onEngines(t, catalogArgs(), 12*time.Minute, true, scaleOutLayout(promtest.ThanosHA, promtest.ThanosShards, promtest.Cortex), walkCatalog)
-}
-
-// TestCatalogWalkVictoriaMetrics151 walks the catalog on current VictoriaMetrics with TestCatalogWalkVictoriaMetrics's
-// comparison (rate-based means within 25 % or 0.05, everything else exact), on scaleOutLayout's layout.
-func TestCatalogWalkVictoriaMetrics151(t *testing.T) {
-	onEngines(t, catalogArgs(), 12*time.Minute, true, scaleOutLayout(promtest.VictoriaMetrics151),
-		func(t *testing.T, run *simRun, prom *promtest.Server) { walkCatalogWith(t, run, prom, victoriaRates) })
+	onEngines(t, catalogArgs(), 12*time.Minute, true,
+		scaleOutLayout(promtest.ThanosHA, promtest.ThanosShards, promtest.Cortex, promtest.VictoriaMetrics151),
+		func(t *testing.T, run *simRun, prom *promtest.Server) {
+			if prom.Engine.IsVictoriaMetrics() {
+				walkCatalogWith(t, run, prom, victoriaRates)
+				return
+			}
+			walkCatalog(t, run, prom)
+		})
 }
 
 // TestPrometheusModeMatchesDirectScaleOut is TestPrometheusModeMatchesDirectOnSameSamples through Thanos (HA pair
