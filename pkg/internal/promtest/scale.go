@@ -64,6 +64,7 @@ func startProc(t testing.TB, name, dir, bin string, args []string, addr, ready s
 	}
 	cmd := exec.Command(bin, args...) // #nosec G204 -- a test server with test-made arguments
 	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.Dir = dir // what a server writes to its working directory (Cortex's active-query-tracker) stays in the test's
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start %s: %v", name, err)
 	}
