@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -380,23 +381,27 @@ func (c *Client) Query(ctx context.Context, expr string, at time.Time) (model.Ve
 
 // LabelValues lists a label's values on series matching any of the selectors (all series when none).
 func (c *Client) LabelValues(ctx context.Context, label string, match []string, start, end time.Time) ([]string, []string, error) {
-	return c.labels(ctx, "/api/v1/label/"+url.PathEscape(label)+"/values", "label values", match, start, end)
+	return c.labels(ctx, "/api/v1/label/"+url.PathEscape(label)+"/values", "label values", match, start, end, math.MaxInt)
 }
 
-// labels asks one of the APIs that answer a list of strings (label names, a label's values) over matching series.
-func (c *Client) labels(ctx context.Context, path, what string, match []string, start, end time.Time) ([]string, []string, error) {
+// labels asks one of the APIs that answer a list of strings (label names, a label's values) over matching series,
+// decoding the list as it arrives and keeping at most limit strings.
+func (c *Client) labels(ctx context.Context, path, what string, match []string, start, end time.Time, limit int) ([]string, []string, error) {
 	params := url.Values{"match[]": match}
 	if !start.IsZero() {
 		params.Set("start", formatTime(start))
 		params.Set("end", formatTime(end))
 	}
-	data, warns, err := c.call(ctx, path, params, http.MethodGet)
+	var out []string
+	warns, err := c.stream(ctx, path, params, http.MethodGet, func(dec *json.Decoder) (err error) {
+		out, err = decodeStrings(dec, limit)
+		if err != nil {
+			err = fmt.Errorf("unexpected %s answer: %w", what, err)
+		}
+		return err
+	})
 	if err != nil {
 		return nil, warns, err
-	}
-	var out []string
-	if err := json.Unmarshal(data, &out); err != nil {
-		return nil, warns, &Error{Status: http.StatusOK, Message: "unexpected " + what + " answer: " + err.Error()}
 	}
 	return out, warns, nil
 }

@@ -25,9 +25,12 @@ var replicaLike = regexp.MustCompile(`(?i)(^|_)replica(_|$)`)
 // legacyLabel is a label name that can appear unquoted in a selector.
 var legacyLabel = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
 
-// LabelNames lists the label names on series matching any of the selectors.
+// maxLabelNames bounds the label names kept from one answer: a real server has dozens.
+const maxLabelNames = 10000
+
+// LabelNames lists the label names on series matching any of the selectors (at most maxLabelNames).
 func (c *Client) LabelNames(ctx context.Context, match []string, start, end time.Time) ([]string, []string, error) {
-	return c.labels(ctx, "/api/v1/labels", "label names", match, start, end)
+	return c.labels(ctx, "/api/v1/labels", "label names", match, start, end, maxLabelNames)
 }
 
 // ReplicaLabels returns the replica-like labels by which otherwise identical vLLM series differ at the instant at
