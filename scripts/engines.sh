@@ -5,6 +5,11 @@
 #     ($INFERSCOPE_PROMETHEUS3, else ${XDG_CACHE_HOME:-~/.cache}/inferscope-bin, where pkg/internal/promtest looks).
 #     A build is skipped when both binaries there already report the pinned version, so a cached run costs two
 #     `--version` calls.
+#   - VictoriaMetrics 1.151 (single node), Thanos and Cortex, built once into the same cache directory the same way
+#     (version-checked; the scale-out tests in pkg/internal/promtest and pkg/e2e start them). Thanos's and Cortex's
+#     go.mod carry replace directives, so `go install mod@version` refuses them: each is built in a scratch module
+#     whose go.mod is the project's own with the module line renamed, requiring the project at its tag.
+#     One build at a time, under nice: a cold build of all three takes several minutes (figures in README "Scaling out").
 # Usage: scripts/engines.sh [--ci]
 #   --ci  install or build whatever is missing, and fail if that is impossible (the tests then fail rather than skip);
 #   without it (scripts/test.sh) the same happens when run as root, and otherwise a warning says what will be skipped.
@@ -12,6 +17,10 @@ set -euo pipefail
 
 PROM3_VERSION=3.16.0
 PROM3_MODULE_VERSION=v0.316.0   # github.com/prometheus/prometheus tags Prometheus 3.x.y as v0.3xx.y
+VM_VERSION=v1.151.0             # github.com/VictoriaMetrics/VictoriaMetrics, single-node victoria-metrics
+THANOS_VERSION=v0.42.5          # github.com/thanos-io/thanos (Apache-2.0)
+CORTEX_VERSION=v1.21.1          # github.com/cortexproject/cortex (Apache-2.0; Mimir is AGPL and not built)
+SCALE_TOOLCHAIN=go1.27.3        # Thanos needs Go >= 1.26.10; used for these builds only, the project's go.mod is unchanged
 ci=false
 [ "${1:-}" = --ci ] && ci=true
 [ -n "${CI:-}" ] && ci=true   # .ci/run exports CI=true
@@ -70,3 +79,53 @@ if [ ${#need[@]} -gt 0 ]; then
     warn "    github.com/prometheus/prometheus/cmd/prometheus@$PROM3_MODULE_VERSION  (and cmd/promtool likewise)"
   fi
 fi
+
+# --- VictoriaMetrics 1.151, Thanos and Cortex, built from their modules ------------------------------------------
+# Each lands as <dir>/<name>-<version>/<binary>, so versions live side by side and a bump rebuilds; a binary that does
+# not print its version is rebuilt.
+scale_ok() { [ -x "$1" ] && "$1" "$2" 2>&1 | head -n3 | grep -q "$3"; }
+build_scale() { # name version binary version-flag version-pattern module-path cmd-package
+  local name=$1 version=$2 bin=$3 flag=$4 pattern=$5 module=$6 pkg=$7
+  local out="$dir/$name-$version/$bin"
+  scale_ok "$out" "$flag" "$pattern" && return 0
+  if ! can_install || ! command -v go >/dev/null; then
+    if $ci; then echo "error: cannot build $name $version (needs go)" >&2; exit 1; fi
+    warn "$name $version not found in $dir/$name-$version; tests against it are skipped (run scripts/engines.sh as root)."
+    return 0
+  fi
+  printf '==> building %s %s into %s (once; cached between runs)\n' "$name" "$version" "$(dirname "$out")"
+  mkdir -p "$dir"
+  local tmp started=$SECONDS
+  tmp=$(mktemp -d "$dir/.build.XXXXXX")
+  # shellcheck disable=SC2064
+  trap "rm -rf '$tmp'" EXIT
+  local ldflags="-X github.com/prometheus/common/version.Version=${version#v}"
+  [ "$name" = cortex ] && ldflags="-X main.Version=${version#v}"   # cmd/cortex copies main.Version into version.Version
+  if [ "$name" = victoria-metrics ]; then
+    ldflags="-X github.com/VictoriaMetrics/VictoriaMetrics/lib/buildinfo.Version=victoria-metrics-$version"
+    GOBIN="$tmp" GOFLAGS=-buildvcs=false nice -n 10 go install -ldflags "$ldflags" "$pkg@$version"
+  else
+    local gomod
+    gomod=$(cd "$tmp" && GOTOOLCHAIN=$SCALE_TOOLCHAIN GOFLAGS=-mod=mod go mod download -json "$module@$version" |
+      sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",$/\1/p')
+    [ -f "$gomod" ] || { echo "error: no go.mod for $module@$version" >&2; exit 1; }
+    sed "s|^module .*|module inferscope.build/$name|" "$gomod" >"$tmp/go.mod"
+    printf '\nrequire %s %s\n' "$module" "$version" >>"$tmp/go.mod"
+    # The build tags of both projects' Makefiles (and Thanos's .promu.yml): without slicelabels, Thanos's gRPC
+    # codec sizes Prometheus's labels wrongly and the sidecar panics on its first Series call.
+    (cd "$tmp" && GOTOOLCHAIN=$SCALE_TOOLCHAIN GOFLAGS="-mod=mod -buildvcs=false" \
+      nice -n 10 go build -trimpath -tags netgo,slicelabels -ldflags "$ldflags" -o "$tmp/$bin" "$pkg")
+  fi
+  scale_ok "$tmp/$bin" "$flag" "$pattern" || { echo "error: built $name does not report version $version" >&2; exit 1; }
+  mkdir -p "$(dirname "$out")"
+  mv -f "$tmp/$bin" "$out"
+  rm -rf "$tmp"
+  trap - EXIT
+  printf '==> %s %s built in %ds\n' "$name" "$version" $((SECONDS - started))
+}
+build_scale victoria-metrics "$VM_VERSION" victoria-metrics -version "$VM_VERSION" \
+  github.com/VictoriaMetrics/VictoriaMetrics github.com/VictoriaMetrics/VictoriaMetrics/app/victoria-metrics
+build_scale thanos "$THANOS_VERSION" thanos --version "version ${THANOS_VERSION#v} " \
+  github.com/thanos-io/thanos github.com/thanos-io/thanos/cmd/thanos
+build_scale cortex "$CORTEX_VERSION" cortex -version "version ${CORTEX_VERSION#v} " \
+  github.com/cortexproject/cortex github.com/cortexproject/cortex/cmd/cortex

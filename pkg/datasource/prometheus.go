@@ -116,6 +116,11 @@ func (p *prometheus) health(ctx context.Context) Health {
 	if p.client.VictoriaMetrics() {
 		h.Warnings = append(h.Warnings, "VictoriaMetrics leaves out the newest 30 s by default (-search.latencyOffset): new endpoints and values show up that much later")
 	}
+	if labels, err := p.client.ReplicaLabels(ctx, time.Now()); err == nil {
+		for _, l := range labels {
+			h.Warnings = append(h.Warnings, promapi.ReplicaNotice(l))
+		}
+	}
 	for _, w := range warns {
 		if w == promapi.TruncatedWarning {
 			w = fmt.Sprintf("counted from the first %d series only", query.MaxSeriesPerQuery)

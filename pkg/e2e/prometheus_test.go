@@ -76,17 +76,19 @@ func promModeQueries() []query.Query {
 // relative (1e-6 for quantiles, whose interpolation amplifies last-bit differences of summed bucket rates),
 // as in TestSimulatorMathMatchesPrometheus.
 func TestPrometheusModeMatchesDirectOnSameSamples(t *testing.T) {
-	flavors := map[string][]string{
-		"v1":       {"-flavor=vllm-v1", "-engines=4", "-routing=skewed", "-qps=30", "-spec-tokens=3", "-seed=11"},
-		"v1-pid":   {"-flavor=vllm-v1", "-engines=2", "-api-server-processes=2", "-qps=10", "-seed=15"},
-		"v1-0.10":  {"-flavor=vllm-v1-0.10", "-engines=2", "-qps=10", "-seed=16"},
-		"v0":       {"-flavor=vllm-v0", "-qps=6", "-seed=12", "-spec-tokens=2"},
-		"ascend":   {"-flavor=vllm-ascend", "-engines=2", "-qps=10", "-seed=13", "-spec-tokens=2"},
-		"dynamo":   {"-flavor=dynamo-worker", "-engines=2", "-qps=8", "-seed=14"},
-		"frontend": {"-flavor=dynamo-frontend", "-qps=8", "-seed=17"},
-	}
 	// The same assertions on Prometheus 2.42 and 3, where each agrees with direct mode (see layouts).
-	onEngines(t, flavors, 15*time.Minute, true, nil, prometheusModeMatchesDirect)
+	onEngines(t, modeFleet, 15*time.Minute, true, nil, prometheusModeMatchesDirect)
+}
+
+// modeFleet is TestPrometheusModeMatchesDirectOnSameSamples's simulators by endpoint.
+var modeFleet = map[string][]string{
+	"v1":       {"-flavor=vllm-v1", "-engines=4", "-routing=skewed", "-qps=30", "-spec-tokens=3", "-seed=11"},
+	"v1-pid":   {"-flavor=vllm-v1", "-engines=2", "-api-server-processes=2", "-qps=10", "-seed=15"},
+	"v1-0.10":  {"-flavor=vllm-v1-0.10", "-engines=2", "-qps=10", "-seed=16"},
+	"v0":       {"-flavor=vllm-v0", "-qps=6", "-seed=12", "-spec-tokens=2"},
+	"ascend":   {"-flavor=vllm-ascend", "-engines=2", "-qps=10", "-seed=13", "-spec-tokens=2"},
+	"dynamo":   {"-flavor=dynamo-worker", "-engines=2", "-qps=8", "-seed=14"},
+	"frontend": {"-flavor=dynamo-frontend", "-qps=8", "-seed=17"},
 }
 
 // bothModes answers a query over a simulated run in direct mode (its history) and in Prometheus mode (the generated
@@ -95,15 +97,55 @@ type bothModes struct {
 	eng *query.Engine
 	ev  *promapi.Evaluator
 	req query.Request
+	// external is a server's external label that raw series keep and direct mode cannot have (a shard's), left
+	// out of Prometheus mode's outputs before they are compared (mergeExternal).
+	external string
 }
 
 func newBothModes(run *simRun, prom *promtest.Server) bothModes {
-	client := &promapi.Client{BaseURL: prom.URL, HTTP: &http.Client{Timeout: 20 * time.Second}}
-	return bothModes{
-		eng: &query.Engine{Source: query.HistorySource{Store: run.store}, ScrapeInterval: 5 * time.Second},
-		ev:  &promapi.Evaluator{Client: client, Discovery: &promapi.Discovery{Client: client, Lookback: 24 * time.Hour}, ScrapeInterval: 5 * time.Second},
-		req: query.Request{From: run.start.Add(2 * time.Minute), To: run.end, Interval: 10 * time.Second},
+	client := &promapi.Client{BaseURL: prom.URL, HTTP: dataSourceHTTP(prom)}
+	external := ""
+	if prom.Engine == promtest.ThanosShards {
+		external = promtest.ShardLabel
 	}
+	return bothModes{
+		external: external,
+		eng:      &query.Engine{Source: query.HistorySource{Store: run.store}, ScrapeInterval: 5 * time.Second},
+		ev:       &promapi.Evaluator{Client: client, Discovery: &promapi.Discovery{Client: client, Lookback: 24 * time.Hour}, ScrapeInterval: 5 * time.Second},
+		req:      query.Request{From: run.start.Add(2 * time.Minute), To: run.end, Interval: 10 * time.Second},
+	}
+}
+
+// mergeExternal leaves label out of every output and sums the outputs that then coincide, point by point: a raw
+// query grouped wider than the endpoint (sum without (job, instance, …)) keeps a shard's external label and so
+// answers one partial sum per shard (README "Engines").
+func mergeExternal(outs []query.Output, label string) []query.Output {
+	var merged []query.Output
+	at := map[string]int{}
+	for _, o := range outs {
+		delete(o.Labels, label)
+		k := outputKey(o)
+		i, ok := at[k]
+		if !ok {
+			at[k] = len(merged)
+			merged = append(merged, o)
+			continue
+		}
+		sum := map[int64]float64{}
+		for _, p := range merged[i].Points {
+			sum[p.T] += p.V
+		}
+		for _, p := range o.Points {
+			sum[p.T] += p.V
+		}
+		pts := make([]derive.Point, 0, len(sum))
+		for t, v := range sum {
+			pts = append(pts, derive.Point{T: t, V: v})
+		}
+		sort.Slice(pts, func(a, b int) bool { return pts[a].T < pts[b].T })
+		merged[i].Points = pts
+	}
+	return merged
 }
 
 // direct answers q in direct mode, the way pkg/role and pkg/lora call a data source's mode.
@@ -132,6 +174,9 @@ func (b bothModes) eval(t *testing.T, q query.Query) (*query.Result, *promapi.An
 	ans, err := b.ev.Eval(ctx, q, b.req)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, ansPromQL(ans))
+	}
+	if b.external != "" {
+		ans.Result.Outputs = mergeExternal(ans.Result.Outputs, b.external)
 	}
 	return direct, ans
 }

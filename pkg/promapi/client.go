@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -258,18 +259,24 @@ func (c *Client) warnings(env envelope) []string {
 	return out
 }
 
+// NoTenantMessage is the error for a multi-tenant store's 401 "no org id": the request named no tenant.
+const NoTenantMessage = `the server wants a tenant (Cortex/Mimir answered 401 "no org id"): add the custom HTTP header X-Scope-OrgID ` +
+	`with the tenant's name in the data source's settings (and /prometheus at the end of the URL)`
+
 // apiError turns a failed answer into an Error carrying the server's own message, or a hint when it has none.
 func (c *Client) apiError(status int, path string, env envelope, notJSON bool, body []byte) *Error {
 	e := &Error{Status: status, ErrorType: c.serverText(env.ErrorType), Message: c.serverText(env.Error)}
 	if notJSON || env.Error == "" {
 		e.Message = c.serverText(string(body))
-		switch status {
-		case http.StatusUnauthorized, http.StatusForbidden:
+		switch {
+		case status == http.StatusUnauthorized && strings.Contains(strings.ToLower(string(body)), "no org id"):
+			e.Message = NoTenantMessage
+		case status == http.StatusUnauthorized || status == http.StatusForbidden:
 			e.Message = "the server refused the credentials (" + http.StatusText(status) + "): check basic auth, the bearer token or OAuth forwarding"
 			if s := c.serverText(string(body)); s != "" {
 				e.Message += ": " + s
 			}
-		case http.StatusNotFound:
+		case status == http.StatusNotFound:
 			e.Message = "no Prometheus HTTP API at " + redact.URL(c.BaseURL) + path + " (check the server URL)"
 		}
 		if e.Message == "" {
@@ -374,18 +381,27 @@ func (c *Client) Query(ctx context.Context, expr string, at time.Time) (model.Ve
 
 // LabelValues lists a label's values on series matching any of the selectors (all series when none).
 func (c *Client) LabelValues(ctx context.Context, label string, match []string, start, end time.Time) ([]string, []string, error) {
+	return c.labels(ctx, "/api/v1/label/"+url.PathEscape(label)+"/values", "label values", match, start, end, math.MaxInt)
+}
+
+// labels asks one of the APIs that answer a list of strings (label names, a label's values) over matching series,
+// decoding the list as it arrives and keeping at most limit strings.
+func (c *Client) labels(ctx context.Context, path, what string, match []string, start, end time.Time, limit int) ([]string, []string, error) {
 	params := url.Values{"match[]": match}
 	if !start.IsZero() {
 		params.Set("start", formatTime(start))
 		params.Set("end", formatTime(end))
 	}
-	data, warns, err := c.call(ctx, "/api/v1/label/"+url.PathEscape(label)+"/values", params, http.MethodGet)
+	var out []string
+	warns, err := c.stream(ctx, path, params, http.MethodGet, func(dec *json.Decoder) (err error) {
+		out, err = decodeStrings(dec, limit)
+		if err != nil {
+			err = fmt.Errorf("unexpected %s answer: %w", what, err)
+		}
+		return err
+	})
 	if err != nil {
 		return nil, warns, err
-	}
-	var out []string
-	if err := json.Unmarshal(data, &out); err != nil {
-		return nil, warns, &Error{Status: http.StatusOK, Message: "unexpected label values answer: " + err.Error()}
 	}
 	return out, warns, nil
 }

@@ -27,6 +27,8 @@ type Evaluator struct {
 	Discovery *Discovery
 	// ScrapeInterval is how often the server scrapes vLLM; it sets the minimum step and rate window.
 	ScrapeInterval time.Duration
+
+	replicas replicaCache // whether series come twice, from an HA pair without deduplication
 }
 
 // Answer is a query's result with the PromQL that produced it.
@@ -111,6 +113,7 @@ func (ev *Evaluator) Eval(ctx context.Context, q query.Query, r query.Request) (
 			res.Notices = append(res.Notices, query.EmptyNotice(q, func(vllm.Signal) bool { return false }, query.HolderPrometheus))
 		}
 		held = func(s vllm.Signal) bool { _, ok := s.Name(names.Has); return ok }
+		res.Notices = append(res.Notices, ev.replicas.notices(ctx, ev.Client, to)...)
 	}
 	ans := &Answer{Result: res, Exprs: exprs}
 	results := make([]model.Matrix, len(exprs))

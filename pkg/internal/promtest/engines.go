@@ -24,10 +24,27 @@ const (
 	// VictoriaMetrics is Debian's victoria-metrics package (1.79 on bookworm), started by the test itself; the
 	// package's own service is never used.
 	VictoriaMetrics
+	// VictoriaMetrics151 is single-node VictoriaMetrics VictoriaMetrics151Version, built from its Go module by
+	// scripts/engines.sh into CacheDir()/victoria-metrics-<version>.
+	VictoriaMetrics151
+	// ThanosHA is an HA pair behind Thanos ThanosVersion: two Prometheus 3 with the same targets and samples,
+	// external labels replica="a" and "b", a sidecar each and a querier deduplicating ReplicaLabel
+	// (Options.NoDedup leaves it out, as a misconfigured querier would).
+	ThanosHA
+	// ThanosShards is two Prometheus 3 holding half the endpoints each (shard="0" and "1"), a sidecar each and one
+	// Thanos querier over both.
+	ThanosShards
+	// Cortex is Cortex CortexVersion as one process (-target=all, blocks on the local filesystem), fed through the
+	// remote-write protocol under the tenant Tenant and queried under /prometheus with the TenantHeader.
+	Cortex
 )
 
 // AllEngines lists every engine the tests know, in a stable order.
-var AllEngines = []Engine{Prometheus2, Prometheus3, VictoriaMetrics}
+var AllEngines = []Engine{Prometheus2, Prometheus3, VictoriaMetrics, VictoriaMetrics151, ThanosHA, ThanosShards, Cortex}
+
+// ScaleEngines are the engines that stand for a fleet beyond one Prometheus: current VictoriaMetrics, Thanos over
+// an HA pair and over shards, and a multi-tenant Cortex.
+var ScaleEngines = []Engine{VictoriaMetrics151, ThanosHA, ThanosShards, Cortex}
 
 // Prometheus3Version is the Prometheus 3 release CI builds (module github.com/prometheus/prometheus v0.316.0).
 const Prometheus3Version = "3.16.0"
@@ -45,9 +62,20 @@ func (e Engine) String() string {
 		return "prometheus3"
 	case VictoriaMetrics:
 		return "victoriametrics"
+	case VictoriaMetrics151:
+		return "victoriametrics-1.151"
+	case ThanosHA:
+		return "thanos-ha"
+	case ThanosShards:
+		return "thanos-shards"
+	case Cortex:
+		return "cortex"
 	}
 	return fmt.Sprintf("engine%d", int(e))
 }
+
+// IsVictoriaMetrics reports whether the engine is a VictoriaMetrics (MetricsQL: rates without extrapolation).
+func (e Engine) IsVictoriaMetrics() bool { return e == VictoriaMetrics || e == VictoriaMetrics151 }
 
 // IsPrometheus reports whether the engine is a Prometheus (promtool backfills it, its TSDB directory can be served).
 func (e Engine) IsPrometheus() bool { return e == Prometheus2 || e == Prometheus3 }
@@ -64,8 +92,13 @@ func CacheDir() string {
 
 // tools are the executables an engine needs.
 func (e Engine) tools() []string {
-	if e == VictoriaMetrics {
+	switch e {
+	case VictoriaMetrics, VictoriaMetrics151:
 		return []string{"victoria-metrics"}
+	case ThanosHA, ThanosShards:
+		return []string{"thanos", "prometheus", "promtool"}
+	case Cortex:
+		return []string{"cortex", "prometheus", "promtool"}
 	}
 	return []string{"prometheus", "promtool"}
 }
@@ -79,6 +112,9 @@ func (e Engine) installHint() string {
 			Prometheus3Version, CacheDir(), Prometheus3Env, Prometheus3Version)
 	case VictoriaMetrics:
 		return "install Debian's victoria-metrics package (apt-get install victoria-metrics)"
+	case VictoriaMetrics151, ThanosHA, ThanosShards, Cortex:
+		return fmt.Sprintf("run scripts/engines.sh as root (or with --ci), which builds it into %s (and Prometheus %s beside it)",
+			CacheDir(), Prometheus3Version)
 	}
 	return ""
 }
@@ -134,6 +170,23 @@ func lookup(e Engine, name string) (string, error) {
 		if st, err := os.Stat(path); err != nil || st.IsDir() || st.Mode()&0o111 == 0 { // #nosec G703 -- the test cache directory or $INFERSCOPE_PROMETHEUS3 (above), only checked for an executable
 			return "", fmt.Errorf("%s not found in %s", name, dir)
 		}
+	case VictoriaMetrics151, ThanosHA, ThanosShards, Cortex:
+		var version string
+		switch name {
+		case "prometheus", "promtool":
+			return lookup(Prometheus3, name)
+		case "victoria-metrics":
+			version = VictoriaMetrics151Version
+		case "thanos":
+			version = ThanosVersion
+		case "cortex":
+			version = CortexVersion
+		}
+		path = scaleBinary(name, version, name)
+		if st, err := os.Stat(path); err != nil || st.IsDir() || st.Mode()&0o111 == 0 { // #nosec G703 -- the test cache directory, only checked for an executable
+			return "", fmt.Errorf("%s %s not found in %s", name, version, filepath.Dir(path))
+		}
+		return path, nil
 	default:
 		return "", fmt.Errorf("unknown engine %d", int(e))
 	}

@@ -56,12 +56,17 @@ type Options struct {
 	// Zero means 1ms (VictoriaMetrics refuses 0), so a test sees a scrape as soon as Prometheus would; its
 	// default in production is 30s.
 	LatencyOffset time.Duration
+	// NoDedup starts ThanosHA's querier without --query.replica-label, so every series comes twice (replica="a"
+	// and "b"), as behind a querier nobody told about the HA pair.
+	NoDedup bool
 }
 
 // Server is a running engine owned by one test; it is stopped by t.Cleanup.
 type Server struct {
 	URL    string
 	Engine Engine
+	// Header is what every query must carry: Cortex's tenant (TenantHeader: Tenant), nil elsewhere.
+	Header http.Header
 	client *http.Client
 }
 
@@ -76,13 +81,22 @@ func Start(t testing.TB, opts Options) *Server {
 	for _, name := range eng.tools() {
 		EngineBinary(t, eng, name)
 	}
-	dir := t.TempDir()
 	if opts.ScrapeInterval == 0 {
 		opts.ScrapeInterval = time.Second
 	}
 	if (opts.DataDir != "" || opts.Rules != "") && !eng.IsPrometheus() {
 		t.Fatalf("Options.DataDir and Rules are Prometheus's; %s takes its samples through Options.OpenMetrics and evaluates no rules", eng)
 	}
+	switch eng {
+	case ThanosHA:
+		return &Server{URL: "http://" + startThanosHA(t, opts), Engine: eng, client: &http.Client{Timeout: 10 * time.Second}}
+	case ThanosShards:
+		return &Server{URL: "http://" + startThanosShards(t, opts), Engine: eng, client: &http.Client{Timeout: 10 * time.Second}}
+	case Cortex:
+		return &Server{URL: "http://" + startCortex(t, opts) + "/prometheus", Engine: eng,
+			Header: http.Header{TenantHeader: {Tenant}}, client: &http.Client{Timeout: 10 * time.Second}}
+	}
+	dir := t.TempDir()
 	data := opts.DataDir
 	if data == "" && opts.OpenMetrics != "" && eng.IsPrometheus() {
 		data = backfill(t, eng, opts.OpenMetrics)
@@ -114,7 +128,7 @@ func Start(t testing.TB, opts Options) *Server {
 			"--web.listen-address=" + addr,
 			"--log.level=warn",
 		}
-	case VictoriaMetrics:
+	case VictoriaMetrics, VictoriaMetrics151:
 		offset := opts.LatencyOffset
 		if offset <= 0 {
 			offset = time.Millisecond
@@ -138,45 +152,13 @@ func Start(t testing.TB, opts Options) *Server {
 	default:
 		t.Fatalf("unknown engine %d", int(eng))
 	}
-	logf, err := os.Create(filepath.Join(dir, "server.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(EngineBinary(t, eng, eng.tools()[0]), args...) // #nosec G204 -- a test server with test-made arguments
-	cmd.Stdout, cmd.Stderr = logf, logf
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start %s: %v", eng, err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		_ = logf.Close()
-		if t.Failed() {
-			if b, err := os.ReadFile(logf.Name()); err == nil {
-				t.Logf("%s log:\n%s", eng, b)
-			}
-		}
-	})
-	s := &Server{URL: "http://" + addr, Engine: eng, client: &http.Client{Timeout: 10 * time.Second}}
 	ready := "/-/ready"
-	if eng == VictoriaMetrics {
+	if eng.IsVictoriaMetrics() {
 		ready = "/health"
 	}
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		resp, err := s.client.Get(s.URL + ready)
-		if err == nil {
-			_ = resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				break
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s at %s not ready after 60s (last error: %v)", eng, addr, err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	if eng == VictoriaMetrics && opts.OpenMetrics != "" {
+	startProc(t, eng.String(), dir, EngineBinary(t, eng, eng.tools()[0]), args, addr, ready)
+	s := &Server{URL: "http://" + addr, Engine: eng, client: &http.Client{Timeout: 10 * time.Second}}
+	if eng.IsVictoriaMetrics() && opts.OpenMetrics != "" {
 		s.importOpenMetrics(t, opts.OpenMetrics)
 	}
 	return s
@@ -373,6 +355,9 @@ func (s *Server) get(ctx context.Context, path string, params url.Values) (query
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.URL+path+"?"+params.Encode(), nil)
 	if err != nil {
 		return queryData{}, err
+	}
+	for k, v := range s.Header {
+		req.Header[k] = v
 	}
 	resp, err := s.client.Do(req)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -13,18 +14,24 @@ import (
 	"github.com/prometheus/common/model"
 )
 
+// demoCounter is OpenMetrics text of one counter series with the given labels, growing by 10 every 5 s for five
+// minutes from base: 2/s.
+func demoCounter(base time.Time, labels string) string {
+	var b strings.Builder
+	b.WriteString("# TYPE demo_requests counter\n")
+	for i := 0; i <= 60; i++ {
+		fmt.Fprintf(&b, "demo_requests_total{%s} %d %d\n", labels, i*10, base.Add(time.Duration(i)*5*time.Second).Unix())
+	}
+	b.WriteString("# EOF\n")
+	return b.String()
+}
+
 // TestBackfillAndQuery proves the helper round-trips on every engine: samples we write are the samples PromQL sees.
 // Every engine agrees here: the counter grows evenly and the window holds a sample at each end, so Prometheus's
 // extrapolation and VictoriaMetrics' sample-before-the-window both give 2/s.
 func TestBackfillAndQuery(t *testing.T) {
 	base := time.Now().Add(-time.Hour).Truncate(time.Minute)
-	var b strings.Builder
-	b.WriteString("# TYPE demo_requests counter\n")
-	for i := 0; i <= 60; i++ {
-		fmt.Fprintf(&b, "demo_requests_total{engine=\"0\"} %d %d\n", i*10, base.Add(time.Duration(i)*5*time.Second).Unix())
-	}
-	b.WriteString("# EOF\n")
-	om := b.String()
+	om := demoCounter(base, `engine="0"`)
 	check := func(t *testing.T, s *Server) {
 		v, err := s.Query(context.Background(), "rate(demo_requests_total[1m])", base.Add(4*time.Minute))
 		if err != nil {
@@ -96,5 +103,45 @@ func TestEngineBinaries(t *testing.T) {
 	t.Setenv(Prometheus3Env, t.TempDir())
 	if err := available(Prometheus3); err == nil {
 		t.Errorf("an empty %s directory counts as Prometheus 3", Prometheus3Env)
+	}
+}
+
+// TestThanosHADedup: the HA pair holds every series twice; the querier with --query.replica-label answers as one
+// Prometheus, the one without doubles every sum and keeps the replica label.
+func TestThanosHADedup(t *testing.T) {
+	EnginesOf(t, ThanosHA)
+	base := time.Now().Add(-time.Hour).Truncate(time.Minute)
+	om := demoCounter(base, `instance="e0"`)
+	for _, tc := range []struct {
+		noDedup  bool
+		series   int
+		sum      float64
+		replicas string
+	}{{false, 1, 2, ""}, {true, 2, 4, "a b"}} {
+		t.Run(fmt.Sprintf("nodedup=%v", tc.noDedup), func(t *testing.T) {
+			s := Start(t, Options{Engine: ThanosHA, OpenMetrics: om, NoDedup: tc.noDedup})
+			at := base.Add(4 * time.Minute)
+			v, err := s.Query(context.Background(), "demo_requests_total", at)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var replicas []string
+			for _, smp := range v {
+				if r := string(smp.Metric[ReplicaLabel]); r != "" {
+					replicas = append(replicas, r)
+				}
+			}
+			slices.Sort(replicas)
+			if len(v) != tc.series || strings.Join(replicas, " ") != tc.replicas {
+				t.Fatalf("series %v, want %d with replicas %q", v, tc.series, tc.replicas)
+			}
+			sum, err := s.Query(context.Background(), "sum(rate(demo_requests_total[1m]))", at)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(sum) != 1 || float64(sum[0].Value) != tc.sum {
+				t.Fatalf("sum of rates %v, want %v", sum, tc.sum)
+			}
+		})
 	}
 }
