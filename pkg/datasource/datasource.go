@@ -108,24 +108,47 @@ func (d *Datasource) QueryData(ctx context.Context, req *backend.QueryDataReques
 }
 
 func (d *Datasource) query(ctx context.Context, dq backend.DataQuery) backend.DataResponse {
-	if _, broken := d.mode.(misconfigured); broken {
-		_, _, err := d.mode.eval(ctx, query.Query{}, query.Request{})
+	if err := d.mode.usable(); err != nil {
 		return d.errorResponse(ctx, err, "")
 	}
 	q, err := d.parseQuery(dq)
 	if err != nil {
 		return d.errorResponse(ctx, err, "")
 	}
-	if q.QueryType == query.TypeDiagnosis {
-		return d.diagnose(ctx, q, dq)
+	handle, special := queryMux[q.QueryType]
+	if !special {
+		handle = (*Datasource).measure
 	}
-	res, detail, err := d.evaluate(ctx, q, query.Request{From: dq.TimeRange.From, To: dq.TimeRange.To, Interval: dq.Interval, MaxDataPoints: dq.MaxDataPoints})
+	return handle(d, ctx, q, dq)
+}
+
+// queryHandler answers one parsed query.
+type queryHandler func(d *Datasource, ctx context.Context, q query.Query, dq backend.DataQuery) backend.DataResponse
+
+// queryMux routes the query types that are not measures over the mode's data, in the style of the SDK's
+// QueryTypeMux; every other type is a measure (Datasource.measure).
+var queryMux = map[query.Type]queryHandler{
+	query.TypeDiagnosis: (*Datasource).diagnose,
+	query.TypePromQL: func(d *Datasource, ctx context.Context, q query.Query, dq backend.DataQuery) backend.DataResponse {
+		return d.frames(ctx, q, dq, d.mode.promql)
+	},
+}
+
+// measure answers a measure query (raw metrics included) in the data source's mode.
+func (d *Datasource) measure(ctx context.Context, q query.Query, dq backend.DataQuery) backend.DataResponse {
+	return d.frames(ctx, q, dq, d.evaluate)
+}
+
+// frames answers a query with eval and shapes the result into frames; in a mode that scrapes, the frames carry the
+// channel that streams the query's newest values.
+func (d *Datasource) frames(ctx context.Context, q query.Query, dq backend.DataQuery, eval func(context.Context, query.Query, query.Request) (*query.Result, string, error)) backend.DataResponse {
+	res, detail, err := eval(ctx, q, query.Request{From: dq.TimeRange.From, To: dq.TimeRange.To, Interval: dq.Interval, MaxDataPoints: dq.MaxDataPoints})
 	if err != nil {
 		return d.errorResponse(ctx, err, detail)
 	}
 	query.ApplyLimit(q, res)
 	frames := query.Frames(q, res)
-	if _, ok := d.mode.(*direct); ok {
+	if d.mode.rounds() != nil {
 		channel := d.streams.register(d.uid, q)
 		for _, f := range frames {
 			f.Meta.Channel = channel

@@ -76,9 +76,6 @@ func (d *direct) close() {
 
 // eval answers one query from history; the executed query is the query itself with the step and window.
 func (d *direct) eval(ctx context.Context, q query.Query, r query.Request) (*query.Result, string, error) {
-	if q.QueryType == query.TypePromQL {
-		return nil, "", errPromQLNeedsPrometheus
-	}
 	res, err := d.answer(ctx, q, r)
 	if err != nil {
 		return nil, "", err
@@ -86,6 +83,19 @@ func (d *direct) eval(ctx context.Context, q query.Query, r query.Request) (*que
 	b, _ := json.Marshal(q)
 	return res, query.Describe("direct mode", res.Step, res.Window, string(b)), nil
 }
+
+// promql refuses: direct mode has no server to send PromQL to.
+func (d *direct) promql(context.Context, query.Query, query.Request) (*query.Result, string, error) {
+	return nil, "", errPromQLNeedsPrometheus
+}
+
+func (d *direct) usable() error { return nil }
+
+// rounds is the scraper: streams send after each of its rounds.
+func (d *direct) rounds() rounds { return d.scraper }
+
+// probeClients are the scrapes' clients, which obey the egress policy.
+func (d *direct) probeClients() (_, _ *http.Client, _ error) { return d.client, d.anonymous, nil }
 
 // answer evaluates one query over history, adding a notice for every selected endpoint whose last scrape failed.
 func (d *direct) answer(ctx context.Context, q query.Query, r query.Request) (*query.Result, error) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"net/http"
 	"slices"
 	"strings"
 	"time"
@@ -53,9 +54,15 @@ func newPrometheus(ctx context.Context, s backend.DataSourceInstanceSettings, st
 
 func (p *prometheus) close() { p.client.HTTP.CloseIdleConnections() }
 
-// eval answers one query; the generated PromQL is the executed query, also when the server refused it.
+// eval answers one measure query with the PromQL generated for it.
 func (p *prometheus) eval(ctx context.Context, q query.Query, r query.Request) (*query.Result, string, error) {
-	ans, err := p.evaluator.Eval(ctx, q, r)
+	return p.answer(ctx, p.evaluator.Eval, q, r)
+}
+
+// answer runs one of the evaluator's entry points; the PromQL it ran is the executed query, also when the server
+// refused it.
+func (p *prometheus) answer(ctx context.Context, eval func(context.Context, query.Query, query.Request) (*promapi.Answer, error), q query.Query, r query.Request) (*query.Result, string, error) {
+	ans, err := eval(ctx, q, r)
 	if err != nil {
 		detail := ""
 		if ans != nil && len(ans.Exprs) > 0 {
@@ -64,6 +71,20 @@ func (p *prometheus) eval(ctx context.Context, q query.Query, r query.Request) (
 		return nil, detail, err
 	}
 	return ans.Result, query.Describe("Prometheus mode", ans.Result.Step, ans.Result.Window, ans.PromQL()), nil
+}
+
+// promql sends the user's expression to the server; the expression is the executed query.
+func (p *prometheus) promql(ctx context.Context, q query.Query, r query.Request) (*query.Result, string, error) {
+	return p.answer(ctx, p.evaluator.EvalPromQL, q, r)
+}
+
+func (p *prometheus) usable() error { return nil }
+
+// rounds is nil: the server scrapes on its own schedule, which the data source does not see.
+func (p *prometheus) rounds() rounds { return nil }
+
+func (p *prometheus) probeClients() (_, _ *http.Client, _ error) {
+	return nil, nil, errProbeNeedsDirect
 }
 
 // health checks the server answers and reports which vLLM flavors, endpoints and engines it has seen.

@@ -119,9 +119,9 @@ func (r *streamRegistry) acquire(path string) (query.Query, func(), bool) {
 	}, true
 }
 
-// SubscribeStream accepts channels of queries this instance has answered in direct mode.
+// SubscribeStream accepts channels of queries this instance has answered in a mode that scrapes (direct).
 func (d *Datasource) SubscribeStream(_ context.Context, req *backend.SubscribeStreamRequest) (*backend.SubscribeStreamResponse, error) {
-	if _, isDirect := d.mode.(*direct); !isDirect {
+	if d.mode.rounds() == nil {
 		return &backend.SubscribeStreamResponse{Status: backend.SubscribeStreamStatusNotFound}, nil
 	}
 	if _, ok := d.streams.lookup(req.Path); !ok {
@@ -138,8 +138,8 @@ func (d *Datasource) PublishStream(_ context.Context, _ *backend.PublishStreamRe
 // RunStream sends, after every scrape round, the newest value of each of the query's series as one wide frame,
 // until Grafana cancels the stream when the last subscriber leaves.
 func (d *Datasource) RunStream(ctx context.Context, req *backend.RunStreamRequest, sender *backend.StreamSender) error {
-	dr, isDirect := d.mode.(*direct) // only direct mode streams: it knows when a scrape round ends
-	if !isDirect {
+	source := d.mode.rounds() // only a mode that scrapes streams: it knows when a scrape round ends
+	if source == nil {
 		return fmt.Errorf("no stream at path %.64q", req.Path)
 	}
 	q, release, ok := d.streams.acquire(req.Path)
@@ -147,7 +147,7 @@ func (d *Datasource) RunStream(ctx context.Context, req *backend.RunStreamReques
 		return fmt.Errorf("no stream at path %.64q", req.Path)
 	}
 	defer release()
-	rounds, unsubscribe := dr.scraper.Subscribe()
+	rounds, unsubscribe := source.Subscribe()
 	defer unsubscribe()
 	interval := time.Duration(d.settings.ScrapeInterval)
 	for {
