@@ -3,7 +3,6 @@
 package query
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -194,15 +193,6 @@ func (q *Query) EnsureValid() error {
 		return nil
 	}
 	return q.Validate()
-}
-
-// Parse decodes and validates a query, applying defaults; errors name the offending field.
-func Parse(raw []byte) (Query, error) {
-	var q Query
-	if err := json.Unmarshal(raw, &q); err != nil {
-		return Query{}, Invalid(fmt.Errorf("query JSON is invalid: %w", err))
-	}
-	return q, q.Validate()
 }
 
 // Validate checks the fields a query type needs and fills defaults; its errors are InvalidErrors.
