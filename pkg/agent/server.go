@@ -127,6 +127,13 @@ func New(cfg Config) (*Server, error) {
 // Handler is the agent's HTTP API.
 func (s *Server) Handler() http.Handler { return s.handler }
 
+// Close is Shutdown bounded by ShutdownTimeout.
+func (s *Server) Close() {
+	ctx, cancel := context.WithTimeout(context.Background(), ShutdownTimeout)
+	defer cancel()
+	s.Shutdown(ctx)
+}
+
 // Shutdown refuses new profiles, waits (until ctx ends) for a start or stop under way, and stops a profile that is
 // running or was starting, retrying a failed stop until ctx ends, so shutting the agent down never leaves vLLM
 // profiling. It writes the last summary of refused requests.
