@@ -150,6 +150,7 @@ func (d *Datasource) RunStream(ctx context.Context, req *backend.RunStreamReques
 	rounds, unsubscribe := source.Subscribe()
 	defer unsubscribe()
 	interval := time.Duration(d.settings.ScrapeInterval)
+	var sent int64 // the newest time sent: a round whose scrapes brought nothing newer (failed, timed out) sends nothing
 	for {
 		select {
 		case <-ctx.Done():
@@ -161,17 +162,18 @@ func (d *Datasource) RunStream(ctx context.Context, req *backend.RunStreamReques
 				// Returning an error makes Grafana restart the stream silently; skip this round instead.
 				continue
 			}
-			if f := latestFrame(res); f != nil {
+			if f, newest := latestFrame(res); f != nil && newest > sent {
 				if err := sender.SendFrame(f, data.IncludeAll); err != nil {
 					return err
 				}
+				sent = newest
 			}
 		}
 	}
 }
 
-// latestFrame is a one-row wide frame holding the newest point of every output series.
-func latestFrame(res *query.Result) *data.Frame {
+// latestFrame is a one-row wide frame holding the newest point of every output series, and that point's time.
+func latestFrame(res *query.Result) (*data.Frame, int64) {
 	var newest int64
 	for _, o := range res.Outputs {
 		if n := len(o.Points); n > 0 && o.Points[n-1].T > newest {
@@ -179,7 +181,7 @@ func latestFrame(res *query.Result) *data.Frame {
 		}
 	}
 	if newest == 0 {
-		return nil
+		return nil, 0
 	}
 	f := data.NewFrame("stream", data.NewField(data.TimeSeriesTimeFieldName, nil, []time.Time{time.UnixMilli(newest).UTC()}))
 	for _, o := range res.Outputs {
@@ -191,5 +193,5 @@ func latestFrame(res *query.Result) *data.Frame {
 		field.Config = &data.FieldConfig{Unit: o.Unit}
 		f.Fields = append(f.Fields, field)
 	}
-	return f
+	return f, newest
 }
