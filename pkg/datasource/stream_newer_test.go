@@ -42,7 +42,9 @@ func TestStreamSendsOnlyNewerPoints(t *testing.T) {
 	sender := &countingSender{}
 	path := strings.TrimPrefix(d.streams.register("ds", query.Query{QueryType: query.TypeQueue, Measure: "running"}), "ds/ds/")
 	done := make(chan error, 1)
-	go func() { done <- d.RunStream(ctx, &backend.RunStreamRequest{Path: path}, backend.NewStreamSender(sender)) }()
+	go func() {
+		done <- d.RunStream(ctx, &backend.RunStreamRequest{Path: path}, backend.NewStreamSender(sender))
+	}()
 	sc.Start()
 	defer sc.Stop()
 	for n := 0; n < 6; n++ { // six rounds: two with data, four failing
