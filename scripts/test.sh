@@ -23,6 +23,8 @@ step "frontend: component tests (Chromium)";   npm run test:ct
 step "release zip: npm run package";           npm run package
 zip="$PWD/inferscope-vllm-app-$(node -p 'require("./package.json").version').zip"
 step "go vet";                                 go vet ./pkg/... && go vet -tags mage ./Magefile.go
+# Functions no executable reaches, beyond the allow-list of test-only API (golang.org/x/tools/cmd/deadcode, pinned).
+step "deadcode";                               ./scripts/deadcode.sh
 # gosec over what handles files, tokens and the agent's API; built once into a versioned cache directory.
 GOSEC_VERSION=v2.30.0
 gosec_bin="${XDG_CACHE_HOME:-$HOME/.cache}/inferscope-bin/gosec-$GOSEC_VERSION/gosec"

@@ -2,7 +2,7 @@ import fs from 'fs';
 import path from 'path';
 import catalog from './datasource/catalog.json';
 import { MODE, SETTINGS } from './datasource/settings.gen';
-import { FIELD, GROUP_BY, HISTOGRAM, SCORE } from './datasource/catalog.gen';
+import { FIELD, GROUP_BY, HISTOGRAM, RAW_METRIC, SCORE } from './datasource/catalog.gen';
 
 // The catalog (pkg/measure, pkg/query) and the settings (pkg/datasource) reach the frontend through generated files
 // only: catalog.json, catalog.gen.ts and settings.gen.ts. This test reads every other source of the plugin (tests,
@@ -25,6 +25,7 @@ function sources(dir: string): string[] {
 const types = new Set(catalog.types.map((t) => t.value));
 const measures = new Set(Object.values(catalog.measures).flatMap((m) => m.options.map((o) => o.value)));
 const families = new Set(catalog.latencyMetrics.map((f) => f.value));
+const rawMetrics = new Set<string>(Object.values(RAW_METRIC));
 const scores = new Set<string>(Object.values(SCORE));
 const groupings = new Set<string>(Object.values(GROUP_BY));
 const fields = new Set<string>(Object.values(FIELD));
@@ -41,6 +42,7 @@ const CHECKS: Array<{ what: string; re: RegExp; is: (v: string) => boolean }> = 
   { what: 'query type', re: quoted('queryType'), is: (v) => types.has(v) },
   { what: 'measure', re: quoted('measure'), is: (v) => measures.has(v) },
   { what: 'latency family', re: quoted('metric'), is: (v) => families.has(v) },
+  { what: 'raw metric', re: quoted('metric'), is: (v) => rawMetrics.has(v) },
   { what: 'score', re: quoted('score'), is: (v) => scores.has(v) },
   { what: 'grouping', re: quoted('groupBy'), is: (v) => groupings.has(v) },
   { what: 'histogram', re: quoted('histogram'), is: (v) => histograms.has(v) },

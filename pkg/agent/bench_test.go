@@ -22,7 +22,7 @@ func BenchmarkMetricEnable(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Run("local", func(b *testing.B) {
-		l, err := profilerconfig.NewAllowList(path)
+		l, err := profilerconfig.NewAllowListOf(profilerconfig.Entry{Path: path})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -66,11 +66,8 @@ func NewInstance(ctx context.Context, s backend.DataSourceInstanceSettings) (ins
 	if err != nil {
 		d.mode = misconfigured{scrubbed(scrub, err)}
 	}
-	if dm, ok := d.mode.(*direct); ok && dm.fleet != nil {
-		d.roleCache.Declare(dm.fleet.declaredRoles)
-	}
-	if pm, ok := d.mode.(*prometheus); ok && st.RoleLabel != "" {
-		d.roleCache.Declare((&promRoles{client: pm.client, label: st.RoleLabel}).declared)
+	if declared := d.mode.declaredRoles(); declared != nil {
+		d.roleCache.Declare(declared)
 	}
 	d.CallResourceHandler = httpadapter.New(d.routes())
 	return d, nil
@@ -114,18 +111,41 @@ func (d *Datasource) QueryData(ctx context.Context, req *backend.QueryDataReques
 }
 
 func (d *Datasource) query(ctx context.Context, dq backend.DataQuery) backend.DataResponse {
-	if _, broken := d.mode.(misconfigured); broken {
-		_, _, err := d.mode.eval(ctx, query.Query{}, query.Request{})
+	if err := d.mode.usable(); err != nil {
 		return d.errorResponse(ctx, err, "")
 	}
 	q, err := d.parseQuery(dq)
 	if err != nil {
 		return d.errorResponse(ctx, err, "")
 	}
-	if q.QueryType == query.TypeDiagnosis {
-		return d.diagnose(ctx, q, dq)
+	handle, special := queryMux[q.QueryType]
+	if !special {
+		handle = (*Datasource).measure
 	}
-	res, detail, err := d.evaluate(ctx, q, query.Request{From: dq.TimeRange.From, To: dq.TimeRange.To, Interval: dq.Interval, MaxDataPoints: dq.MaxDataPoints})
+	return handle(d, ctx, q, dq)
+}
+
+// queryHandler answers one parsed query.
+type queryHandler func(d *Datasource, ctx context.Context, q query.Query, dq backend.DataQuery) backend.DataResponse
+
+// queryMux routes the query types that are not measures over the mode's data, in the style of the SDK's
+// QueryTypeMux; every other type is a measure (Datasource.measure).
+var queryMux = map[query.Type]queryHandler{
+	query.TypeDiagnosis: (*Datasource).diagnose,
+	query.TypePromQL: func(d *Datasource, ctx context.Context, q query.Query, dq backend.DataQuery) backend.DataResponse {
+		return d.frames(ctx, q, dq, d.mode.promql)
+	},
+}
+
+// measure answers a measure query (raw metrics included) in the data source's mode.
+func (d *Datasource) measure(ctx context.Context, q query.Query, dq backend.DataQuery) backend.DataResponse {
+	return d.frames(ctx, q, dq, d.evaluate)
+}
+
+// frames answers a query with eval and shapes the result into frames; in a mode that scrapes, the frames carry the
+// channel that streams the query's newest values.
+func (d *Datasource) frames(ctx context.Context, q query.Query, dq backend.DataQuery, eval func(context.Context, query.Query, query.Request) (*query.Result, string, error)) backend.DataResponse {
+	res, detail, err := eval(ctx, q, query.Request{From: dq.TimeRange.From, To: dq.TimeRange.To, Interval: dq.Interval, MaxDataPoints: dq.MaxDataPoints})
 	if err != nil {
 		return d.errorResponse(ctx, err, detail)
 	}
@@ -135,7 +155,7 @@ func (d *Datasource) query(ctx context.Context, dq backend.DataQuery) backend.Da
 	frames := query.Frames(q, res)
 	// A live channel streams the newest point of every series the query computes: a top list or a distribution is
 	// taken over the panel's whole range, so such panels update on refresh instead.
-	if _, ok := d.mode.(*direct); ok && q.Limit == 0 && len(q.Buckets) == 0 {
+	if d.mode.rounds() != nil && q.Limit == 0 && len(q.Buckets) == 0 {
 		channel := d.streams.register(d.uid, q)
 		for _, f := range frames {
 			f.Meta.Channel = channel

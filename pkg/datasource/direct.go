@@ -19,6 +19,7 @@ import (
 	"github.com/inferscope/inferscope-vllm/pkg/history"
 	"github.com/inferscope/inferscope-vllm/pkg/query"
 	"github.com/inferscope/inferscope-vllm/pkg/redact"
+	"github.com/inferscope/inferscope-vllm/pkg/role"
 	"github.com/inferscope/inferscope-vllm/pkg/scraper"
 )
 
@@ -84,9 +85,6 @@ func (d *direct) close() {
 
 // eval answers one query from history; the executed query is the query itself with the step and window.
 func (d *direct) eval(ctx context.Context, q query.Query, r query.Request) (*query.Result, string, error) {
-	if q.QueryType == query.TypePromQL {
-		return nil, "", errPromQLNeedsPrometheus
-	}
 	res, err := d.answer(ctx, q, r)
 	if err != nil {
 		return nil, "", err
@@ -94,6 +92,26 @@ func (d *direct) eval(ctx context.Context, q query.Query, r query.Request) (*que
 	b, _ := json.Marshal(q)
 	return res, query.Describe("direct mode", res.Step, res.Window, string(b)), nil
 }
+
+// promql refuses: direct mode has no server to send PromQL to.
+func (d *direct) promql(context.Context, query.Query, query.Request) (*query.Result, string, error) {
+	return nil, "", errPromQLNeedsPrometheus
+}
+
+func (d *direct) usable() error { return nil }
+
+// rounds is the scraper: streams send after each of its rounds.
+func (d *direct) rounds() rounds { return d.scraper }
+
+func (d *direct) declaredRoles() role.Declared {
+	if d.fleet == nil {
+		return nil
+	}
+	return d.fleet.declaredRoles
+}
+
+// probeClients are the scrapes' clients, which obey the egress policy.
+func (d *direct) probeClients() (_, _ *http.Client, _ error) { return d.client, d.anonymous, nil }
 
 // answer evaluates one query over history, adding a notice for every selected endpoint whose last scrape failed.
 func (d *direct) answer(ctx context.Context, q query.Query, r query.Request) (*query.Result, error) {

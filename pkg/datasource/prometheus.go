@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"net/http"
 	"slices"
 	"strings"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/inferscope/inferscope-vllm/pkg/promapi"
 	"github.com/inferscope/inferscope-vllm/pkg/query"
 	"github.com/inferscope/inferscope-vllm/pkg/redact"
+	"github.com/inferscope/inferscope-vllm/pkg/role"
 	"github.com/inferscope/inferscope-vllm/pkg/vllm"
 )
 
@@ -22,6 +24,8 @@ import (
 type prometheus struct {
 	client    *promapi.Client
 	evaluator *promapi.Evaluator
+	// roleLabel is the label the user's Prometheus relabelled endpoints' roles into (Settings.RoleLabel).
+	roleLabel string
 }
 
 // newPrometheus builds the client from the data source's HTTP settings: basic auth, TLS, custom headers
@@ -46,16 +50,29 @@ func newPrometheus(ctx context.Context, s backend.DataSourceInstanceSettings, st
 		return nil, fmt.Errorf("HTTP client: %w", err)
 	}
 	c := &promapi.Client{BaseURL: s.URL, HTTP: hc, Method: st.HTTPMethod, Scrub: scrub}
-	return &prometheus{client: c, evaluator: &promapi.Evaluator{
+	return &prometheus{client: c, roleLabel: st.RoleLabel, evaluator: &promapi.Evaluator{
 		Client: c, Discovery: &promapi.Discovery{Client: c}, ScrapeInterval: time.Duration(st.ScrapeInterval),
 	}}, nil
 }
 
+func (p *prometheus) declaredRoles() role.Declared {
+	if p.roleLabel == "" {
+		return nil
+	}
+	return (&promRoles{client: p.client, label: p.roleLabel}).declared
+}
+
 func (p *prometheus) close() { p.client.HTTP.CloseIdleConnections() }
 
-// eval answers one query; the generated PromQL is the executed query, also when the server refused it.
+// eval answers one measure query with the PromQL generated for it.
 func (p *prometheus) eval(ctx context.Context, q query.Query, r query.Request) (*query.Result, string, error) {
-	ans, err := p.evaluator.Eval(ctx, q, r)
+	return p.answer(ctx, p.evaluator.Eval, q, r)
+}
+
+// answer runs one of the evaluator's entry points; the PromQL it ran is the executed query, also when the server
+// refused it.
+func (p *prometheus) answer(ctx context.Context, eval func(context.Context, query.Query, query.Request) (*promapi.Answer, error), q query.Query, r query.Request) (*query.Result, string, error) {
+	ans, err := eval(ctx, q, r)
 	if err != nil {
 		detail := ""
 		if ans != nil && len(ans.Exprs) > 0 {
@@ -64,6 +81,20 @@ func (p *prometheus) eval(ctx context.Context, q query.Query, r query.Request) (
 		return nil, detail, err
 	}
 	return ans.Result, query.Describe("Prometheus mode", ans.Result.Step, ans.Result.Window, ans.PromQL()), nil
+}
+
+// promql sends the user's expression to the server; the expression is the executed query.
+func (p *prometheus) promql(ctx context.Context, q query.Query, r query.Request) (*query.Result, string, error) {
+	return p.answer(ctx, p.evaluator.EvalPromQL, q, r)
+}
+
+func (p *prometheus) usable() error { return nil }
+
+// rounds is nil: the server scrapes on its own schedule, which the data source does not see.
+func (p *prometheus) rounds() rounds { return nil }
+
+func (p *prometheus) probeClients() (_, _ *http.Client, _ error) {
+	return nil, nil, errProbeNeedsDirect
 }
 
 // health checks the server answers and reports which vLLM flavors, endpoints and engines it has seen.

@@ -92,9 +92,9 @@ func (d *Datasource) handleProbe(w http.ResponseWriter, r *http.Request) {
 		httpjson.Error(w, http.StatusForbidden, "only organization admins may test endpoints")
 		return
 	}
-	dr, isDirect := d.mode.(*direct) // probes use direct mode's clients and egress policy
-	if !isDirect {
-		httpjson.Error(w, http.StatusBadRequest, "endpoint tests need a saved direct-mode configuration")
+	client, anonymous, err := d.mode.probeClients()
+	if err != nil {
+		httpjson.Error(w, http.StatusBadRequest, err.Error())
 		return
 	}
 	var body probeRequest
@@ -110,9 +110,8 @@ func (d *Datasource) handleProbe(w http.ResponseWriter, r *http.Request) {
 		httpjson.Error(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	client := dr.anonymous
-	if body.UseStoredCredentials || d.settings.hasEndpoint(body.URL) {
-		client = dr.client
+	if !body.UseStoredCredentials && !d.settings.hasEndpoint(body.URL) {
+		client = anonymous
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), time.Duration(d.settings.ScrapeTimeout)+time.Second)
 	defer cancel()

@@ -119,9 +119,9 @@ func (r *streamRegistry) acquire(path string) (query.Query, func(), bool) {
 	}, true
 }
 
-// SubscribeStream accepts channels of queries this instance has answered in direct mode.
+// SubscribeStream accepts channels of queries this instance has answered in a mode that scrapes (direct).
 func (d *Datasource) SubscribeStream(_ context.Context, req *backend.SubscribeStreamRequest) (*backend.SubscribeStreamResponse, error) {
-	if _, isDirect := d.mode.(*direct); !isDirect {
+	if d.mode.rounds() == nil {
 		return &backend.SubscribeStreamResponse{Status: backend.SubscribeStreamStatusNotFound}, nil
 	}
 	if _, ok := d.streams.lookup(req.Path); !ok {
@@ -138,8 +138,8 @@ func (d *Datasource) PublishStream(_ context.Context, _ *backend.PublishStreamRe
 // RunStream sends, after every scrape round, the newest value of each of the query's series as one wide frame,
 // until Grafana cancels the stream when the last subscriber leaves.
 func (d *Datasource) RunStream(ctx context.Context, req *backend.RunStreamRequest, sender *backend.StreamSender) error {
-	dr, isDirect := d.mode.(*direct) // only direct mode streams: it knows when a scrape round ends
-	if !isDirect {
+	source := d.mode.rounds() // only a mode that scrapes streams: it knows when a scrape round ends
+	if source == nil {
 		return fmt.Errorf("no stream at path %.64q", req.Path)
 	}
 	q, release, ok := d.streams.acquire(req.Path)
@@ -147,9 +147,10 @@ func (d *Datasource) RunStream(ctx context.Context, req *backend.RunStreamReques
 		return fmt.Errorf("no stream at path %.64q", req.Path)
 	}
 	defer release()
-	rounds, unsubscribe := dr.scraper.Subscribe()
+	rounds, unsubscribe := source.Subscribe()
 	defer unsubscribe()
 	interval := time.Duration(d.settings.ScrapeInterval)
+	var sent int64 // the newest time sent: a round whose scrapes brought nothing newer (failed, timed out) sends nothing
 	for {
 		select {
 		case <-ctx.Done():
@@ -161,17 +162,18 @@ func (d *Datasource) RunStream(ctx context.Context, req *backend.RunStreamReques
 				// Returning an error makes Grafana restart the stream silently; skip this round instead.
 				continue
 			}
-			if f := latestFrame(res); f != nil {
+			if f, newest := latestFrame(res); f != nil && newest > sent {
 				if err := sender.SendFrame(f, data.IncludeAll); err != nil {
 					return err
 				}
+				sent = newest
 			}
 		}
 	}
 }
 
-// latestFrame is a one-row wide frame holding the newest point of every output series.
-func latestFrame(res *query.Result) *data.Frame {
+// latestFrame is a one-row wide frame holding the newest point of every output series, and that point's time.
+func latestFrame(res *query.Result) (*data.Frame, int64) {
 	var newest int64
 	for _, o := range res.Outputs {
 		if n := len(o.Points); n > 0 && o.Points[n-1].T > newest {
@@ -179,7 +181,7 @@ func latestFrame(res *query.Result) *data.Frame {
 		}
 	}
 	if newest == 0 {
-		return nil
+		return nil, 0
 	}
 	f := data.NewFrame("stream", data.NewField(data.TimeSeriesTimeFieldName, nil, []time.Time{time.UnixMilli(newest).UTC()}))
 	for _, o := range res.Outputs {
@@ -191,5 +193,5 @@ func latestFrame(res *query.Result) *data.Frame {
 		field.Config = &data.FieldConfig{Unit: o.Unit}
 		f.Fields = append(f.Fields, field)
 	}
-	return f
+	return f, newest
 }

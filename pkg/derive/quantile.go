@@ -165,23 +165,6 @@ func almostEqual(a, b, epsilon float64) bool {
 	return diff/math.Min(absSum, math.MaxFloat64) < epsilon
 }
 
-// BucketRates returns rate(x_bucket[end-start]) for every `le` series of one histogram, so
-// HistogramQuantile(q, BucketRates(s, t-w, t)) equals histogram_quantile(q, rate(x_bucket[w])) at t.
-// Series with fewer than two samples in [start, end] are left out, as in PromQL.
-func BucketRates(series []BucketSeries, start, end int64) []Bucket {
-	return bucketsOf(series, start, end, Rate)
-}
-
-func bucketsOf(series []BucketSeries, start, end int64, f func([]Point, int64, int64) (float64, bool)) []Bucket {
-	out := make([]Bucket, 0, len(series))
-	for _, s := range series {
-		if v, ok := f(s.Points, start, end); ok {
-			out = append(out, Bucket{UpperBound: s.UpperBound, Count: v})
-		}
-	}
-	return out
-}
-
 // HistogramMean returns increase(x_sum[w]) / increase(x_count[w]) (or the same with rates), the
 // mean observation over the window; ok is false and the value NaN when no observation was made.
 func HistogramMean(sumIncrease, countIncrease float64) (float64, bool) {

@@ -2,7 +2,6 @@ package derive
 
 import (
 	"math"
-	"sort"
 	"time"
 )
 
@@ -24,22 +23,6 @@ func isStale(v float64) bool { return math.Float64bits(v) == staleNaNBits }
 // IsStale reports whether v is a staleness marker rather than a sampled value.
 func IsStale(v float64) bool { return isStale(v) }
 
-// window returns the samples of points with start < T <= end: a range selector evaluated at end selects
-// (end−range, end], as Prometheus 3's matrixIterSlice does (it drops samples with T <= mint). Prometheus 2.x
-// kept a sample exactly at start (t >= mint); that is the one difference a sample on a window boundary makes.
-// The result aliases points unless staleness markers have to be filtered out.
-func window(points []Point, start, end int64) []Point {
-	lo := sort.Search(len(points), func(i int) bool { return points[i].T > start })
-	hi := lo + sort.Search(len(points)-lo, func(i int) bool { return points[lo+i].T > end })
-	w := points[lo:hi]
-	for i := range w {
-		if isStale(w[i].V) {
-			return withoutStale(w)
-		}
-	}
-	return w
-}
-
 func withoutStale(w []Point) []Point {
 	out := make([]Point, 0, len(w))
 	for _, p := range w {
@@ -54,22 +37,6 @@ func withoutStale(w []Point) []Point {
 // selector's range), so rate's division rounds identically.
 func rangeSeconds(ms int64) float64 {
 	return (time.Duration(ms) * time.Millisecond).Seconds()
-}
-
-// Rate returns PromQL rate(points[end-start]) evaluated at end: Increase divided by the range
-// length in seconds (end-start, not the sampled interval). ok is false for fewer than two samples.
-func Rate(points []Point, start, end int64) (float64, bool) {
-	return extrapolatedRate(points, start, end, true, true)
-}
-
-// extrapolatedRate follows Prometheus 3 promql/functions.go extrapolatedRate for float samples without start
-// timestamps (v3.16), including its order of floating-point operations so results agree to the last bit.
-func extrapolatedRate(points []Point, start, end int64, isCounter, isRate bool) (float64, bool) {
-	s := window(points, start, end)
-	if len(s) < 2 {
-		return 0, false
-	}
-	return extrapolate(s, start, end, counterIncrease(s, isCounter), isCounter, isRate)
 }
 
 // counterIncrease is last − first of a window, plus, for a counter, the value before each drop: a decrease means

@@ -73,7 +73,12 @@ func TestAgentAttackSIGTERMDuringStart(t *testing.T) {
 	case <-time.After(60 * time.Second):
 		t.Fatal("the agent did not exit within 60 s of SIGTERM")
 	}
-	code := <-answered
+	var code int
+	select {
+	case code = <-answered:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the start request was not answered within 30 s of the agent's exit")
+	}
 	t.Logf("FIGURES SIGTERM during start: start answered %d, vLLM starts %d, stops %d, exit %v", code, vllm.starts.Load(), vllm.stops.Load(), err)
 	if err != nil || code != http.StatusOK || vllm.starts.Load() != 1 || vllm.stops.Load() != 1 {
 		t.Errorf("SIGTERM during a start left vLLM profiling or the request unanswered; agent log:\n%s", ag.Logs())

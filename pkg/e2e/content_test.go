@@ -38,9 +38,10 @@ func startFleet(t *testing.T, p *harness.Plugin, uid string, eps []map[string]st
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	t.Cleanup(cancel)
 	pc := harness.DataSourceContext(t, harness.DataSource{UID: uid,
-		// The timeout is the whole 1 s interval (the most settings allow): the fleets' 1 s scrapes stand for Grafana's
-		// 15 s at 30× speed, and on a loaded machine a scrape may take most of a second.
-		JSONData: map[string]any{"mode": "direct", "endpoints": eps, "scrapeInterval": "1s", "scrapeTimeout": "1s"}}, nil)
+		// Scrapes of seconds with the whole interval as the timeout: at 1 s (and a 1 s timeout) a loaded machine timed
+		// scrapes out, so the endpoint-down rule fired everywhere and rules and panels saw no data. The rules' and
+		// panels' windows (5 m and more of real time) hold the fleets' whole history at either interval.
+		JSONData: map[string]any{"mode": "direct", "endpoints": eps, "scrapeInterval": testScrapeInterval, "scrapeTimeout": testScrapeInterval}}, nil)
 	if _, err := p.CheckHealth(ctx, pc); err != nil { // creates the instance, which starts scraping
 		t.Fatal(err)
 	}
@@ -69,8 +70,8 @@ func startPromFleet(t *testing.T, p *harness.Plugin, uid string, eps []map[strin
 }
 
 // query sends one query model as Grafana would (time range ending now) and returns the answer. The fleets run 30×
-// faster than real time, so queries use a 1 s step (the scrape interval) where Grafana would use 15 s: the same
-// number of points per simulated minute.
+// faster than real time, so queries ask for a 1 s step where Grafana would use 15 s (the data source raises it to
+// the scrape interval).
 func (f *contentFleet) query(t *testing.T, model map[string]any, rng time.Duration) backend.DataResponse {
 	t.Helper()
 	now := time.Now()

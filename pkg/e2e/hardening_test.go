@@ -54,7 +54,8 @@ func TestColdStartFirstQueryHasData(t *testing.T) {
 	p := harness.Start(t, harness.Executable(t, harness.DatasourceExecutable))
 	pc := harness.DataSourceContext(t, harness.DataSource{UID: "cold-start",
 		JSONData: map[string]any{"mode": "direct", "endpoints": []map[string]string{{"url": url, "name": "slow"}},
-			"scrapeInterval": "2s", "scrapeTimeout": "1500ms"}}, harness.User("Viewer"))
+			// A timeout of seconds beyond the endpoint's one: the test is about the first query waiting, not timeouts.
+			"scrapeInterval": "4s", "scrapeTimeout": "3s"}}, harness.User("Viewer"))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	now := time.Now()

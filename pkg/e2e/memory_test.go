@@ -98,10 +98,11 @@ func TestMemoryUnderAttack(t *testing.T) {
 		{prom, map[string]any{"queryType": "raw", "metric": "vllm:num_requests_running"}, time.Hour, 1000},
 	}
 	deadline := time.Now().Add(15 * time.Second)
+	var attackers sync.WaitGroup
 	for w := 0; w < 3; w++ {
-		wg.Add(1)
+		attackers.Add(1)
 		go func(w int) {
-			defer wg.Done()
+			defer attackers.Done()
 			for i := w; i < 1000 && time.Now().Before(deadline); i++ {
 				a := attacks[i%len(attacks)]
 				now := time.Now()
@@ -118,7 +119,7 @@ func TestMemoryUnderAttack(t *testing.T) {
 			}
 		}(w)
 	}
-	time.Sleep(time.Until(deadline))
+	attackers.Wait() // each stops at the deadline or after its share of the 1000 queries
 	close(stop)
 	wg.Wait()
 	end := time.Now()

@@ -74,18 +74,21 @@ func TestBucketSeriesMatchPrometheus3(t *testing.T) {
 		direct = append(direct, scraper.Target{Name: addr, URL: "http://" + addr + "/metrics"})
 	}
 
-	prom := promtest.Start(t, promtest.Options{Engine: promtest.Prometheus3, Targets: targets, ScrapeInterval: time.Second})
+	// Both sides scrape every 2 s with the whole interval as the timeout: the test is about le labels, and on a loaded
+	// machine a scrape must not time out.
+	const interval = 2 * time.Second
+	prom := promtest.Start(t, promtest.Options{Engine: promtest.Prometheus3, Targets: targets, ScrapeInterval: interval})
 	store := history.New(history.Options{Retention: time.Hour})
-	sc := scraper.New(direct, store, scraper.Options{Interval: time.Second, Timeout: 900 * time.Millisecond})
+	sc := scraper.New(direct, store, scraper.Options{Interval: interval, Timeout: interval})
 	sc.Start()
 	t.Cleanup(sc.Stop)
 	prom.WaitFor(t, `count(count by (instance) (dynamo_component_request_duration_seconds_bucket or dynamo_frontend_time_to_first_token_seconds_bucket))`,
 		time.Minute, func(v model.Vector) bool { return len(v) == 1 && int(v[0].Value) == len(targets) })
 	// Both sides now hold samples, so a range starting now has a value on each at its first step; every later step
 	// has one once both have scraped every target after the range's end: wait for that (bounded).
-	from := time.Now().Truncate(time.Second).Add(time.Second)
-	to := from.Add(2 * time.Second)
-	req := query.Request{From: from, To: to, Interval: time.Second}
+	from := time.Now().Truncate(time.Second).Add(interval)
+	to := from.Add(2 * interval)
+	req := query.Request{From: from, To: to, Interval: interval}
 	prom.WaitFor(t, fmt.Sprintf(`min(timestamp(up)) >= %.3f`, float64(to.UnixMilli())/1000), time.Minute,
 		func(v model.Vector) bool { return len(v) == 1 })
 	src := query.HistorySource{Store: store}
@@ -101,9 +104,9 @@ func TestBucketSeriesMatchPrometheus3(t *testing.T) {
 		return len(eps) == len(targets)
 	})
 
-	eng := &query.Engine{Source: src, ScrapeInterval: time.Second}
+	eng := &query.Engine{Source: src, ScrapeInterval: interval}
 	client := &promapi.Client{BaseURL: prom.URL, HTTP: &http.Client{Timeout: 20 * time.Second}}
-	ev := &promapi.Evaluator{Client: client, Discovery: &promapi.Discovery{Client: client, Lookback: time.Hour}, ScrapeInterval: time.Second}
+	ev := &promapi.Evaluator{Client: client, Discovery: &promapi.Discovery{Client: client, Lookback: time.Hour}, ScrapeInterval: interval}
 	for _, tc := range []struct {
 		name string
 		q    query.Query

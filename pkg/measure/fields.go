@@ -104,11 +104,6 @@ func (e *Entry) fill() {
 	}
 }
 
-// ReadsField reports whether any of the entries reads field f.
-func ReadsField(entries []*Entry, f Field) bool {
-	return slices.ContainsFunc(entries, func(e *Entry) bool { return slices.Contains(e.Fields, f) })
-}
-
 func init() {
 	for _, e := range Catalog {
 		e.fill()

@@ -33,15 +33,6 @@ type entry struct {
 	pin *dirPin // nil until the directory could be resolved
 }
 
-// NewAllowList is NewAllowListOf for plain paths.
-func NewAllowList(paths ...string) (*AllowList, error) {
-	entries := make([]Entry, len(paths))
-	for i, p := range paths {
-		entries[i] = Entry{Path: p}
-	}
-	return NewAllowListOf(entries...)
-}
-
 // NewAllowListOf checks that every path is an absolute file path, keeps them cleaned and pins the directories
 // that exist.
 func NewAllowListOf(entries ...Entry) (*AllowList, error) {

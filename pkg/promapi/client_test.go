@@ -106,7 +106,11 @@ func TestEvalErrorsAreClear(t *testing.T) {
 			}
 			ev := evaluator(u, 300*time.Millisecond)
 			now := time.Unix(1700000100, 0)
-			_, err := ev.Eval(context.Background(), tc.q, query.Request{From: now.Add(-time.Minute), To: now, Interval: 5 * time.Second})
+			eval := ev.Eval
+			if tc.q.QueryType == query.TypePromQL {
+				eval = ev.EvalPromQL
+			}
+			_, err := eval(context.Background(), tc.q, query.Request{From: now.Add(-time.Minute), To: now, Interval: 5 * time.Second})
 			if err == nil {
 				t.Fatal("no error")
 			}
@@ -156,7 +160,7 @@ func TestPassThroughExpandsMacros(t *testing.T) {
 		return false
 	})
 	now := time.Unix(1700000100, 0)
-	ans, err := evaluator(srv.URL, time.Second).Eval(context.Background(),
+	ans, err := evaluator(srv.URL, time.Second).EvalPromQL(context.Background(),
 		query.Query{QueryType: query.TypePromQL, Expr: `rate(x[$__rate_interval]) / $__interval_ms + rate(y[${__interval}]) + z[$__range]`},
 		query.Request{From: now.Add(-time.Hour), To: now, Interval: 15 * time.Second, MaxDataPoints: 1000})
 	if err != nil {

@@ -53,68 +53,97 @@ func (a *Answer) PromQL() string {
 	return b.String()
 }
 
-// Eval generates the PromQL of a query for the names the server holds, runs every expression as a range
+// Eval generates the PromQL of a measure query for the names the server holds, runs every expression as a range
 // query at direct mode's step and alignment, and returns outputs shaped as direct mode's.
 func (ev *Evaluator) Eval(ctx context.Context, q query.Query, r query.Request) (*Answer, error) {
-	if err := query.CheckEngineQuery(&q); err != nil {
-		return nil, err
-	}
-	rng, err := query.ResolveRange(q, r, ev.ScrapeInterval)
+	res, rng, err := ev.begin(&q, r)
 	if err != nil {
 		return nil, err
 	}
-	step, window, from, to := rng.Step, rng.Window, rng.From, rng.To
-	res := &query.Result{Step: step, Window: window}
+	from, to, window := rng.From, rng.To, rng.Window
+	names, err := ev.Discovery.Names(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range scopes {
+		if s.applies(q) {
+			if q, err = s.narrow(ev, ctx, q); err != nil {
+				return nil, err
+			}
+		}
+	}
+	facts := &Facts{}
+	if held := heldNames(names, vllm.CacheConfig); needsCacheConfig(q) && len(held) > 0 {
+		if facts.CacheConfigs, err = ev.cacheConfigs(ctx, q, held, from.Add(-window-query.Lookback), to); err != nil {
+			return nil, err
+		}
+	}
+	if q.Threshold != nil && q.ReadsAttainment() {
+		if facts.Bounds, err = ev.bucketBounds(ctx, q, names, from.Add(-window), to); err != nil {
+			return nil, err
+		}
+		if n := query.AttainmentNotice(q, q.LatencySignal(), facts.Bounds); n != "" {
+			res.Notices = append(res.Notices, n)
+		}
+	}
+	if q.GroupBy != query.GroupEngine && q.GroupBy != query.GroupEndpoint && readsHistogramBuckets(q) {
+		if facts.Layouts, err = ev.Discovery.Layouts(ctx); err != nil {
+			return nil, err
+		}
+	}
+	exprs, err := Generate(q, names, facts, window)
+	if err != nil {
+		return nil, err
+	}
+	if len(exprs) == 0 {
+		res.Notices = append(res.Notices, query.EmptyNotice(q, func(vllm.Signal) bool { return false }, query.HolderPrometheus))
+	}
+	held := func(s vllm.Signal) bool { _, ok := s.Name(names.Has); return ok }
+	res.Notices = append(res.Notices, ev.replicas.notices(ctx, ev.Client, to)...)
+	rates := q.QueryType == query.TypeRaw && q.Histogram == query.HistogramQuantiles || measure.ReadsRates(q.Outputs())
+	return ev.run(ctx, q, r, rng, res, exprs, held, rates)
+}
+
+// EvalPromQL runs a promql query's expression as it is (Grafana's interval macros expanded) at direct mode's step
+// and alignment; series keep the server's labels.
+func (ev *Evaluator) EvalPromQL(ctx context.Context, q query.Query, r query.Request) (*Answer, error) {
+	res, rng, err := ev.begin(&q, r)
+	if err != nil {
+		return nil, err
+	}
+	exprs := []Expr{{PromQL: ExpandMacros(q.Expr, r.Interval, rng.Step, rng.Window, r.To.Sub(r.From)), AsIs: true}}
+	return ev.run(ctx, q, r, rng, res, exprs, nil, true)
+}
+
+// begin checks a query and resolves its range; the result carries the range's notice.
+func (ev *Evaluator) begin(q *query.Query, r query.Request) (*query.Result, query.Range, error) {
+	if err := query.CheckEngineQuery(q); err != nil {
+		return nil, query.Range{}, err
+	}
+	rng, err := query.ResolveRange(*q, r, ev.ScrapeInterval)
+	if err != nil {
+		return nil, rng, err
+	}
+	res := &query.Result{Step: rng.Step, Window: rng.Window}
 	if rng.Notice != "" {
 		res.Notices = append(res.Notices, rng.Notice)
 	}
-	var exprs []Expr
-	held := func(vllm.Signal) bool { return false } // which signals the server holds, once discovery has said
-	if q.QueryType == query.TypePromQL {
-		exprs = []Expr{{PromQL: ExpandMacros(q.Expr, r.Interval, step, window, r.To.Sub(r.From))}}
-	} else {
-		names, err := ev.Discovery.Names(ctx)
-		if err != nil {
-			return nil, err
-		}
-		if q.QueryType == query.TypeRaw && q.Metric == vllm.Up {
-			if q, err = ev.restrictUpToVLLMJobs(ctx, q); err != nil {
-				return nil, err
-			}
-		}
-		if readsAPIServer(q) {
-			if q, err = ev.restrictToVLLMInstances(ctx, q); err != nil {
-				return nil, err
-			}
-		}
-		facts := &Facts{}
-		if held := heldNames(names, vllm.CacheConfig); needsCacheConfig(q) && len(held) > 0 {
-			if facts.CacheConfigs, err = ev.cacheConfigs(ctx, q, held, from.Add(-window-query.Lookback), to); err != nil {
-				return nil, err
-			}
-		}
-		if q.Threshold != nil && q.ReadsAttainment() {
-			if facts.Bounds, err = ev.bucketBounds(ctx, q, names, from.Add(-window), to); err != nil {
-				return nil, err
-			}
-			if n := query.AttainmentNotice(q, q.LatencySignal(), facts.Bounds); n != "" {
-				res.Notices = append(res.Notices, n)
-			}
-		}
-		if q.GroupBy != query.GroupEngine && q.GroupBy != query.GroupEndpoint && readsHistogramBuckets(q) {
-			if facts.Layouts, err = ev.Discovery.Layouts(ctx); err != nil {
-				return nil, err
-			}
-		}
-		if exprs, err = Generate(q, names, facts, window); err != nil {
-			return nil, err
-		}
-		if len(exprs) == 0 {
-			res.Notices = append(res.Notices, query.EmptyNotice(q, func(vllm.Signal) bool { return false }, query.HolderPrometheus))
-		}
-		held = func(s vllm.Signal) bool { _, ok := s.Name(names.Has); return ok }
-		res.Notices = append(res.Notices, ev.replicas.notices(ctx, ev.Client, to)...)
-	}
+	return res, rng, nil
+}
+
+// scopes narrow a measure query to the targets direct mode would read, on a server that also scrapes others.
+var scopes = []struct {
+	applies func(query.Query) bool
+	narrow  func(*Evaluator, context.Context, query.Query) (query.Query, error)
+}{
+	{func(q query.Query) bool { return q.QueryType == query.TypeRaw && q.Metric == vllm.Up }, (*Evaluator).restrictUpToVLLMJobs},
+	{readsAPIServer, (*Evaluator).restrictToVLLMInstances},
+}
+
+// run sends the expressions as range queries at once and gathers their outputs; held (nil for the user's own
+// PromQL) says which signals the server holds, for the notice of an empty answer; rates says the formulas take rates.
+func (ev *Evaluator) run(ctx context.Context, q query.Query, r query.Request, rng query.Range, res *query.Result, exprs []Expr, held func(vllm.Signal) bool, rates bool) (*Answer, error) {
+	from, to, step := rng.From, rng.To, rng.Step
 	ans := &Answer{Result: res, Exprs: exprs}
 	results := make([]model.Matrix, len(exprs))
 	warnings := make([][]string, len(exprs))
@@ -152,8 +181,8 @@ func (ev *Evaluator) Eval(ctx context.Context, q query.Query, r query.Request) (
 	if truncated {
 		res.Notices = append(res.Notices, query.TruncatedNotice(len(res.Outputs)))
 	}
-	res.Notices = append(res.Notices, ev.engineNotices(q, r)...)
-	if len(res.Outputs) == 0 && len(exprs) > 0 && q.QueryType != query.TypePromQL {
+	res.Notices = append(res.Notices, ev.engineNotices(r, rates)...)
+	if len(res.Outputs) == 0 && len(exprs) > 0 && held != nil {
 		res.Notices = append(res.Notices, query.EmptyNotice(q, held, query.HolderPrometheus))
 	}
 	return ans, nil
@@ -172,13 +201,11 @@ const (
 )
 
 // engineNotices say where the server's engine answers differently from Prometheus for this query.
-func (ev *Evaluator) engineNotices(q query.Query, r query.Request) []string {
+func (ev *Evaluator) engineNotices(r query.Request, rates bool) []string {
 	if !ev.Client.VictoriaMetrics() {
 		return nil
 	}
 	var out []string
-	rates := q.QueryType == query.TypePromQL || q.QueryType == query.TypeRaw && q.Histogram == query.HistogramQuantiles ||
-		measure.ReadsRates(q.Outputs())
 	if rates {
 		out = append(out, VictoriaRateNotice)
 	}
@@ -193,7 +220,7 @@ func (ev *Evaluator) engineNotices(q query.Query, r query.Request) []string {
 func queryError(q query.Query, e Expr, err error) error {
 	var pe *Error
 	if errors.As(err, &pe) && pe.BadQuery() {
-		if q.QueryType == query.TypePromQL {
+		if e.AsIs {
 			return &rejected{"invalid PromQL: " + pe.Message, pe}
 		}
 		return &rejected{fmt.Sprintf("the server rejected the generated PromQL for %s (%s): %s", q.QueryType, e.Measure, pe.Message), pe}
@@ -357,7 +384,7 @@ func Outputs(q query.Query, e Expr, m model.Matrix) []query.Output {
 					measure = string(v)
 				}
 				continue
-			case k == model.InstanceLabel && q.QueryType != query.TypePromQL:
+			case k == model.InstanceLabel && !e.AsIs:
 				labels["endpoint"] = string(v)
 				continue
 			}

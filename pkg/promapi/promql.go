@@ -25,6 +25,8 @@ type Expr struct {
 	// Labels are added to every series of the answer, e.g. quantile="0.95".
 	Labels map[string]string
 	PromQL string
+	// AsIs marks the user's own PromQL: its series keep the server's labels and a refusal is the user's to fix.
+	AsIs bool
 }
 
 // CacheConfig is one distinct (num_gpu_blocks, block_size) pair of vllm:cache_config_info: PromQL cannot turn a

@@ -82,7 +82,7 @@ func TestVictoriaMetrics422IsInvalidPromQL(t *testing.T) {
 		return false
 	})
 	now := time.Unix(1_790_000_000, 0)
-	_, err := evaluator(srv.URL, time.Second).Eval(context.Background(), query.Query{QueryType: query.TypePromQL, Expr: "rate(x["},
+	_, err := evaluator(srv.URL, time.Second).EvalPromQL(context.Background(), query.Query{QueryType: query.TypePromQL, Expr: "rate(x["},
 		query.Request{From: now.Add(-time.Hour), To: now, Interval: 15 * time.Second})
 	if err == nil || !strings.HasPrefix(err.Error(), "invalid PromQL: cannot parse") {
 		t.Fatalf("err = %v", err)

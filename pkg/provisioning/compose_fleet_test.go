@@ -87,7 +87,8 @@ func TestComposeFleetFillsEveryDashboard(t *testing.T) {
 
 	p := harness.Start(t, harness.Executable(t, harness.DatasourceExecutable))
 	pc := harness.DataSourceContext(t, harness.DataSource{UID: "compose", JSONData: map[string]any{
-		"mode": "direct", "endpoints": eps, "scrapeInterval": "1s", "scrapeTimeout": "800ms"}}, nil)
+		// The whole 2 s interval as the timeout: on a loaded machine a scrape of a simulator may take a second or more.
+		"mode": "direct", "endpoints": eps, "scrapeInterval": "2s", "scrapeTimeout": "2s"}}, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	if _, err := p.CheckHealth(ctx, pc); err != nil { // creates the instance, which starts scraping

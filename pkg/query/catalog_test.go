@@ -193,6 +193,7 @@ func renderCatalogTS() []byte {
 	names("GROUP_BY", "GROUP_BY names the groupBy values.", groups)
 	names("FAMILY", "FAMILY names the latency families.", fams)
 	names("SCORE", "SCORE names the dp_balance imbalance scores.", measure.Scores)
+	names("RAW_METRIC", "RAW_METRIC names the metrics raw queries read besides vLLM's own: the scrape's up.", []string{vllm.Up})
 	names("HISTOGRAM", "HISTOGRAM names how a raw histogram is returned.", []string{HistogramBuckets, HistogramQuantiles})
 	codes := func(name, doc string, cs []measure.Code) {
 		fmt.Fprintf(&b, "/** %s */\nexport const %s = {\n", doc, name)

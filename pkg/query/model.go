@@ -232,15 +232,6 @@ func (q *Query) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// Parse decodes and validates a query, applying defaults; errors name the offending field.
-func Parse(raw []byte) (Query, error) {
-	var q Query
-	if err := json.Unmarshal(raw, &q); err != nil {
-		return Query{}, Invalid(fmt.Errorf("query JSON is invalid: %w", err))
-	}
-	return q, q.Validate()
-}
-
 // Validate checks the fields a query type needs and fills defaults; its errors are InvalidErrors.
 func (q *Query) Validate() error { return Invalid(q.validate()) }
 

@@ -81,25 +81,8 @@ func NewFleet(cfg Config, start time.Time) (*Fleet, error) {
 	return f, nil
 }
 
-// Config returns the configuration the fleet runs with.
-func (f *Fleet) Config() Config { return f.cfg }
-
-// Elapsed is the simulated time since start.
-func (f *Fleet) Elapsed() time.Duration { return time.Duration(f.now * float64(time.Second)) }
-
 // SetProfilingEnabled switches msServiceProfiler's metric collection (vllm-ascend only).
 func (f *Fleet) SetProfilingEnabled(on bool) { f.profiling = on }
-
-// ProfilingEnabled reports the metric_enable state the fleet runs with.
-func (f *Fleet) ProfilingEnabled() bool { return f.profiling }
-
-// Advance moves simulated time forward by dt. Results do not depend on how a span is split
-// into calls: every event happens at its own simulated time.
-func (f *Fleet) Advance(dt time.Duration) {
-	if dt > 0 {
-		f.AdvanceTo(f.Elapsed() + dt)
-	}
-}
 
 // AdvanceTo moves simulated time forward to elapsed since start; earlier times are ignored.
 func (f *Fleet) AdvanceTo(elapsed time.Duration) {

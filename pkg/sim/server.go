@@ -77,9 +77,6 @@ func NewServerWithClock(cfg Config, start time.Time, clock Clock, logger *log.Lo
 	return s, nil
 }
 
-// Profiler returns the metric_enable watcher (vllm-ascend only, else nil).
-func (s *Server) Profiler() *ProfilerSwitch { return s.prof }
-
 // Handler serves /metrics and /health.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()

@@ -202,6 +202,11 @@ export const SCORE = {
   idle_while_waiting: 'idle_while_waiting',
 } as const;
 
+/** RAW_METRIC names the metrics raw queries read besides vLLM's own: the scrape's up. */
+export const RAW_METRIC = {
+  up: 'up',
+} as const;
+
 /** HISTOGRAM names how a raw histogram is returned. */
 export const HISTOGRAM = {
   buckets: 'buckets',

@@ -1,8 +1,11 @@
-import { FAMILY, GROUP_BY, MEASURE, QUERY_TYPE, SCORE } from '../../datasource/catalog.gen';
+import ascendDashboard from '../../../dashboards/ascend-per-dp.json';
+import minimalDashboard from '../../../dashboards/vllm-minimal.json';
+import { FAMILY, GROUP_BY, MEASURE, QUERY_TYPE, RAW_METRIC, SCORE } from '../../datasource/catalog.gen';
 import type { VllmQuery } from '../../datasource/types';
 
 // The queries the app's pages send, built here so the fleet table, the drill-downs and their tests agree. Every
-// target is a data-source query (no second path to the data); targets are the shipped dashboards' own.
+// target is a data-source query (no second path to the data); where a page shows a shipped dashboard's panel, it
+// reads the panel from the dashboard's JSON (dashboardPanel), so the two cannot drift apart.
 
 /** DS_VARIABLE is the name of the pages' data-source variable (URL key var-ds). */
 export const DS_VARIABLE = 'ds';
@@ -52,7 +55,7 @@ export function fleetTargets(groupBy: typeof GROUP_BY.endpoint | typeof GROUP_BY
   const g = { groupBy };
   return [
     { refId: FLEET_REFS.state, queryType: QUERY_TYPE.engine_state, ...g },
-    { refId: FLEET_REFS.up, queryType: QUERY_TYPE.raw, metric: 'up' },
+    { refId: FLEET_REFS.up, queryType: QUERY_TYPE.raw, metric: RAW_METRIC.up },
     { refId: FLEET_REFS.kv, queryType: QUERY_TYPE.kv_cache_usage },
     { refId: FLEET_REFS.running, queryType: QUERY_TYPE.queue, measure: MEASURE.queue.running, ...g },
     { refId: FLEET_REFS.waiting, queryType: QUERY_TYPE.queue, measure: MEASURE.queue.waiting, ...g },
@@ -106,85 +109,10 @@ export function detailPanels(f: Filter): PanelSpec[] {
   const g: Partial<VllmQuery> = f.endpoint !== undefined ? {} : { groupBy: GROUP_BY.endpoint };
   const q = filtered(f);
   return [
-    {
-      id: 'latency',
-      unit: 's',
-      targets: [
-        {
-          refId: 'A',
-          queryType: QUERY_TYPE.latency,
-          metric: FAMILY.ttft,
-          quantiles: [0.95],
-          window: '5m',
-          legendFormat: `TTFT p95 ${by}`,
-          ...g,
-          ...q,
-        },
-        {
-          refId: 'B',
-          queryType: QUERY_TYPE.latency,
-          metric: FAMILY.tpot,
-          quantiles: [0.95],
-          window: '5m',
-          legendFormat: `TPOT p95 ${by}`,
-          ...g,
-          ...q,
-        },
-      ],
-    },
-    {
-      id: 'throughput',
-      unit: 'short',
-      targets: [
-        {
-          refId: 'A',
-          queryType: QUERY_TYPE.throughput,
-          measure: MEASURE.throughput.generation_tokens,
-          window: '1m',
-          legendFormat: by,
-          ...g,
-          ...q,
-        },
-      ],
-    },
-    {
-      id: 'queue',
-      unit: 'short',
-      targets: [
-        {
-          refId: 'A',
-          queryType: QUERY_TYPE.queue,
-          measure: MEASURE.queue.running,
-          legendFormat: `running ${by}`,
-          ...g,
-          ...q,
-        },
-        {
-          refId: 'B',
-          queryType: QUERY_TYPE.queue,
-          measure: MEASURE.queue.waiting,
-          legendFormat: `waiting ${by}`,
-          ...g,
-          ...q,
-        },
-      ],
-    },
-    {
-      id: 'kv',
-      unit: 'percent',
-      targets: [
-        { refId: 'A', queryType: QUERY_TYPE.kv_cache_usage, legendFormat: `KV usage ${by}`, ...g, ...q },
-        {
-          refId: 'B',
-          queryType: QUERY_TYPE.cache,
-          measure: MEASURE.cache.preemptions,
-          window: '5m',
-          legendFormat: `preemptions/s ${by}`,
-          ...g,
-          ...q,
-        },
-      ],
-    },
+    dashboardPanel(minimalDashboard, 1, 'latency', { ...g, ...q }),
+    dashboardPanel(minimalDashboard, 2, 'throughput', { ...g, ...q }),
+    dashboardPanel(minimalDashboard, 3, 'queue', { ...g, ...q }),
+    dashboardPanel(minimalDashboard, 4, 'kv', { ...g, ...q }),
     {
       id: 'dp-balance',
       unit: 'short',
@@ -244,69 +172,42 @@ export function detailPanels(f: Filter): PanelSpec[] {
 /** ascendPanels are the per-DP-rank views of dashboards/ascend-per-dp.json for one endpoint. */
 export function ascendPanels(endpoint: string): PanelSpec[] {
   const q = { endpoint: escape(endpoint) };
-  const dp = 'dp {{dp}}';
   return [
-    {
-      id: 'ascend-kv',
-      unit: 'percent',
-      targets: [{ refId: 'A', queryType: QUERY_TYPE.kv_cache_usage, legendFormat: dp, ...q }],
-    },
-    {
-      id: 'ascend-batch',
-      unit: 'short',
-      targets: [
-        {
-          refId: 'A',
-          queryType: QUERY_TYPE.queue,
-          measure: MEASURE.queue.ascend_batch_size,
-          legendFormat: `avg ${dp}`,
-          ...q,
-        },
-        {
-          refId: 'B',
-          queryType: QUERY_TYPE.latency,
-          metric: FAMILY.ascend_batch_size,
-          quantiles: [0.99],
-          legendFormat: `p99 ${dp}`,
-          ...q,
-        },
-      ],
-    },
-    {
-      id: 'ascend-tokens',
-      unit: 'short',
-      targets: [
-        {
-          refId: 'A',
-          queryType: QUERY_TYPE.throughput,
-          measure: MEASURE.throughput.ascend_input,
-          legendFormat: `input ${dp}`,
-          ...q,
-        },
-        {
-          refId: 'B',
-          queryType: QUERY_TYPE.throughput,
-          measure: MEASURE.throughput.ascend_output,
-          legendFormat: `output ${dp}`,
-          ...q,
-        },
-      ],
-    },
-    {
-      id: 'ascend-ttft',
-      unit: 's',
-      targets: [
-        {
-          refId: 'A',
-          queryType: QUERY_TYPE.latency,
-          metric: FAMILY.ascend_fine_ttft,
-          quantiles: [0.5, 0.99],
-          legendFormat: `p{{quantile}} ${dp}`,
-          ...q,
-        },
-      ],
-    },
+    dashboardPanel(ascendDashboard, 3, 'ascend-kv', q),
+    dashboardPanel(ascendDashboard, 6, 'ascend-batch', q),
+    dashboardPanel(ascendDashboard, 10, 'ascend-tokens', q),
+    dashboardPanel(ascendDashboard, 13, 'ascend-ttft', q),
   ];
+}
+
+/** Dashboard is the part of a shipped dashboard's JSON the pages read. */
+interface Dashboard {
+  uid: string;
+  panels: Array<{
+    id: number;
+    fieldConfig?: { defaults?: { unit?: string } };
+    targets?: Array<Record<string, unknown>>;
+    panels?: Dashboard['panels'];
+  }>;
+}
+
+/**
+ * dashboardPanel is the dashboard panel with the given id as a page panel: its unit and targets, without the
+ * dashboard's data source and variables ($endpoint, …), narrowed instead by the page's fields. An id the dashboard
+ * lacks is a programming error (the scenes test reads every page).
+ */
+export function dashboardPanel(d: Dashboard, panelId: number, id: string, fields: Partial<VllmQuery>): PanelSpec {
+  const panel = d.panels.flatMap((p) => [p, ...(p.panels ?? [])]).find((p) => p.id === panelId);
+  if (!panel?.targets) {
+    throw new Error(`dashboard ${d.uid} has no panel ${panelId} with queries`);
+  }
+  const targets = panel.targets.map((t) => {
+    const own = Object.entries(t).filter(
+      ([k, v]) => k !== 'datasource' && !(typeof v === 'string' && v.startsWith('$'))
+    );
+    return { ...(Object.fromEntries(own) as Target), ...fields };
+  });
+  return { id, unit: panel.fieldConfig?.defaults?.unit, targets };
 }
 
 /** diagnosisTarget is the findings table's query for the selection. */

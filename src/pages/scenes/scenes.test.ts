@@ -18,7 +18,9 @@ import { fleetApp } from './app';
 import { AscendSection, detailScene } from './detail';
 import { FleetTable, fleetScene } from './fleet';
 import { joinFleet } from './join';
-import { DS_REF, FLEET_REFS } from './queries';
+import ascendDashboard from '../../../dashboards/ascend-per-dp.json';
+import minimalDashboard from '../../../dashboards/vllm-minimal.json';
+import { ascendPanels, DS_REF, FLEET_REFS } from './queries';
 import { STATUS_REFS, joinStatus } from './status';
 import { ExploreLink, exploreUrl } from './shared';
 
@@ -263,6 +265,34 @@ describe('endpoint and model scenes', () => {
     ]);
     expect(queries(panels[5].state.$data as SceneQueryRunner)[0]).toMatchObject({ measure: 'per_position' });
     expect(queries(panels[7].state.$data as SceneQueryRunner)[0]).toMatchObject({ queryType: 'diagnosis' });
+  });
+
+  it("shows the minimal and Ascend dashboards' panels as the dashboards define them, narrowed by the page", () => {
+    // The dashboard's targets without its data source and variables: what the page must send besides its filter.
+    const own = (d: typeof minimalDashboard | typeof ascendDashboard, id: number) =>
+      (d.panels as Array<{ id: number; targets?: Array<Record<string, unknown>> }>)
+        .find((p) => p.id === id)!
+        .targets!.map((t) =>
+          Object.fromEntries(
+            Object.entries(t).filter(([k, v]) => k !== 'datasource' && !(typeof v === 'string' && v.startsWith('$')))
+          )
+        );
+    const panels = find(detailScene({ endpoint: 'vllm.a' }), VizPanel).slice(0, 4);
+    panels.forEach((p, i) => {
+      expect(queries(p.state.$data as SceneQueryRunner)).toEqual(
+        own(minimalDashboard, i + 1).map((t) => ({ ...t, endpoint: 'vllm\\.a' }))
+      );
+    });
+    const model = find(detailScene({ model: 'm' }), VizPanel).slice(0, 4);
+    model.forEach((p, i) => {
+      expect(queries(p.state.$data as SceneQueryRunner)).toEqual(
+        own(minimalDashboard, i + 1).map((t) => ({ ...t, model: 'm', groupBy: 'endpoint' }))
+      );
+    });
+    const ascend = ascendPanels('vllm-03');
+    expect(ascend.map((p) => p.targets)).toEqual(
+      [3, 6, 10, 13].map((id) => own(ascendDashboard, id).map((t) => ({ ...t, endpoint: 'vllm-03' })))
+    );
   });
 
   it('adds the per-DP views for a vLLM-Ascend endpoint only', async () => {
