@@ -8,7 +8,9 @@ bin="${XDG_CACHE_HOME:-$HOME/.cache}/inferscope-bin/deadcode-$DEADCODE_VERSION/d
 if [ ! -x "$bin" ]; then
   GOBIN="$(dirname "$bin")" go install "golang.org/x/tools/cmd/deadcode@$DEADCODE_VERSION"
 fi
-report="$("$bin" -f '{{range .Funcs}}{{$.Path}}.{{.Name}}{{"\n"}}{{end}}' ./...)"
+# The module's own packages: npm packages under node_modules may carry Go sources of their own.
+mapfile -t pkgs < <(go list ./... | grep -v '/node_modules/')
+report="$("$bin" -f '{{range .Funcs}}{{$.Path}}.{{.Name}}{{"\n"}}{{end}}' "${pkgs[@]}")"
 allowed="$(grep -v '^#' scripts/deadcode-allow.txt | awk 'NF {print $1}')"
 status=0
 while IFS= read -r fn; do
