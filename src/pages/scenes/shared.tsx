@@ -63,7 +63,7 @@ export function sceneState() {
       new SceneControlsSpacer(),
       new SceneTimePicker({}),
       // Relative ranges move with the clock: the refresh picker reruns every query on its interval.
-      new SceneRefreshPicker({ refresh: '1m', intervals: ['30s', '1m', '5m', '15m'] }),
+      new SceneRefreshPicker({ refresh: '1m' }), // Grafana's usual intervals
     ],
   };
 }

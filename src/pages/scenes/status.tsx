@@ -4,7 +4,7 @@ import { DataFrame, FieldType, GrafanaTheme2 } from '@grafana/data';
 import { t } from '@grafana/i18n';
 import { SceneComponentProps, SceneFlexItem, SceneObjectBase, SceneObjectState, sceneGraph } from '@grafana/scenes';
 import { Badge, BadgeColor, Stack, Text, useStyles2 } from '@grafana/ui';
-import { ENGINE_STATE, FAMILY, GROUP_BY, MEASURE, QUERY_TYPE } from '../../datasource/catalog.gen';
+import { ENGINE_STATE, FAMILY, GROUP_BY, MEASURE, QUERY_TYPE, RAW_METRIC } from '../../datasource/catalog.gen';
 import type { VllmQuery } from '../../datasource/types';
 import { testIds } from '../../components/testIds';
 
@@ -28,7 +28,7 @@ export function statusTargets(): Array<VllmQuery & { refId: string }> {
   const model = { groupBy: GROUP_BY.model };
   return [
     { refId: STATUS_REFS.state, queryType: QUERY_TYPE.engine_state, groupBy: GROUP_BY.endpoint },
-    { refId: STATUS_REFS.up, queryType: QUERY_TYPE.raw, metric: 'up' },
+    { refId: STATUS_REFS.up, queryType: QUERY_TYPE.raw, metric: RAW_METRIC.up },
     {
       refId: STATUS_REFS.ttft,
       queryType: QUERY_TYPE.latency,
