@@ -140,7 +140,10 @@ func (kc *kubeClient) fromKubeconfig(path string, tlsc *tls.Config) error {
 		}
 		found = true
 		kc.server = c.Cluster.Server
-		tlsc.InsecureSkipVerify = c.Cluster.InsecureSkipTLSVerify
+		if c.Cluster.InsecureSkipTLSVerify {
+			// The token or client key would go to whoever answers: give the cluster's CA instead.
+			return fmt.Errorf("kubeconfig cluster %s sets insecure-skip-tls-verify: credentials are only sent to a verified API server; set certificate-authority(-data)", clusterName)
+		}
 		ca, err := dataOrFile(c.Cluster.CertificateAuthorityData, rel(c.Cluster.CertificateAuthority))
 		if err != nil {
 			return fmt.Errorf("kubeconfig cluster %s CA: %w", clusterName, err)

@@ -173,3 +173,23 @@ func TestKubernetesBoundsHostileAnswers(t *testing.T) {
 		}
 	})
 }
+
+// TestKubeconfigRefusesUnverifiedTLS: a kubeconfig that skips TLS verification would hand its token to whoever
+// answers; it is refused, naming what to set instead.
+func TestKubeconfigRefusesUnverifiedTLS(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	cfg := `apiVersion: v1
+kind: Config
+current-context: c
+contexts: [{name: c, context: {cluster: k, user: u}}]
+clusters: [{name: k, cluster: {server: "https://127.0.0.1:6443", insecure-skip-tls-verify: true}}]
+users: [{name: u, user: {token: secret-token}}]
+`
+	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := newKubeClient(path, "", nil)
+	if err == nil || !strings.Contains(err.Error(), "insecure-skip-tls-verify") || strings.Contains(err.Error(), "secret-token") {
+		t.Fatalf("newKubeClient: %v", err)
+	}
+}

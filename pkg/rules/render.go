@@ -12,7 +12,7 @@ import (
 const RunbookURL = "https://github.com/inferscope/inferscope-vllm/blob/main/docs/runbooks.md"
 
 // refID is the refId of the i-th data item of a rule: A, B, C …
-func refID(i int) string { return string(rune('A' + i)) }
+func refID(i int) string { return string(rune('A' + i)) } // #nosec G115 -- a rule has a handful of data items
 
 type yamlExpr struct {
 	UID  string `yaml:"uid"`

@@ -535,11 +535,11 @@ func snappyLiteral(b []byte) []byte {
 		n := min(len(b), 1<<16)
 		switch {
 		case n <= 60:
-			out = append(out, byte(n-1)<<2)
+			out = append(out, byte(n-1)<<2) // #nosec G115 -- n is at most 60 here
 		case n <= 1<<8:
-			out = append(out, 60<<2, byte(n-1))
+			out = append(out, 60<<2, byte(n-1)) // #nosec G115 -- n is at most 256 here
 		default:
-			out = append(out, 61<<2, byte(n-1), byte((n-1)>>8))
+			out = append(out, 61<<2, byte(n-1), byte((n-1)>>8)) // #nosec G115 -- n is at most 1<<16: two bytes
 		}
 		out = append(out, b[:n]...)
 		b = b[n:]
