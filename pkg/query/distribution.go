@@ -37,16 +37,16 @@ func ApplyDistribution(q Query, res *Result) {
 		return
 	}
 	type dist struct {
-		measure, unit, quantile string
-		counts                  map[int64][]float64
+		measure, quantile string
+		counts            map[int64][]float64
 	}
 	var order []*dist
 	byKey := map[string]*dist{}
 	for _, o := range res.Outputs {
-		k := o.Measure + "\xff" + o.Labels["quantile"]
+		k := outputGroup(o)
 		d := byKey[k]
 		if d == nil {
-			d = &dist{measure: o.Measure, unit: o.Unit, quantile: o.Labels["quantile"], counts: map[int64][]float64{}}
+			d = &dist{measure: o.Measure, quantile: o.Labels["quantile"], counts: map[int64][]float64{}}
 			byKey[k] = d
 			order = append(order, d)
 		}

@@ -27,7 +27,7 @@ func ApplyLimit(q Query, res *Result) {
 	groups := map[string][]ranked{}
 	var order []string
 	for i, o := range res.Outputs {
-		k := o.Measure + "\xff" + o.Labels["quantile"]
+		k := outputGroup(o)
 		if _, ok := groups[k]; !ok {
 			order = append(order, k)
 		}
@@ -72,6 +72,10 @@ func ApplyLimit(q Query, res *Result) {
 	}
 	res.Notices = append(res.Notices, fmt.Sprintf("showing the %d series with the %s mean over the range of each output; %d more are left out (limit)", q.Limit, rank, dropped))
 }
+
+// outputGroup names the output a series belongs to, its measure and quantile: what a top list ranks within and a
+// distribution counts over.
+func outputGroup(o Output) string { return o.Measure + "\xff" + o.Labels["quantile"] }
 
 // seriesMean is the mean of a series' finite values, NaN when it has none.
 func seriesMean(o Output) float64 {
