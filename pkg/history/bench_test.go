@@ -156,3 +156,44 @@ func BenchmarkMemory256x1h(b *testing.B) {
 		runtime.KeepAlive(s)
 	}
 }
+
+// BenchmarkSelectNewest is a warm refresh's read of one histogram family: after every scrape, the newest five
+// minutes, with tails (kept decoded between scrapes) and without (decoded from the streams every time).
+func BenchmarkSelectNewest(b *testing.B) {
+	sc := parseFixture(b, dynamoFixture)
+	sm := newSim(sc, 2)
+	vals := precompute(sm, scrapesPerHour, 2)
+	const name = "vllm:e2e_request_latency_seconds_bucket"
+	for _, bc := range []struct {
+		name string
+		opts Options
+	}{
+		{"tails", Options{MemoBytes: -1}},
+		{"decoded", Options{MemoBytes: -1, TailBytes: -1}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			s := New(bc.opts)
+			t := int64(1_700_000_000_000)
+			for _, v := range vals[:scrapesPerHour/2] { // mid-block heads and sealed blocks both hold the window
+				sm.apply(v)
+				t += 5000
+				s.Append("ep", t, sc)
+			}
+			s.Select("ep", name, t-5*60_000, t, nil)
+			b.ReportAllocs()
+			b.ResetTimer()
+			pts := 0
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				sm.apply(vals[i%len(vals)])
+				t += 5000
+				s.Append("ep", t, sc)
+				b.StartTimer()
+				for _, sr := range s.Select("ep", name, t-5*60_000, t, nil) {
+					pts += len(sr.Points)
+				}
+			}
+			b.ReportMetric(float64(pts)/float64(b.N), "points/op")
+		})
+	}
+}
