@@ -36,6 +36,9 @@ type Client struct {
 	// Scrub removes the data source's secrets from server text (errors, warnings) before anyone sees it: a proxy
 	// may echo the request's Authorization or tenant header.
 	Scrub *redact.Scrubber
+	// DenyPartial asks the server to fail a query rather than answer it without a store that failed (Thanos,
+	// VictoriaMetrics cluster); otherwise such an answer comes with PartialNotice.
+	DenyPartial bool
 
 	// victoria is set once an answer came from VictoriaMetrics, whose PromQL differs from Prometheus's.
 	victoria atomic.Bool
@@ -75,9 +78,16 @@ func (e *Error) Error() string {
 }
 
 // BadQuery reports whether the server rejected the expression itself (Prometheus's 400 bad_data,
-// VictoriaMetrics' 422), not the request.
+// VictoriaMetrics' 422), not the request; Prometheus's and Thanos's 422 execution errors (a store failed, too many
+// samples) are not about the expression.
 func (e *Error) BadQuery() bool {
-	return e.Status == http.StatusBadRequest || e.Status == http.StatusUnprocessableEntity || e.ErrorType == "bad_data"
+	switch e.ErrorType {
+	case "bad_data":
+		return true
+	case "execution", "timeout", "canceled", "internal", "unavailable":
+		return false
+	}
+	return e.Status == http.StatusBadRequest || e.Status == http.StatusUnprocessableEntity
 }
 
 // maxBody caps what is read of one answer; a larger answer fails with a message saying so.
@@ -96,6 +106,8 @@ type envelope struct {
 	Error     string   `json:"error"`
 	Warnings  []string `json:"warnings"`
 	Infos     []string `json:"infos"`
+	// IsPartial is VictoriaMetrics cluster's mark of an answer without some vmstorage nodes.
+	IsPartial bool `json:"isPartial"`
 }
 
 // call sends one API request and returns its data and warnings; data is held whole, so call serves the small
@@ -111,6 +123,9 @@ func (c *Client) call(ctx context.Context, path string, params url.Values, metho
 // ends the decoding (fields after data, such as warnings, are then not read).
 func (c *Client) stream(ctx context.Context, path string, params url.Values, method string, onData func(*json.Decoder) error) ([]string, error) {
 	u := strings.TrimRight(c.BaseURL, "/") + path
+	if c.DenyPartial && params != nil {
+		denyPartial(params)
+	}
 	var req *http.Request
 	var err error
 	if method == http.MethodPost {
@@ -197,6 +212,10 @@ func decodeEnvelope(dec *json.Decoder, env *envelope, onData func(*json.Decoder)
 			if env.Infos, err = decodeStrings(dec, maxWarnings); err != nil {
 				return err
 			}
+		case "isPartial":
+			if err := dec.Decode(&env.IsPartial); err != nil {
+				return err
+			}
 		case "status", "errorType", "error":
 			var v string
 			if err := dec.Decode(&v); err != nil {
@@ -256,6 +275,9 @@ func (c *Client) warnings(env envelope) []string {
 	for _, w := range append(env.Warnings, env.Infos...) {
 		out = append(out, c.serverText(w))
 	}
+	if env.IsPartial {
+		out = append(out, VictoriaPartialWarning)
+	}
 	return out
 }
 
@@ -266,6 +288,9 @@ const NoTenantMessage = `the server wants a tenant (Cortex/Mimir answered 401 "n
 // apiError turns a failed answer into an Error carrying the server's own message, or a hint when it has none.
 func (c *Client) apiError(status int, path string, env envelope, notJSON bool, body []byte) *Error {
 	e := &Error{Status: status, ErrorType: c.serverText(env.ErrorType), Message: c.serverText(env.Error)}
+	if stores, ok := FailedStores(env.Error); ok {
+		e.Message = PartialRefusedMessage(stores) + ": " + e.Message
+	}
 	if notJSON || env.Error == "" {
 		e.Message = c.serverText(string(body))
 		switch {

@@ -157,24 +157,14 @@ func (ev *Evaluator) run(ctx context.Context, q query.Query, r query.Request, rn
 		}()
 	}
 	wg.Wait()
-	seen := map[string]bool{}
-	truncated := false
 	for i, e := range exprs {
 		if errs[i] != nil {
 			return ans, queryError(q, e, errs[i])
 		}
-		for _, w := range warnings[i] {
-			switch {
-			case seen[w]:
-			case w == TruncatedWarning:
-				truncated = true
-			default:
-				res.Notices = append(res.Notices, "Prometheus warning: "+w)
-			}
-			seen[w] = true
-		}
 		res.Outputs = append(res.Outputs, Outputs(q, e, results[i])...)
 	}
+	notices, truncated := WarningNotices(slices.Concat(warnings...))
+	res.Notices = append(res.Notices, notices...)
 	if len(res.Outputs) > query.MaxSeriesPerQuery {
 		res.Outputs, truncated = res.Outputs[:query.MaxSeriesPerQuery], true
 	}

@@ -1,0 +1,49 @@
+package datasource
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
+
+	"github.com/inferscope/inferscope-vllm/pkg/internal/promtest"
+	"github.com/inferscope/inferscope-vllm/pkg/promapi"
+)
+
+// TestSaveAndTestPartialStore: Save & test through a Thanos querier one of whose two shards' Prometheus is down
+// (its sidecar up) says the answer is partial and names the store; with "Refuse partial answers"
+// (denyPartialResponse) it fails, saying why, rather than report the surviving shard's endpoints as the fleet.
+func TestSaveAndTestPartialStore(t *testing.T) {
+	promtest.EnginesOf(t, promtest.ThanosShards)
+	base := time.Now().Add(-3 * time.Minute).Truncate(time.Second)
+	var om strings.Builder
+	om.WriteString("# TYPE vllm:num_requests_running gauge\n")
+	for _, inst := range []string{"e0:8000", "e1:8000"} {
+		for i := 0; i <= 12; i++ {
+			fmt.Fprintf(&om, "vllm:num_requests_running{instance=%q,engine=\"0\",model_name=\"m\"} 1 %d\n", inst, base.Add(time.Duration(i)*5*time.Second).Unix())
+		}
+	}
+	om.WriteString("# EOF\n")
+	prom := promtest.Start(t, promtest.Options{Engine: promtest.ThanosShards, OpenMetrics: om.String()})
+	prom.StopStore(t, 1)
+	store := prom.StoreAddr(t, 1)
+	check := func(deny bool) *backend.CheckHealthResult {
+		js, _ := json.Marshal(map[string]any{"mode": "prometheus", "scrapeInterval": "5s", "denyPartialResponse": deny})
+		d := instance(t, backend.DataSourceInstanceSettings{UID: fmt.Sprintf("thanos-partial-%v", deny), URL: prom.URL, JSONData: js})
+		h, err := d.CheckHealth(context.Background(), &backend.CheckHealthRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	if h := check(false); h.Status != backend.HealthStatusOk || !strings.Contains(h.Message, promapi.PartialNotice([]string{store})) {
+		t.Errorf("partial answers allowed: %v %s; want OK with the partial notice naming %s", h.Status, h.Message, store)
+	}
+	if h := check(true); h.Status != backend.HealthStatusError || !strings.Contains(h.Message, promapi.PartialRefusedMessage([]string{store})) {
+		t.Errorf("partial answers refused: %v %s; want an error saying store %s failed", h.Status, h.Message, store)
+	}
+}

@@ -1,0 +1,130 @@
+package promapi
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/inferscope/inferscope-vllm/pkg/internal/promtest"
+	"github.com/inferscope/inferscope-vllm/pkg/query"
+)
+
+// gauges is OpenMetrics text of vllm:num_requests_running on the given instances (the n-th at n+1), a sample every
+// 5 s for a minute from base.
+func gauges(base time.Time, instances ...string) string {
+	var b strings.Builder
+	b.WriteString("# TYPE vllm:num_requests_running gauge\n")
+	for n, inst := range instances {
+		for i := 0; i <= 12; i++ {
+			fmt.Fprintf(&b, "vllm:num_requests_running{instance=%q,engine=\"0\",model_name=\"m\"} %d %d\n", inst, n+1, base.Add(time.Duration(i)*5*time.Second).Unix())
+		}
+	}
+	b.WriteString("# EOF\n")
+	return b.String()
+}
+
+// TestThanosPartialAnswer stops the Prometheus behind one of two Thanos shards (its sidecar stays up, so the
+// querier still asks it): by default the querier answers from the other shard only, and the answer must carry the
+// notice that it is partial, naming the failed store; with DenyPartial (the data source's "Refuse partial answers")
+// the query must fail with a message saying so, never come back with the surviving shard's numbers.
+func TestThanosPartialAnswer(t *testing.T) {
+	promtest.EnginesOf(t, promtest.ThanosShards)
+	base := time.Now().Add(-time.Hour).Truncate(time.Minute)
+	srv := promtest.Start(t, promtest.Options{Engine: promtest.ThanosShards, OpenMetrics: gauges(base, "e0:8000", "e1:8000")})
+	q := query.Query{QueryType: query.TypeQueue, Measure: "running"}
+	r := query.Request{From: base, To: base.Add(time.Minute), Interval: 5 * time.Second}
+	eval := func(deny bool) (*Answer, error) {
+		ev := evaluator(srv.URL, 30*time.Second)
+		ev.Client.DenyPartial = deny
+		return ev.Eval(context.Background(), q, r)
+	}
+	endpoints := func(ans *Answer) []string {
+		var out []string
+		for _, o := range ans.Result.Outputs {
+			out = append(out, o.Labels["endpoint"])
+		}
+		return out
+	}
+
+	for _, deny := range []bool{false, true} {
+		ans, err := eval(deny)
+		if err != nil {
+			t.Fatalf("both stores up, deny=%v: %v", deny, err)
+		}
+		if got := endpoints(ans); !slices.Equal(got, []string{"e0:8000", "e1:8000"}) {
+			t.Fatalf("both stores up, deny=%v: endpoints %q", deny, got)
+		}
+		for _, n := range ans.Result.Notices {
+			if strings.Contains(n, "Partial answer") {
+				t.Errorf("both stores up, deny=%v: notice %q", deny, n)
+			}
+		}
+	}
+
+	srv.StopStore(t, 1)
+	store := srv.StoreAddr(t, 1)
+	ans, err := eval(false)
+	if err != nil {
+		t.Fatalf("partial answers allowed: %v", err)
+	}
+	if got := endpoints(ans); !slices.Equal(got, []string{"e0:8000"}) {
+		t.Errorf("partial answer: endpoints %q, want the surviving shard's e0:8000", got)
+	}
+	if want := PartialNotice([]string{store}); !slices.Contains(ans.Result.Notices, want) {
+		t.Errorf("partial answer: notices %q lack %q", ans.Result.Notices, want)
+	}
+	for _, n := range ans.Result.Notices {
+		if strings.HasPrefix(n, "Prometheus warning: receive series") {
+			t.Errorf("the store's failure is also shown raw: %q", n)
+		}
+	}
+
+	ans, err = eval(true)
+	if err == nil {
+		t.Fatalf("partial answers refused: no error, endpoints %q", endpoints(ans))
+	}
+	if want := PartialRefusedMessage([]string{store}); !strings.Contains(err.Error(), want) {
+		t.Errorf("partial answers refused: error %q lacks %q", err, want)
+	}
+	if strings.Contains(err.Error(), "rejected the generated PromQL") {
+		t.Errorf("a failed store reported as a bad expression: %q", err)
+	}
+}
+
+// TestAnnotationsBecomeNotices checks that the annotations a real engine attaches to an answer (Prometheus 3's
+// "infos" and "warnings", which Thanos and Cortex pass on) reach the user as notices, each once, over the user's
+// own PromQL.
+func TestAnnotationsBecomeNotices(t *testing.T) {
+	base := time.Now().Add(-time.Hour).Truncate(time.Minute)
+	for _, eng := range promtest.EnginesOf(t, promtest.Prometheus3, promtest.ThanosShards, promtest.Cortex) {
+		t.Run(eng.String(), func(t *testing.T) {
+			srv := promtest.Start(t, promtest.Options{Engine: eng, OpenMetrics: gauges(base, "e0:8000", "e1:8000")})
+			ev := evaluator(srv.URL, 30*time.Second)
+			for k, v := range srv.Header { // Cortex's tenant
+				ev.Client.HTTP.Transport = headerTransport{k, v[0]}
+			}
+			r := query.Request{From: base, To: base.Add(time.Minute), Interval: 5 * time.Second}
+			for _, tc := range []struct{ expr, want string }{
+				{`rate(vllm:num_requests_running[1m])`, `Prometheus: PromQL info: metric might not be a counter, name does not end in _total/_sum/_count/_bucket: "vllm:num_requests_running"`},
+				{`histogram_quantile(0.5, vllm:num_requests_running)`, `Prometheus: PromQL warning: bucket label "le" is missing or has a malformed value`},
+			} {
+				ans, err := ev.EvalPromQL(context.Background(), query.Query{QueryType: query.TypePromQL, Expr: tc.expr}, r)
+				if err != nil {
+					t.Fatalf("%s: %v", tc.expr, err)
+				}
+				n := 0
+				for _, notice := range ans.Result.Notices {
+					if strings.HasPrefix(notice, tc.want) {
+						n++
+					}
+				}
+				if n != 1 {
+					t.Errorf("%s: %d notices start with %q: %q", tc.expr, n, tc.want, ans.Result.Notices)
+				}
+			}
+		})
+	}
+}
