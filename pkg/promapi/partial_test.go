@@ -3,6 +3,7 @@ package promapi
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -126,5 +127,76 @@ func TestAnnotationsBecomeNotices(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestWarningNotices: every way Thanos names a failed store (series, label names, label values, a store that sent
+// nothing in time) folds into one partial notice naming each store once; other warnings keep the server's words.
+func TestWarningNotices(t *testing.T) {
+	const (
+		series = `receive series from Addr: 10.0.0.7:10901 MinTime: 0 MaxTime: 9223372036854775807: rpc error: code = Unknown desc = connection refused`
+		slow   = `failed to receive any data in 5s from Addr: 10.0.0.8:10901 MinTime: 0 MaxTime: 1: context deadline exceeded`
+		names  = `fetch label names from store Addr: 10.0.0.7:10901 MinTime: 0 MaxTime: 1: rpc error`
+	)
+	for _, tc := range []struct {
+		name      string
+		warns     []string
+		want      []string
+		truncated bool
+	}{
+		{"none", nil, nil, false},
+		{"one store", []string{series, series}, []string{PartialNotice([]string{"10.0.0.7:10901"})}, false},
+		{"two stores, three ways", []string{series, slow, names}, []string{PartialNotice([]string{"10.0.0.7:10901", "10.0.0.8:10901"})}, false},
+		{"VictoriaMetrics cluster", []string{VictoriaPartialWarning}, []string{PartialNotice(nil)}, false},
+		{"annotations and others", []string{`PromQL info: metric might not be a counter`, "partial response: store 2 unavailable", TruncatedWarning},
+			[]string{"Prometheus: PromQL info: metric might not be a counter", "Prometheus warning: partial response: store 2 unavailable"}, true},
+		{"partial first", []string{"something else", slow}, []string{PartialNotice([]string{"10.0.0.8:10901"}), "Prometheus warning: something else"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, truncated := WarningNotices(tc.warns)
+			if !slices.Equal(got, tc.want) || truncated != tc.truncated {
+				t.Errorf("WarningNotices = %q, %v; want %q, %v", got, truncated, tc.want, tc.truncated)
+			}
+		})
+	}
+}
+
+// TestVictoriaIsPartial: VictoriaMetrics cluster marks an answer missing vmstorage nodes "isPartial": true (its
+// single-node build, which the tests run, never does, so the answer is written here as the cluster's
+// app/vmselect/prometheus/query_range_response.qtpl writes it); the answer gets the partial notice, and with
+// DenyPartial the request asks for deny_partial_response=1.
+func TestVictoriaIsPartial(t *testing.T) {
+	var denied []string
+	srv := fakeProm(t, func(w http.ResponseWriter, r *http.Request) bool {
+		_ = r.ParseForm()
+		denied = append(denied, r.Form.Get("deny_partial_response")+"/"+r.Form.Get("partial_response"))
+		if r.URL.Path != "/api/v1/query_range" {
+			return false
+		}
+		_, _ = w.Write([]byte(`{"status":"success","isPartial":true,"data":{"resultType":"matrix","result":[{"metric":{"instance":"a:8000","engine":"0","model_name":"m"},"values":[[1700000040,"3"]]}]}}`))
+		return true
+	})
+	now := time.Unix(1700000100, 0)
+	for _, deny := range []bool{false, true} {
+		denied = nil
+		ev := evaluator(srv.URL, time.Second)
+		ev.Client.DenyPartial = deny
+		ans, err := ev.Eval(context.Background(), query.Query{QueryType: query.TypeQueue, Measure: "running"},
+			query.Request{From: now.Add(-time.Minute), To: now, Interval: 5 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Contains(ans.Result.Notices, PartialNotice(nil)) {
+			t.Errorf("deny=%v: notices %q lack the partial notice", deny, ans.Result.Notices)
+		}
+		want := "/"
+		if deny {
+			want = "1/false"
+		}
+		for _, d := range denied {
+			if d != want {
+				t.Errorf("deny=%v: a request sent deny_partial_response/partial_response %q, want %q", deny, d, want)
+			}
+		}
 	}
 }
