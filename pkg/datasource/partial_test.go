@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -45,5 +47,25 @@ func TestSaveAndTestPartialStore(t *testing.T) {
 	}
 	if h := check(true); h.Status != backend.HealthStatusError || !strings.Contains(h.Message, promapi.PartialRefusedMessage([]string{store})) {
 		t.Errorf("partial answers refused: %v %s; want an error saying store %s failed", h.Status, h.Message, store)
+	}
+}
+
+// TestDenyPartialSettingLabel: the messages that tell the user to turn on (or that they turned on) refusing
+// partial answers name the setting as the config editor labels it in English.
+func TestDenyPartialSettingLabel(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "src", "datasource", "locales", "en-US", "inferscope-vllm-datasource.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var locale struct {
+		ConfigEditor map[string]struct {
+			Label string `json:"label"`
+		} `json:"config-editor"`
+	}
+	if err := json.Unmarshal(b, &locale); err != nil {
+		t.Fatal(err)
+	}
+	if got := locale.ConfigEditor["deny-partial-response"].Label; got != promapi.DenyPartialSetting {
+		t.Errorf("config editor labels the setting %q, the messages call it %q", got, promapi.DenyPartialSetting)
 	}
 }
