@@ -40,6 +40,8 @@ type Client struct {
 	// VictoriaMetrics cluster); otherwise such an answer comes with PartialNotice.
 	DenyPartial bool
 
+	// noSplit sends every range query as one request (the tests' reference for split ones).
+	noSplit bool
 	// victoria is set once an answer came from VictoriaMetrics, whose PromQL differs from Prometheus's.
 	victoria atomic.Bool
 }
@@ -362,15 +364,24 @@ func (c *Client) method() string {
 	return http.MethodPost
 }
 
-// QueryRange evaluates expr at start, start+step, … ≤ end.
+// QueryRange evaluates expr at start, start+step, … ≤ end; a range longer than query.SplitInterval is sent as
+// several requests (splitRange), joined into the same answer.
 func (c *Client) QueryRange(ctx context.Context, expr string, start, end time.Time, step time.Duration) (model.Matrix, []string, error) {
+	if spans := splitRange(start, end, step); len(spans) > 1 && !c.noSplit && splittable(expr) {
+		return c.queryRangeSplit(ctx, expr, spans, step)
+	}
+	return c.queryRange(ctx, expr, start, end, step, new(pointBudget))
+}
+
+// queryRange is one range-query request, its points counted against budget.
+func (c *Client) queryRange(ctx context.Context, expr string, start, end time.Time, step time.Duration, budget *pointBudget) (model.Matrix, []string, error) {
 	var m model.Matrix
 	var truncated bool
 	warns, err := c.stream(ctx, "/api/v1/query_range", url.Values{
 		"query": {expr}, "start": {formatTime(start)}, "end": {formatTime(end)},
 		"step": {strconv.FormatFloat(step.Seconds(), 'f', -1, 64)},
 	}, c.method(), func(dec *json.Decoder) (err error) {
-		m, truncated, err = decodeMatrixStream(dec)
+		m, truncated, err = decodeMatrixWithin(dec, budget)
 		return err
 	})
 	if err != nil {
