@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -33,20 +34,44 @@ func TestSaveAndTestPartialStore(t *testing.T) {
 	prom := promtest.Start(t, promtest.Options{Engine: promtest.ThanosShards, OpenMetrics: om.String()})
 	prom.StopStore(t, 1)
 	store := prom.StoreAddr(t, 1)
-	check := func(deny bool) *backend.CheckHealthResult {
+	check := func(deny bool) (*backend.CheckHealthResult, backend.DataResponse) {
 		js, _ := json.Marshal(map[string]any{"mode": "prometheus", "scrapeInterval": "5s", "denyPartialResponse": deny})
 		d := instance(t, backend.DataSourceInstanceSettings{UID: fmt.Sprintf("thanos-partial-%v", deny), URL: prom.URL, JSONData: js})
 		h, err := d.CheckHealth(context.Background(), &backend.CheckHealthRequest{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		return h
+		resp, err := d.QueryData(context.Background(), &backend.QueryDataRequest{Queries: []backend.DataQuery{{RefID: "A",
+			JSON: []byte(`{"queryType":"queue","measure":"running"}`), Interval: 5 * time.Second, MaxDataPoints: 1000,
+			TimeRange: backend.TimeRange{From: base, To: base.Add(time.Minute)}}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h, resp.Responses["A"]
 	}
-	if h := check(false); h.Status != backend.HealthStatusOk || !strings.Contains(h.Message, promapi.PartialNotice([]string{store})) {
-		t.Errorf("partial answers allowed: %v %s; want OK with the partial notice naming %s", h.Status, h.Message, store)
+	partial := promapi.PartialNotice([]string{store})
+	h, r := check(false)
+	if h.Status != backend.HealthStatusOk || !strings.Contains(h.Message, partial) {
+		t.Errorf("Save & test, partial answers allowed: %v %s; want OK with the partial notice naming %s", h.Status, h.Message, store)
 	}
-	if h := check(true); h.Status != backend.HealthStatusError || !strings.Contains(h.Message, promapi.PartialRefusedMessage([]string{store})) {
-		t.Errorf("partial answers refused: %v %s; want an error saying store %s failed", h.Status, h.Message, store)
+	var notices []string
+	for _, f := range r.Frames {
+		if f.Meta != nil {
+			for _, n := range f.Meta.Notices {
+				notices = append(notices, n.Text)
+			}
+		}
+	}
+	if r.Error != nil || !slices.Contains(notices, partial) {
+		t.Errorf("panel, partial answers allowed: error %v, notices %q; want the partial notice naming %s", r.Error, notices, store)
+	}
+	refused := promapi.PartialRefusedMessage([]string{store})
+	h, r = check(true)
+	if h.Status != backend.HealthStatusError || !strings.Contains(h.Message, refused) {
+		t.Errorf("Save & test, partial answers refused: %v %s; want an error saying store %s failed", h.Status, h.Message, store)
+	}
+	if r.Error == nil || !strings.Contains(r.Error.Error(), refused) || len(r.Frames) > 0 {
+		t.Errorf("panel, partial answers refused: error %v, %d frames; want only the error saying store %s failed", r.Error, len(r.Frames), store)
 	}
 }
 
