@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -19,7 +20,9 @@ import (
 
 // TestSaveAndTestPartialStore: Save & test through a Thanos querier one of whose two shards' Prometheus is down
 // (its sidecar up) says the answer is partial and names the store; with "Refuse partial answers"
-// (denyPartialResponse) it fails, saying why, rather than report the surviving shard's endpoints as the fleet.
+// (denyPartialResponse) it fails, saying why, rather than report the surviving shard's endpoints as the fleet; the
+// same once the store's sidecar is gone too and Thanos Query leaves the store out without a warning. A panel query
+// gets the same notice, or only the error.
 func TestSaveAndTestPartialStore(t *testing.T) {
 	promtest.EnginesOf(t, promtest.ThanosShards)
 	base := time.Now().Add(-3 * time.Minute).Truncate(time.Second)
@@ -72,6 +75,24 @@ func TestSaveAndTestPartialStore(t *testing.T) {
 	}
 	if r.Error == nil || !strings.Contains(r.Error.Error(), refused) || len(r.Frames) > 0 {
 		t.Errorf("panel, partial answers refused: error %v, %d frames; want only the error saying store %s failed", r.Error, len(r.Frames), store)
+	}
+
+	// With its sidecar gone too, Thanos Query drops the store from its answers without a warning; its list of stores
+	// still names it.
+	prom.StopSidecar(t, 1)
+	client := &promapi.Client{BaseURL: prom.URL, HTTP: &http.Client{Timeout: 30 * time.Second}}
+	deadline := time.Now().Add(2 * time.Minute)
+	for down, _ := client.DownStores(context.Background()); !slices.Equal(down, []string{store}); down, _ = client.DownStores(context.Background()) {
+		if time.Now().After(deadline) {
+			t.Fatalf("Thanos Query does not list %s as unhealthy after 2 minutes (down: %q)", store, down)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	if h, _ := check(false); h.Status != backend.HealthStatusOk || !strings.Contains(h.Message, partial) {
+		t.Errorf("Save & test, store left out, partial answers allowed: %v %s; want OK with the partial notice naming %s", h.Status, h.Message, store)
+	}
+	if h, _ := check(true); h.Status != backend.HealthStatusError || !strings.Contains(h.Message, refused) {
+		t.Errorf("Save & test, store left out, partial answers refused: %v %s; want an error saying store %s failed", h.Status, h.Message, store)
 	}
 }
 

@@ -152,7 +152,11 @@ func (p *prometheus) health(ctx context.Context) Health {
 			h.Warnings = append(h.Warnings, promapi.ReplicaNotice(l))
 		}
 	}
-	notices, truncated := promapi.WarningNotices(warns)
+	down, _ := p.client.DownStores(ctx) // a failed look says nothing: the query above answered
+	if len(down) > 0 && p.client.DenyPartial {
+		return Health{Status: HealthError, Server: server, Problem: promapi.DownStoresError(down).Error()}
+	}
+	notices, truncated := promapi.WarningNotices(warns, down)
 	h.Warnings = append(h.Warnings, notices...)
 	if truncated {
 		h.Warnings = append(h.Warnings, fmt.Sprintf("counted from the first %d series only", query.MaxSeriesPerQuery))

@@ -9,9 +9,10 @@ import (
 
 // storeFailed matches what a Thanos querier says of a store (a sidecar, store gateway, receiver or another querier)
 // that failed while answering: a warning when it answers partially, the error when partial answers are refused. The
-// store is named as its endpoint's String(), "Addr: <host:port> MinTime: … MaxTime: …" (thanos-io/thanos v0.42.5
-// pkg/store/proxy.go and proxy_merge.go, pkg/query/endpointset.go endpointRef.String).
-var storeFailed = regexp.MustCompile(`(?:receive series from|failed to receive any data in \S+ from|fetch label (?:names|values) from store) Addr: (\S+)`)
+// store is named as its endpoint's String(), "Addr: <host:port> MinTime: … MaxTime: …", after its external labels
+// in "fetch series for {…} Addr: …" (thanos-io/thanos v0.42.5 pkg/store/proxy.go and proxy_merge.go,
+// pkg/query/endpointset.go endpointRef.String).
+var storeFailed = regexp.MustCompile(`(?:receive series from|failed to receive any data in \S+ from|fetch label (?:names|values) from store|fetch series for .*?) Addr: (\S+)`)
 
 // VictoriaPartialWarning is among an answer's warnings when VictoriaMetrics cluster marked it "isPartial": some
 // vmstorage nodes did not answer.
@@ -36,7 +37,7 @@ func FailedStores(text string) (stores []string, ok bool) {
 func PartialNotice(stores []string) string {
 	which := "some of its stores"
 	if len(stores) > 0 {
-		which = "store " + strings.Join(stores, ", ")
+		which = "store " + storeNames(stores)
 	}
 	return fmt.Sprintf("Partial answer: the server could not read %s, so sums, rates and counts leave out its series and come out too low. "+
 		"Check that store; to get an error instead of partial numbers, turn on %q in the data source's settings", which, DenyPartialSetting)
@@ -50,17 +51,18 @@ const DenyPartialSetting = "Refuse partial answers"
 func PartialRefusedMessage(stores []string) string {
 	which := "a store behind the server"
 	if len(stores) > 0 {
-		which = "store " + strings.Join(stores, ", ")
+		which = "store " + storeNames(stores)
 	}
 	return fmt.Sprintf("%s failed and partial answers are refused (%q is on in the data source's settings)", which, DenyPartialSetting)
 }
 
-// WarningNotices turns the warnings of one query's answers into the notices the user reads: every failed store
-// into one PartialNotice, Prometheus 3's annotations (already saying "PromQL info:" or "PromQL warning:") and other
-// server warnings each once; truncated reports TruncatedWarning among them.
-func WarningNotices(warns []string) (notices []string, truncated bool) {
-	var stores []string
-	partial := false
+// WarningNotices turns the warnings of one query's answers into the notices the user reads: every failed store,
+// and the stores known down (DownStores), into one PartialNotice, Prometheus 3's annotations (already saying
+// "PromQL info:" or "PromQL warning:") and other server warnings each once; truncated reports TruncatedWarning
+// among them.
+func WarningNotices(warns, down []string) (notices []string, truncated bool) {
+	stores := slices.Clone(down)
+	partial := len(down) > 0
 	seen := map[string]bool{}
 	for _, w := range warns {
 		if seen[w] {

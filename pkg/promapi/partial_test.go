@@ -130,30 +130,34 @@ func TestAnnotationsBecomeNotices(t *testing.T) {
 	}
 }
 
-// TestWarningNotices: every way Thanos names a failed store (series, label names, label values, a store that sent
-// nothing in time) folds into one partial notice naming each store once; other warnings keep the server's words.
+// TestWarningNotices: every way Thanos names a failed store (series, label names, a store that sent nothing in
+// time, one it could not dial), and the stores it lists as unhealthy, fold into one partial notice naming each store once; other warnings keep the server's words.
 func TestWarningNotices(t *testing.T) {
 	const (
 		series = `receive series from Addr: 10.0.0.7:10901 MinTime: 0 MaxTime: 9223372036854775807: rpc error: code = Unknown desc = connection refused`
 		slow   = `failed to receive any data in 5s from Addr: 10.0.0.8:10901 MinTime: 0 MaxTime: 1: context deadline exceeded`
 		names  = `fetch label names from store Addr: 10.0.0.7:10901 MinTime: 0 MaxTime: 1: rpc error`
+		// A store the querier could not dial, after its external labels (which may hold spaces).
+		sharded = `fetch series for {shard="1", zone="eu west"} Addr: 10.0.0.9:10901 MinTime: 0 MaxTime: 1: rpc error: code = Unavailable`
 	)
 	for _, tc := range []struct {
-		name      string
-		warns     []string
-		want      []string
-		truncated bool
+		name        string
+		warns, down []string
+		want        []string
+		truncated   bool
 	}{
-		{"none", nil, nil, false},
-		{"one store", []string{series, series}, []string{PartialNotice([]string{"10.0.0.7:10901"})}, false},
-		{"two stores, three ways", []string{series, slow, names}, []string{PartialNotice([]string{"10.0.0.7:10901", "10.0.0.8:10901"})}, false},
-		{"VictoriaMetrics cluster", []string{VictoriaPartialWarning}, []string{PartialNotice(nil)}, false},
-		{"annotations and others", []string{`PromQL info: metric might not be a counter`, "partial response: store 2 unavailable", TruncatedWarning},
+		{"none", nil, nil, nil, false},
+		{"one store", []string{series, series}, nil, []string{PartialNotice([]string{"10.0.0.7:10901"})}, false},
+		{"two stores, four ways", []string{series, slow, names, sharded}, nil, []string{PartialNotice([]string{"10.0.0.7:10901", "10.0.0.8:10901", "10.0.0.9:10901"})}, false},
+		{"a store known down and one failing", []string{series}, []string{"10.0.0.9:10901"}, []string{PartialNotice([]string{"10.0.0.9:10901", "10.0.0.7:10901"})}, false},
+		{"a store known down, no warning", nil, []string{"10.0.0.9:10901"}, []string{PartialNotice([]string{"10.0.0.9:10901"})}, false},
+		{"VictoriaMetrics cluster", []string{VictoriaPartialWarning}, nil, []string{PartialNotice(nil)}, false},
+		{"annotations and others", []string{`PromQL info: metric might not be a counter`, "partial response: store 2 unavailable", TruncatedWarning}, nil,
 			[]string{"Prometheus: PromQL info: metric might not be a counter", "Prometheus warning: partial response: store 2 unavailable"}, true},
-		{"partial first", []string{"something else", slow}, []string{PartialNotice([]string{"10.0.0.8:10901"}), "Prometheus warning: something else"}, false},
+		{"partial first", []string{"something else", slow}, nil, []string{PartialNotice([]string{"10.0.0.8:10901"}), "Prometheus warning: something else"}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, truncated := WarningNotices(tc.warns)
+			got, truncated := WarningNotices(tc.warns, tc.down)
 			if !slices.Equal(got, tc.want) || truncated != tc.truncated {
 				t.Errorf("WarningNotices = %q, %v; want %q, %v", got, truncated, tc.want, tc.truncated)
 			}
@@ -169,7 +173,9 @@ func TestVictoriaIsPartial(t *testing.T) {
 	var denied []string
 	srv := fakeProm(t, func(w http.ResponseWriter, r *http.Request) bool {
 		_ = r.ParseForm()
-		denied = append(denied, r.Form.Get("deny_partial_response")+"/"+r.Form.Get("partial_response"))
+		if r.URL.Path != "/api/v1/stores" { // Thanos's list of stores takes no such parameter
+			denied = append(denied, r.Form.Get("deny_partial_response")+"/"+r.Form.Get("partial_response"))
+		}
 		if r.URL.Path != "/api/v1/query_range" {
 			return false
 		}
@@ -197,6 +203,58 @@ func TestVictoriaIsPartial(t *testing.T) {
 			if d != want {
 				t.Errorf("deny=%v: a request sent deny_partial_response/partial_response %q, want %q", deny, d, want)
 			}
+		}
+	}
+}
+
+// TestThanosStoreLeftOut stops one of two Thanos shards' sidecar: once its health check fails, Thanos Query leaves
+// the store out of every answer without a warning (with partial_response=false too), and only its /api/v1/stores
+// says so. The answer must still carry the partial notice naming the store, and with DenyPartial the query must
+// fail, never come back with the surviving shard's numbers as the fleet's.
+func TestThanosStoreLeftOut(t *testing.T) {
+	promtest.EnginesOf(t, promtest.ThanosShards)
+	base := time.Now().Add(-time.Hour).Truncate(time.Minute)
+	srv := promtest.Start(t, promtest.Options{Engine: promtest.ThanosShards, OpenMetrics: gauges(base, "e0:8000", "e1:8000")})
+	c := &Client{BaseURL: srv.URL, HTTP: &http.Client{Timeout: 30 * time.Second}}
+	if down, err := c.DownStores(context.Background()); err != nil || len(down) != 0 {
+		t.Fatalf("both stores up: down %q, err %v", down, err)
+	}
+	srv.StopSidecar(t, 1)
+	store := srv.StoreAddr(t, 1)
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		down, err := c.DownStores(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if slices.Equal(down, []string{store}) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("Thanos Query does not list %s as unhealthy after 2 minutes (down: %q)", store, down)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	q := query.Query{QueryType: query.TypeQueue, Measure: "running"}
+	r := query.Request{From: base, To: base.Add(time.Minute), Interval: 5 * time.Second}
+	for _, deny := range []bool{false, true} {
+		ev := evaluator(srv.URL, 30*time.Second)
+		ev.Client.DenyPartial = deny
+		ans, err := ev.Eval(context.Background(), q, r)
+		if deny {
+			if err == nil || !strings.Contains(err.Error(), PartialRefusedMessage([]string{store})) {
+				t.Errorf("partial answers refused: error %v, want one saying store %s failed", err, store)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("partial answers allowed: %v", err)
+		}
+		if want := PartialNotice([]string{store}); !slices.Contains(ans.Result.Notices, want) {
+			t.Errorf("partial answer: notices %q lack %q", ans.Result.Notices, want)
+		}
+		if n := len(ans.Result.Outputs); n != 1 {
+			t.Errorf("partial answer: %d outputs, want the surviving shard's one", n)
 		}
 	}
 }

@@ -176,7 +176,7 @@ func startThanos(t testing.TB, opts Options, stores []thanosStore, replicaLabel 
 		sopts.Targets = st.targets
 		prom := startPrometheus(t, fmt.Sprintf("prometheus-%d", i), sopts, st.external, "", st.openMetrics)
 		grpc, http := freeAddr(t), freeAddr(t)
-		startProc(t, fmt.Sprintf("sidecar-%d", i), dir, thanos, []string{
+		sidecar := startProc(t, fmt.Sprintf("sidecar-%d", i), dir, thanos, []string{
 			"sidecar",
 			"--prometheus.url=http://" + prom.addr,
 			"--tsdb.path=" + filepath.Join(dir, fmt.Sprintf("unused-tsdb-%d", i)),
@@ -184,7 +184,7 @@ func startThanos(t testing.TB, opts Options, stores []thanosStore, replicaLabel 
 			"--log.level=warn",
 		}, http, "/-/ready")
 		endpoints = append(endpoints, grpc)
-		running = append(running, runningStore{prometheus: prom, endpoint: grpc})
+		running = append(running, runningStore{prometheus: prom, sidecar: sidecar, endpoint: grpc})
 	}
 	grpc, http := freeAddr(t), freeAddr(t)
 	args := []string{"query", "--grpc-address=" + grpc, "--http-address=" + http, "--log.level=warn"}
@@ -222,8 +222,8 @@ func startThanos(t testing.TB, opts Options, stores []thanosStore, replicaLabel 
 // runningStore is one store of a running Thanos engine: the Prometheus and its sidecar's gRPC address, which the
 // querier names the store by.
 type runningStore struct {
-	prometheus proc
-	endpoint   string
+	prometheus, sidecar proc
+	endpoint            string
 }
 
 // thanosStore is one Prometheus behind a sidecar.
@@ -579,4 +579,17 @@ func (s *Server) StoreAddr(t testing.TB, i int) string {
 		t.Fatalf("%s has %d stores, not a store %d", s.Engine, len(s.stores), i)
 	}
 	return s.stores[i].endpoint
+}
+
+// StopSidecar stops the i-th sidecar of a Thanos engine (its Prometheus stays up): the querier loses the store.
+func (s *Server) StopSidecar(t testing.TB, i int) {
+	t.Helper()
+	if i < 0 || i >= len(s.stores) {
+		t.Fatalf("%s has %d stores, not a store %d", s.Engine, len(s.stores), i)
+	}
+	p := s.stores[i].sidecar
+	if err := p.cmd.Process.Kill(); err != nil {
+		t.Fatalf("stop %s: %v", p.name, err)
+	}
+	_ = p.cmd.Wait()
 }
