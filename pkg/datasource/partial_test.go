@@ -26,15 +26,7 @@ import (
 func TestSaveAndTestPartialStore(t *testing.T) {
 	promtest.EnginesOf(t, promtest.ThanosShards)
 	base := time.Now().Add(-3 * time.Minute).Truncate(time.Second)
-	var om strings.Builder
-	om.WriteString("# TYPE vllm:num_requests_running gauge\n")
-	for _, inst := range []string{"e0:8000", "e1:8000"} {
-		for i := 0; i <= 12; i++ {
-			fmt.Fprintf(&om, "vllm:num_requests_running{instance=%q,engine=\"0\",model_name=\"m\"} 1 %d\n", inst, base.Add(time.Duration(i)*5*time.Second).Unix())
-		}
-	}
-	om.WriteString("# EOF\n")
-	prom := promtest.Start(t, promtest.Options{Engine: promtest.ThanosShards, OpenMetrics: om.String()})
+	prom := promtest.Start(t, promtest.Options{Engine: promtest.ThanosShards, OpenMetrics: promtest.RunningGauges(base, "e0:8000", "e1:8000")})
 	prom.StopStore(t, 1)
 	store := prom.StoreAddr(t, 1)
 	check := func(deny bool) (*backend.CheckHealthResult, backend.DataResponse) {

@@ -2,7 +2,6 @@ package promapi
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -13,20 +12,6 @@ import (
 	"github.com/inferscope/inferscope-vllm/pkg/query"
 )
 
-// gauges is OpenMetrics text of vllm:num_requests_running on the given instances (the n-th at n+1), a sample every
-// 5 s for a minute from base.
-func gauges(base time.Time, instances ...string) string {
-	var b strings.Builder
-	b.WriteString("# TYPE vllm:num_requests_running gauge\n")
-	for n, inst := range instances {
-		for i := 0; i <= 12; i++ {
-			fmt.Fprintf(&b, "vllm:num_requests_running{instance=%q,engine=\"0\",model_name=\"m\"} %d %d\n", inst, n+1, base.Add(time.Duration(i)*5*time.Second).Unix())
-		}
-	}
-	b.WriteString("# EOF\n")
-	return b.String()
-}
-
 // TestThanosPartialAnswer stops the Prometheus behind one of two Thanos shards (its sidecar stays up, so the
 // querier still asks it): by default the querier answers from the other shard only, and the answer must carry the
 // notice that it is partial, naming the failed store; with DenyPartial (the data source's "Refuse partial answers")
@@ -34,7 +19,7 @@ func gauges(base time.Time, instances ...string) string {
 func TestThanosPartialAnswer(t *testing.T) {
 	promtest.EnginesOf(t, promtest.ThanosShards)
 	base := time.Now().Add(-time.Hour).Truncate(time.Minute)
-	srv := promtest.Start(t, promtest.Options{Engine: promtest.ThanosShards, OpenMetrics: gauges(base, "e0:8000", "e1:8000")})
+	srv := promtest.Start(t, promtest.Options{Engine: promtest.ThanosShards, OpenMetrics: promtest.RunningGauges(base, "e0:8000", "e1:8000")})
 	q := query.Query{QueryType: query.TypeQueue, Measure: "running"}
 	r := query.Request{From: base, To: base.Add(time.Minute), Interval: 5 * time.Second}
 	eval := func(deny bool) (*Answer, error) {
@@ -102,7 +87,7 @@ func TestAnnotationsBecomeNotices(t *testing.T) {
 	base := time.Now().Add(-time.Hour).Truncate(time.Minute)
 	for _, eng := range promtest.EnginesOf(t, promtest.Prometheus3, promtest.ThanosShards, promtest.Cortex) {
 		t.Run(eng.String(), func(t *testing.T) {
-			srv := promtest.Start(t, promtest.Options{Engine: eng, OpenMetrics: gauges(base, "e0:8000", "e1:8000")})
+			srv := promtest.Start(t, promtest.Options{Engine: eng, OpenMetrics: promtest.RunningGauges(base, "e0:8000", "e1:8000")})
 			ev := evaluator(srv.URL, 30*time.Second)
 			for k, v := range srv.Header { // Cortex's tenant
 				ev.Client.HTTP.Transport = headerTransport{k, v[0]}
@@ -214,7 +199,7 @@ func TestVictoriaIsPartial(t *testing.T) {
 func TestThanosStoreLeftOut(t *testing.T) {
 	promtest.EnginesOf(t, promtest.ThanosShards)
 	base := time.Now().Add(-time.Hour).Truncate(time.Minute)
-	srv := promtest.Start(t, promtest.Options{Engine: promtest.ThanosShards, OpenMetrics: gauges(base, "e0:8000", "e1:8000")})
+	srv := promtest.Start(t, promtest.Options{Engine: promtest.ThanosShards, OpenMetrics: promtest.RunningGauges(base, "e0:8000", "e1:8000")})
 	c := &Client{BaseURL: srv.URL, HTTP: &http.Client{Timeout: 30 * time.Second}}
 	if down, err := c.DownStores(context.Background()); err != nil || len(down) != 0 {
 		t.Fatalf("both stores up: down %q, err %v", down, err)

@@ -593,3 +593,18 @@ func (s *Server) StopSidecar(t testing.TB, i int) {
 	}
 	_ = p.cmd.Wait()
 }
+
+// RunningGauges is OpenMetrics text of vllm:num_requests_running on the given instances (engine "0", model "m";
+// the n-th at n+1), a sample every 5 s for a minute from from: enough for a store test to tell which endpoints an
+// answer holds.
+func RunningGauges(from time.Time, instances ...string) string {
+	var b strings.Builder
+	b.WriteString("# TYPE vllm:num_requests_running gauge\n")
+	for n, inst := range instances {
+		for i := 0; i <= 12; i++ {
+			fmt.Fprintf(&b, "vllm:num_requests_running{instance=%q,engine=\"0\",model_name=\"m\"} %d %d\n", inst, n+1, from.Add(time.Duration(i)*5*time.Second).Unix())
+		}
+	}
+	b.WriteString("# EOF\n")
+	return b.String()
+}
