@@ -108,7 +108,7 @@ func history(from time.Time, minutes int) string {
 }
 
 // TestSplitRangeQueriesAnswerAsOne runs range queries over three days on real engines (Prometheus 2 and 3,
-// VictoriaMetrics 1.151) twice: as one request, and split at midnights into several (sent SplitConcurrency at a
+// VictoriaMetrics 1.151, Thanos over an HA pair with deduplication) twice: as one request, and split at midnights into several (sent SplitConcurrency at a
 // time), as query frontends do. The answers must be identical, value for value: the user's PromQL (rates,
 // quantiles, a subquery) through the client, and generated measure queries through the evaluator.
 func TestSplitRangeQueriesAnswerAsOne(t *testing.T) {
@@ -122,7 +122,7 @@ func TestSplitRangeQueriesAnswerAsOne(t *testing.T) {
 	if spans < 4 {
 		t.Fatalf("the range is split into %d requests, want at least 4", spans)
 	}
-	for _, eng := range promtest.EnginesOf(t, promtest.Prometheus2, promtest.Prometheus3, promtest.VictoriaMetrics151) {
+	for _, eng := range promtest.EnginesOf(t, promtest.Prometheus2, promtest.Prometheus3, promtest.VictoriaMetrics151, promtest.ThanosHA) {
 		t.Run(eng.String(), func(t *testing.T) {
 			srv := promtest.Start(t, promtest.Options{Engine: eng, OpenMetrics: om})
 			split, whole := &counting{}, &counting{}
