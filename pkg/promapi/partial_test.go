@@ -3,6 +3,7 @@ package promapi
 import (
 	"context"
 	"net/http"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -241,5 +242,34 @@ func TestThanosStoreLeftOut(t *testing.T) {
 		if n := len(ans.Result.Outputs); n != 1 {
 			t.Errorf("partial answer: %d outputs, want the surviving shard's one", n)
 		}
+	}
+}
+
+// TestDenyPartialElsewhere: servers that know neither partial_response nor deny_partial_response (Prometheus,
+// VictoriaMetrics single-node, Cortex) answer as without them, so the setting is safe whatever the data source
+// points at.
+func TestDenyPartialElsewhere(t *testing.T) {
+	base := time.Now().Add(-time.Hour).Truncate(time.Minute)
+	for _, eng := range promtest.EnginesOf(t, promtest.Prometheus3, promtest.VictoriaMetrics151, promtest.Cortex) {
+		t.Run(eng.String(), func(t *testing.T) {
+			srv := promtest.Start(t, promtest.Options{Engine: eng, OpenMetrics: promtest.RunningGauges(base, "e0:8000", "e1:8000")})
+			var answers [2]*Answer
+			for i, deny := range []bool{false, true} {
+				ev := evaluator(srv.URL, 30*time.Second)
+				ev.Client.DenyPartial = deny
+				for k, v := range srv.Header { // Cortex's tenant
+					ev.Client.HTTP.Transport = headerTransport{k, v[0]}
+				}
+				ans, err := ev.Eval(context.Background(), query.Query{QueryType: query.TypeQueue, Measure: "running"},
+					query.Request{From: base, To: base.Add(time.Minute), Interval: 5 * time.Second})
+				if err != nil {
+					t.Fatalf("deny=%v: %v", deny, err)
+				}
+				answers[i] = ans
+			}
+			if len(answers[0].Result.Outputs) != 2 || !reflect.DeepEqual(answers[0].Result, answers[1].Result) {
+				t.Errorf("answers differ with DenyPartial: %+v\nwithout: %+v", answers[1].Result, answers[0].Result)
+			}
+		})
 	}
 }
