@@ -89,10 +89,7 @@ func TestAnnotationsBecomeNotices(t *testing.T) {
 	for _, eng := range promtest.EnginesOf(t, promtest.Prometheus3, promtest.ThanosShards, promtest.Cortex) {
 		t.Run(eng.String(), func(t *testing.T) {
 			srv := promtest.Start(t, promtest.Options{Engine: eng, OpenMetrics: promtest.RunningGauges(base, "e0:8000", "e1:8000")})
-			ev := evaluator(srv.URL, 30*time.Second)
-			for k, v := range srv.Header { // Cortex's tenant
-				ev.Client.HTTP.Transport = headerTransport{k, v[0]}
-			}
+			ev := evaluatorFor(srv)
 			r := query.Request{From: base, To: base.Add(time.Minute), Interval: 5 * time.Second}
 			for _, tc := range []struct{ expr, want string }{
 				{`rate(vllm:num_requests_running[1m])`, `Prometheus: PromQL info: metric might not be a counter, name does not end in _total/_sum/_count/_bucket: "vllm:num_requests_running"`},
@@ -255,11 +252,8 @@ func TestDenyPartialElsewhere(t *testing.T) {
 			srv := promtest.Start(t, promtest.Options{Engine: eng, OpenMetrics: promtest.RunningGauges(base, "e0:8000", "e1:8000")})
 			var answers [2]*Answer
 			for i, deny := range []bool{false, true} {
-				ev := evaluator(srv.URL, 30*time.Second)
+				ev := evaluatorFor(srv)
 				ev.Client.DenyPartial = deny
-				for k, v := range srv.Header { // Cortex's tenant
-					ev.Client.HTTP.Transport = headerTransport{k, v[0]}
-				}
 				ans, err := ev.Eval(context.Background(), query.Query{QueryType: query.TypeQueue, Measure: "running"},
 					query.Request{From: base, To: base.Add(time.Minute), Interval: 5 * time.Second})
 				if err != nil {
@@ -272,4 +266,13 @@ func TestDenyPartialElsewhere(t *testing.T) {
 			}
 		})
 	}
+}
+
+// evaluatorFor is evaluator for a test engine, sending what its queries must carry (Cortex's tenant).
+func evaluatorFor(srv *promtest.Server) *Evaluator {
+	ev := evaluator(srv.URL, 30*time.Second)
+	for k, v := range srv.Header {
+		ev.Client.HTTP.Transport = headerTransport{k, v[0]}
+	}
+	return ev
 }
