@@ -39,7 +39,7 @@ func PartialNotice(stores []string) string {
 	if len(stores) > 0 {
 		which = "store " + storeNames(stores)
 	}
-	return fmt.Sprintf("Partial answer: the server could not read %s, so sums, rates and counts leave out its series and come out too low. "+
+	return fmt.Sprintf("Partial answer: the server could not read %s, so this answer leaves out its series (sums, rates and counts come out too low). "+
 		"Check that store; to get an error instead of partial numbers, turn on %q in the data source's settings", which, DenyPartialSetting)
 }
 
