@@ -49,7 +49,7 @@ func newPrometheus(ctx context.Context, s backend.DataSourceInstanceSettings, st
 	if err != nil {
 		return nil, fmt.Errorf("HTTP client: %w", err)
 	}
-	c := &promapi.Client{BaseURL: s.URL, HTTP: hc, Method: st.HTTPMethod, Scrub: scrub}
+	c := &promapi.Client{BaseURL: s.URL, HTTP: hc, Method: st.HTTPMethod, Scrub: scrub, DenyPartial: st.DenyPartialResponse}
 	return &prometheus{client: c, roleLabel: st.RoleLabel, evaluator: &promapi.Evaluator{
 		Client: c, Discovery: &promapi.Discovery{Client: c}, ScrapeInterval: time.Duration(st.ScrapeInterval),
 	}}, nil
@@ -152,11 +152,14 @@ func (p *prometheus) health(ctx context.Context) Health {
 			h.Warnings = append(h.Warnings, promapi.ReplicaNotice(l))
 		}
 	}
-	for _, w := range warns {
-		if w == promapi.TruncatedWarning {
-			w = fmt.Sprintf("counted from the first %d series only", query.MaxSeriesPerQuery)
-		}
-		h.Warnings = append(h.Warnings, w)
+	down, _ := p.client.DownStores(ctx) // a failed look says nothing: the query above answered
+	if len(down) > 0 && p.client.DenyPartial {
+		return Health{Status: HealthError, Server: server, Problem: promapi.DownStoresError(down).Error()}
+	}
+	notices, truncated := promapi.WarningNotices(warns, down)
+	h.Warnings = append(h.Warnings, notices...)
+	if truncated {
+		h.Warnings = append(h.Warnings, fmt.Sprintf("counted from the first %d series only", query.MaxSeriesPerQuery))
 	}
 	return h
 }

@@ -89,6 +89,10 @@ type Settings struct {
 
 	// HTTPMethod is how Prometheus mode sends queries: POST (default, fits long expressions) or GET.
 	HTTPMethod string `json:"httpMethod,omitempty"`
+	// DenyPartialResponse makes Prometheus mode ask for an error rather than an answer without a store that failed
+	// (Thanos's partial_response=false, VictoriaMetrics cluster's deny_partial_response=1); off, such answers come
+	// with a notice naming the store.
+	DenyPartialResponse bool `json:"denyPartialResponse,omitempty"`
 	// OAuthPassThru forwards the signed-in user's OAuth identity to the Prometheus server.
 	OAuthPassThru bool `json:"oauthPassThru,omitempty"`
 	// AllowLinkLocalTargets lets endpoints, probes and the Prometheus URL reach link-local and cloud-metadata

@@ -36,7 +36,12 @@ type Client struct {
 	// Scrub removes the data source's secrets from server text (errors, warnings) before anyone sees it: a proxy
 	// may echo the request's Authorization or tenant header.
 	Scrub *redact.Scrubber
+	// DenyPartial asks the server to fail a query rather than answer it without a store that failed (Thanos,
+	// VictoriaMetrics cluster); otherwise such an answer comes with PartialNotice.
+	DenyPartial bool
 
+	// noSplit sends every range query as one request (the tests' reference for split ones).
+	noSplit bool
 	// victoria is set once an answer came from VictoriaMetrics, whose PromQL differs from Prometheus's.
 	victoria atomic.Bool
 }
@@ -75,9 +80,16 @@ func (e *Error) Error() string {
 }
 
 // BadQuery reports whether the server rejected the expression itself (Prometheus's 400 bad_data,
-// VictoriaMetrics' 422), not the request.
+// VictoriaMetrics' 422), not the request; Prometheus's and Thanos's 422 execution errors (a store failed, too many
+// samples) are not about the expression.
 func (e *Error) BadQuery() bool {
-	return e.Status == http.StatusBadRequest || e.Status == http.StatusUnprocessableEntity || e.ErrorType == "bad_data"
+	switch e.ErrorType {
+	case "bad_data":
+		return true
+	case "execution", "timeout", "canceled", "internal", "unavailable":
+		return false
+	}
+	return e.Status == http.StatusBadRequest || e.Status == http.StatusUnprocessableEntity
 }
 
 // maxBody caps what is read of one answer; a larger answer fails with a message saying so.
@@ -96,6 +108,8 @@ type envelope struct {
 	Error     string   `json:"error"`
 	Warnings  []string `json:"warnings"`
 	Infos     []string `json:"infos"`
+	// IsPartial is VictoriaMetrics cluster's mark of an answer without some vmstorage nodes.
+	IsPartial bool `json:"isPartial"`
 }
 
 // call sends one API request and returns its data and warnings; data is held whole, so call serves the small
@@ -111,6 +125,9 @@ func (c *Client) call(ctx context.Context, path string, params url.Values, metho
 // ends the decoding (fields after data, such as warnings, are then not read).
 func (c *Client) stream(ctx context.Context, path string, params url.Values, method string, onData func(*json.Decoder) error) ([]string, error) {
 	u := strings.TrimRight(c.BaseURL, "/") + path
+	if c.DenyPartial && params != nil {
+		denyPartial(params)
+	}
 	var req *http.Request
 	var err error
 	if method == http.MethodPost {
@@ -197,6 +214,10 @@ func decodeEnvelope(dec *json.Decoder, env *envelope, onData func(*json.Decoder)
 			if env.Infos, err = decodeStrings(dec, maxWarnings); err != nil {
 				return err
 			}
+		case "isPartial":
+			if err := dec.Decode(&env.IsPartial); err != nil {
+				return err
+			}
 		case "status", "errorType", "error":
 			var v string
 			if err := dec.Decode(&v); err != nil {
@@ -256,6 +277,9 @@ func (c *Client) warnings(env envelope) []string {
 	for _, w := range append(env.Warnings, env.Infos...) {
 		out = append(out, c.serverText(w))
 	}
+	if env.IsPartial {
+		out = append(out, VictoriaPartialWarning)
+	}
 	return out
 }
 
@@ -266,6 +290,9 @@ const NoTenantMessage = `the server wants a tenant (Cortex/Mimir answered 401 "n
 // apiError turns a failed answer into an Error carrying the server's own message, or a hint when it has none.
 func (c *Client) apiError(status int, path string, env envelope, notJSON bool, body []byte) *Error {
 	e := &Error{Status: status, ErrorType: c.serverText(env.ErrorType), Message: c.serverText(env.Error)}
+	if stores, ok := FailedStores(env.Error); ok {
+		e.Message = PartialRefusedMessage(stores) + ": " + e.Message
+	}
 	if notJSON || env.Error == "" {
 		e.Message = c.serverText(string(body))
 		switch {
@@ -337,15 +364,24 @@ func (c *Client) method() string {
 	return http.MethodPost
 }
 
-// QueryRange evaluates expr at start, start+step, … ≤ end.
+// QueryRange evaluates expr at start, start+step, … ≤ end; a range longer than query.SplitInterval is sent as
+// several requests (splitRange), joined into the same answer.
 func (c *Client) QueryRange(ctx context.Context, expr string, start, end time.Time, step time.Duration) (model.Matrix, []string, error) {
+	if spans := splitRange(start, end, step); len(spans) > 1 && !c.noSplit && splittable(expr) {
+		return c.queryRangeSplit(ctx, expr, spans, step)
+	}
+	return c.queryRange(ctx, expr, start, end, step, new(pointBudget))
+}
+
+// queryRange is one range-query request, its points counted against budget.
+func (c *Client) queryRange(ctx context.Context, expr string, start, end time.Time, step time.Duration, budget *pointBudget) (model.Matrix, []string, error) {
 	var m model.Matrix
 	var truncated bool
 	warns, err := c.stream(ctx, "/api/v1/query_range", url.Values{
 		"query": {expr}, "start": {formatTime(start)}, "end": {formatTime(end)},
 		"step": {strconv.FormatFloat(step.Seconds(), 'f', -1, 64)},
 	}, c.method(), func(dec *json.Decoder) (err error) {
-		m, truncated, err = decodeMatrixStream(dec)
+		m, truncated, err = decodeMatrixWithin(dec, budget)
 		return err
 	})
 	if err != nil {

@@ -29,6 +29,7 @@ type Evaluator struct {
 	ScrapeInterval time.Duration
 
 	replicas replicaCache // whether series come twice, from an HA pair without deduplication
+	stores   storeCache   // the stores Thanos Query leaves out of every answer
 }
 
 // Answer is a query's result with the PromQL that produced it.
@@ -145,6 +146,10 @@ var scopes = []struct {
 func (ev *Evaluator) run(ctx context.Context, q query.Query, r query.Request, rng query.Range, res *query.Result, exprs []Expr, held func(vllm.Signal) bool, rates bool) (*Answer, error) {
 	from, to, step := rng.From, rng.To, rng.Step
 	ans := &Answer{Result: res, Exprs: exprs}
+	down := ev.stores.get(ctx, ev.Client)
+	if len(down) > 0 && ev.Client.DenyPartial {
+		return ans, DownStoresError(down)
+	}
 	results := make([]model.Matrix, len(exprs))
 	warnings := make([][]string, len(exprs))
 	errs := make([]error, len(exprs))
@@ -157,24 +162,14 @@ func (ev *Evaluator) run(ctx context.Context, q query.Query, r query.Request, rn
 		}()
 	}
 	wg.Wait()
-	seen := map[string]bool{}
-	truncated := false
 	for i, e := range exprs {
 		if errs[i] != nil {
 			return ans, queryError(q, e, errs[i])
 		}
-		for _, w := range warnings[i] {
-			switch {
-			case seen[w]:
-			case w == TruncatedWarning:
-				truncated = true
-			default:
-				res.Notices = append(res.Notices, "Prometheus warning: "+w)
-			}
-			seen[w] = true
-		}
 		res.Outputs = append(res.Outputs, Outputs(q, e, results[i])...)
 	}
+	notices, truncated := WarningNotices(slices.Concat(warnings...), down)
+	res.Notices = append(res.Notices, notices...)
 	if len(res.Outputs) > query.MaxSeriesPerQuery {
 		res.Outputs, truncated = res.Outputs[:query.MaxSeriesPerQuery], true
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"sync/atomic"
 
 	"github.com/prometheus/common/model"
 
@@ -74,7 +75,18 @@ func parseValue(b []byte) (float64, error) {
 // decodeMatrixStream reads {"resultType":"matrix","result":[…]} series by series, stopping (with errStop and
 // truncated set) once query.MaxSeriesPerQuery series or query.MaxPointsPerQuery points are held.
 func decodeMatrixStream(dec *json.Decoder) (m model.Matrix, truncated bool, err error) {
-	points := 0
+	return decodeMatrixWithin(dec, new(pointBudget))
+}
+
+// pointBudget counts the points of one query's answers against query.MaxPointsPerQuery, shared by the requests of
+// a split range query.
+type pointBudget struct{ used atomic.Int64 }
+
+// take counts n more points and reports whether they fit.
+func (b *pointBudget) take(n int) bool { return b.used.Add(int64(n)) <= query.MaxPointsPerQuery }
+
+// decodeMatrixWithin is decodeMatrixStream counting the points against budget.
+func decodeMatrixWithin(dec *json.Decoder, budget *pointBudget) (m model.Matrix, truncated bool, err error) {
 	err = decodeResult(dec, "matrix", func() error {
 		if len(m) >= query.MaxSeriesPerQuery {
 			truncated = true
@@ -84,7 +96,7 @@ func decodeMatrixStream(dec *json.Decoder) (m model.Matrix, truncated bool, err 
 		if err := dec.Decode(&s); err != nil {
 			return err
 		}
-		if points += len(s.Values); points > query.MaxPointsPerQuery {
+		if !budget.take(len(s.Values)) {
 			truncated = true
 			return errStop
 		}

@@ -1,6 +1,9 @@
 package query
 
-import "fmt"
+import (
+	"fmt"
+	"time"
+)
 
 // Limits on what one query may ask for. Viewers can send any query, so each of these bounds memory or time; a
 // query over a limit is refused with an error naming it, except MaxPointsPerSeries, which raises the step.
@@ -41,6 +44,14 @@ const (
 	MaxLimit = 1_000
 	// MaxBuckets bounds a distribution's bucket bounds: a heatmap's rows.
 	MaxBuckets = 50
+	// SplitInterval is how long a range Prometheus mode sends as one request: a longer range query is split, as a
+	// Thanos or Cortex query frontend splits it, at multiples of this interval since the epoch (UTC midnights),
+	// bounding each request's work on the server; the answers are joined into the same numbers.
+	SplitInterval = 24 * time.Hour
+	// MaxSplits bounds the requests one range query is split into: a longer range gets a multiple of SplitInterval.
+	MaxSplits = 32
+	// SplitConcurrency bounds how many requests of one split range query are in flight at once.
+	SplitConcurrency = 4
 )
 
 // TruncatedNotice is the notice of an answer cut at MaxSeriesPerQuery or MaxPointsPerQuery.

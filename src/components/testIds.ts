@@ -77,6 +77,7 @@ export const testIds = {
     bearerToken: 'data-testid inferscope-ds-bearer-token',
     basicAuthPassword: 'data-testid inferscope-ds-basic-auth-password',
     httpMethod: 'data-testid inferscope-ds-http-method',
+    denyPartialResponse: 'data-testid inferscope-ds-deny-partial-response',
     accelerator: 'data-testid inferscope-ds-accelerator',
     peakTflops: 'data-testid inferscope-ds-peak-tflops',
     peakMemoryTBps: 'data-testid inferscope-ds-peak-memory-tbps',

@@ -215,6 +215,8 @@ export interface VllmOptions extends DataSourceJsonData {
   discoveryInterval?: string;
   /** roleLabel is, in Prometheus mode, the label the server's relabel rules put each endpoint's role in. */
   roleLabel?: string;
+  /** denyPartialResponse makes Prometheus mode fail a query rather than answer without a store that failed. */
+  denyPartialResponse?: boolean;
   /** Standard Grafana HTTP settings used by Prometheus mode (and basic auth / TLS in direct mode). */
   oauthPassThru?: boolean;
   timeout?: number;

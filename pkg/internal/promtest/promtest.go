@@ -68,6 +68,8 @@ type Server struct {
 	// Header is what every query must carry: Cortex's tenant (TenantHeader: Tenant), nil elsewhere.
 	Header http.Header
 	client *http.Client
+	// stores are the Prometheus behind a Thanos querier's sidecars, in order (shard="0" first, replica="a" first).
+	stores []runningStore
 }
 
 // maxImportChunk bounds one VictoriaMetrics import request, well under its -maxInsertRequestSize default (32 MB).
@@ -88,10 +90,13 @@ func Start(t testing.TB, opts Options) *Server {
 		t.Fatalf("Options.DataDir and Rules are Prometheus's; %s takes its samples through Options.OpenMetrics and evaluates no rules", eng)
 	}
 	switch eng {
-	case ThanosHA:
-		return &Server{URL: "http://" + startThanosHA(t, opts), Engine: eng, client: &http.Client{Timeout: 10 * time.Second}}
-	case ThanosShards:
-		return &Server{URL: "http://" + startThanosShards(t, opts), Engine: eng, client: &http.Client{Timeout: 10 * time.Second}}
+	case ThanosHA, ThanosShards:
+		start := startThanosHA
+		if eng == ThanosShards {
+			start = startThanosShards
+		}
+		addr, stores := start(t, opts)
+		return &Server{URL: "http://" + addr, Engine: eng, client: &http.Client{Timeout: 10 * time.Second}, stores: stores}
 	case Cortex:
 		return &Server{URL: "http://" + startCortex(t, opts) + "/prometheus", Engine: eng,
 			Header: http.Header{TenantHeader: {Tenant}}, client: &http.Client{Timeout: 10 * time.Second}}

@@ -52,6 +52,7 @@ func scaleBinary(name, version, bin string) string {
 type proc struct {
 	name string
 	addr string
+	cmd  *exec.Cmd
 }
 
 // startProc launches bin with args, logging to a file in dir, and polls http://addr+ready until it answers 200
@@ -79,7 +80,7 @@ func startProc(t testing.TB, name, dir, bin string, args []string, addr, ready s
 		}
 	})
 	waitOK(t, name, "http://"+addr+ready, nil, 60*time.Second, nil)
-	return proc{name: name, addr: addr}
+	return proc{name: name, addr: addr, cmd: cmd}
 }
 
 func tail(b []byte, n int) []byte {
@@ -163,18 +164,19 @@ func startPrometheus(t testing.TB, name string, opts Options, external map[strin
 
 // startThanos starts a Prometheus 3 with a Thanos sidecar for each of the given stores (external labels and
 // samples), and a Thanos querier over all sidecars, deduplicating replicaLabel when it is set. It returns the
-// querier's address once the querier sees every sidecar.
-func startThanos(t testing.TB, opts Options, stores []thanosStore, replicaLabel string) string {
+// querier's address once the querier sees every sidecar, and the stores in order.
+func startThanos(t testing.TB, opts Options, stores []thanosStore, replicaLabel string) (string, []runningStore) {
 	t.Helper()
 	thanos := EngineBinary(t, ThanosHA, "thanos")
 	dir := t.TempDir()
 	var endpoints []string
+	var running []runningStore
 	for i, st := range stores {
 		sopts := opts
 		sopts.Targets = st.targets
 		prom := startPrometheus(t, fmt.Sprintf("prometheus-%d", i), sopts, st.external, "", st.openMetrics)
 		grpc, http := freeAddr(t), freeAddr(t)
-		startProc(t, fmt.Sprintf("sidecar-%d", i), dir, thanos, []string{
+		sidecar := startProc(t, fmt.Sprintf("sidecar-%d", i), dir, thanos, []string{
 			"sidecar",
 			"--prometheus.url=http://" + prom.addr,
 			"--tsdb.path=" + filepath.Join(dir, fmt.Sprintf("unused-tsdb-%d", i)),
@@ -182,6 +184,7 @@ func startThanos(t testing.TB, opts Options, stores []thanosStore, replicaLabel 
 			"--log.level=warn",
 		}, http, "/-/ready")
 		endpoints = append(endpoints, grpc)
+		running = append(running, runningStore{prometheus: prom, sidecar: sidecar, endpoint: grpc})
 	}
 	grpc, http := freeAddr(t), freeAddr(t)
 	args := []string{"query", "--grpc-address=" + grpc, "--http-address=" + http, "--log.level=warn"}
@@ -213,7 +216,14 @@ func startThanos(t testing.TB, opts Options, stores []thanosStore, replicaLabel 
 		}
 		return n == len(stores)
 	})
-	return http
+	return http, running
+}
+
+// runningStore is one store of a running Thanos engine: the Prometheus and its sidecar's gRPC address, which the
+// querier names the store by.
+type runningStore struct {
+	prometheus, sidecar proc
+	endpoint            string
 }
 
 // thanosStore is one Prometheus behind a sidecar.
@@ -224,7 +234,7 @@ type thanosStore struct {
 }
 
 // startThanosHA is the HA pair: two Prometheus with the same targets and samples, replica="a" and "b".
-func startThanosHA(t testing.TB, opts Options) string {
+func startThanosHA(t testing.TB, opts Options) (string, []runningStore) {
 	t.Helper()
 	var stores []thanosStore
 	for _, r := range []string{"a", "b"} {
@@ -239,7 +249,7 @@ func startThanosHA(t testing.TB, opts Options) string {
 
 // startThanosShards is two Prometheus each holding half the endpoints (targets, or samples by their instance or
 // endpoint label), shard="0" and "1", merged by one querier.
-func startThanosShards(t testing.TB, opts Options) string {
+func startThanosShards(t testing.TB, opts Options) (string, []runningStore) {
 	t.Helper()
 	stores := []thanosStore{{external: map[string]string{ShardLabel: "0"}}, {external: map[string]string{ShardLabel: "1"}}}
 	for i, tg := range opts.Targets {
@@ -545,4 +555,56 @@ func snappyLiteral(b []byte) []byte {
 		b = b[n:]
 	}
 	return out
+}
+
+// StopStore stops the Prometheus behind the i-th sidecar of a Thanos engine (ThanosShards: shard="i"; ThanosHA:
+// replica "a" is 0), leaving its sidecar up: the querier still lists the store, whose every Series call now fails,
+// as when a Prometheus of a fleet is down.
+func (s *Server) StopStore(t testing.TB, i int) {
+	t.Helper()
+	if i < 0 || i >= len(s.stores) {
+		t.Fatalf("%s has %d stores, not a store %d", s.Engine, len(s.stores), i)
+	}
+	p := s.stores[i].prometheus
+	if err := p.cmd.Process.Kill(); err != nil {
+		t.Fatalf("stop %s: %v", p.name, err)
+	}
+	_ = p.cmd.Wait()
+}
+
+// StoreAddr is the address the querier names the i-th store of a Thanos engine by (its sidecar's gRPC address).
+func (s *Server) StoreAddr(t testing.TB, i int) string {
+	t.Helper()
+	if i < 0 || i >= len(s.stores) {
+		t.Fatalf("%s has %d stores, not a store %d", s.Engine, len(s.stores), i)
+	}
+	return s.stores[i].endpoint
+}
+
+// StopSidecar stops the i-th sidecar of a Thanos engine (its Prometheus stays up): the querier loses the store.
+func (s *Server) StopSidecar(t testing.TB, i int) {
+	t.Helper()
+	if i < 0 || i >= len(s.stores) {
+		t.Fatalf("%s has %d stores, not a store %d", s.Engine, len(s.stores), i)
+	}
+	p := s.stores[i].sidecar
+	if err := p.cmd.Process.Kill(); err != nil {
+		t.Fatalf("stop %s: %v", p.name, err)
+	}
+	_ = p.cmd.Wait()
+}
+
+// RunningGauges is OpenMetrics text of vllm:num_requests_running on the given instances (engine "0", model "m";
+// the n-th at n+1), a sample every 5 s for a minute from from: enough for a store test to tell which endpoints an
+// answer holds.
+func RunningGauges(from time.Time, instances ...string) string {
+	var b strings.Builder
+	b.WriteString("# TYPE vllm:num_requests_running gauge\n")
+	for n, inst := range instances {
+		for i := 0; i <= 12; i++ {
+			fmt.Fprintf(&b, "vllm:num_requests_running{instance=%q,engine=\"0\",model_name=\"m\"} %d %d\n", inst, n+1, from.Add(time.Duration(i)*5*time.Second).Unix())
+		}
+	}
+	b.WriteString("# EOF\n")
+	return b.String()
 }

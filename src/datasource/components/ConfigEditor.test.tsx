@@ -218,6 +218,23 @@ describe('ConfigEditor', () => {
     expect(screen.queryByTestId(testIds.configEditor.endpointStatus)).not.toBeInTheDocument();
   });
 
+  it('turns refusing partial answers on in Prometheus mode only', async () => {
+    const onChange = jest.fn();
+    const { rerender } = await renderSettled(
+      <ConfigEditor
+        options={settings({ mode: 'prometheus' }, { url: 'http://thanos-query:10902' })}
+        onOptionsChange={onChange}
+      />
+    );
+    expect(screen.getByText('Refuse partial answers')).toBeInTheDocument();
+    fireEvent.click(screen.getByTestId(testIds.configEditor.denyPartialResponse));
+    expect(onChange).toHaveBeenLastCalledWith(
+      expect.objectContaining({ jsonData: expect.objectContaining({ denyPartialResponse: true }) })
+    );
+    rerender(<ConfigEditor options={settings({ mode: 'direct' })} onOptionsChange={onChange} />);
+    expect(screen.queryByTestId(testIds.configEditor.denyPartialResponse)).not.toBeInTheDocument();
+  });
+
   it('keeps the direct-mode basic auth password in secureJsonData', async () => {
     const onChange = jest.fn();
     await renderSettled(

@@ -199,6 +199,21 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
         )}
         {mode === MODE.prometheus && (
           <Field
+            label={t('config-editor.deny-partial-response.label', 'Refuse partial answers')}
+            description={t(
+              'config-editor.deny-partial-response.description',
+              'When a store behind the server fails (Thanos, VictoriaMetrics cluster), fail the query instead of answering without it. Off, such answers come with a notice naming the store.'
+            )}
+          >
+            <Switch
+              data-testid={testIds.configEditor.denyPartialResponse}
+              value={Boolean(jsonData.denyPartialResponse)}
+              onChange={(e) => update({ denyPartialResponse: e.currentTarget.checked || undefined })}
+            />
+          </Field>
+        )}
+        {mode === MODE.prometheus && (
+          <Field
             label={t('config-editor.role-label.label', 'Role label')}
             description={t(
               'config-editor.role-label.description',
