@@ -142,12 +142,14 @@ func listed(t *testing.T, d *Datasource) (up, gone []string, roles map[string]st
 	return up, gone, roles
 }
 
-// discoverySources are the four kinds of source (file, http, dns, kubernetes) in the order tests run them.
-var discoverySources = []string{"file", "http", "dns", "kubernetes"}
+// discoverySources are the kinds of source (file, http, dns, kubernetes pods and EndpointSlices) in the order tests
+// run them.
+var discoverySources = []string{"file", "http", "dns", "kubernetes", "kubernetes-endpointslice"}
 
 // fleetSources makes, per kind, a discovery source listing 127.0.0.1 … 127.0.0.n on port, and a function that
 // changes n: a file_sd file rewritten, an http_sd answer, A records on a DNS server on loopback, and the pods of a
-// fake Kubernetes API server (named vllm-00 …, the first labelled prefill and the rest decode by llm-d.ai/role).
+// fake Kubernetes API server (named vllm-00 …, the first labelled prefill and the rest decode by llm-d.ai/role) or
+// the EndpointSlices of their Service (at most 5 endpoints a slice, so scaling adds, changes and deletes slices).
 func fleetSources(port int) map[string]func(t *testing.T) (discovery.Source, func(n int)) {
 	addr := func(i int) string { return fmt.Sprintf("127.0.0.%d:%d", i+1, port) }
 	groups := func(n int) []byte {
@@ -207,6 +209,21 @@ func fleetSources(port int) map[string]func(t *testing.T) (discovery.Source, fun
 				Namespaces: []string{"llm"}, LabelSelector: "app=vllm", PortName: "http",
 				Relabel: discovery.Relabel{RoleLabel: "llm-d.ai/role"}}, set
 		},
+		"kubernetes-endpointslice": func(t *testing.T) (discovery.Source, func(int)) {
+			api := discoverytest.NewKubeAPI("sa-token")
+			srv := httptest.NewServer(api)
+			t.Cleanup(srv.Close)
+			set := func(n int) {
+				pods := make([]discoverytest.Pod, n)
+				for i := range pods {
+					pods[i] = discoverytest.Pod{Name: fmt.Sprintf("vllm-%02d", i), IP: fmt.Sprintf("127.0.0.%d", i+1)}
+				}
+				api.SetSlices("llm", discoverytest.SlicesOf("vllm", port, 5, pods...)...)
+			}
+			return discovery.Source{Type: discovery.TypeKubernetes, KubernetesRole: discovery.KubernetesRoleEndpointSlice,
+				Kubeconfig: discoverytest.Kubeconfig(t, srv.URL, "sa-token"), Namespaces: []string{"llm"},
+				LabelSelector: "kubernetes.io/service-name=vllm", PortName: "http"}, set
+		},
 	}
 }
 
@@ -253,7 +270,7 @@ func TestDirectModeFollowsAChangingFleet(t *testing.T) {
 					t.Fatal(err)
 				}
 				if h.Status != backend.HealthStatusOk || !strings.Contains(h.Message, fmt.Sprintf("%d of %d endpoint(s) reachable", n, n)) ||
-					!strings.Contains(h.Message, "Discovery: "+name+" #1 found") {
+					!strings.Contains(h.Message, "Discovery: "+string(src.Type)+" #1 found") {
 					t.Fatalf("health with %d: %s %s", n, h.Status, h.Message)
 				}
 				if name == "kubernetes" {

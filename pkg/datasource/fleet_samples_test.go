@@ -107,7 +107,7 @@ func TestChangingFleetAnswersAsAStaticFleetOnTheSameSamples(t *testing.T) {
 		t.Run(kind, func(t *testing.T) {
 			src, set := sources[kind](t)
 			nameOf := func(i int) string { return fmt.Sprintf("127.0.0.%d:%d", i+1, port) }
-			if kind == "kubernetes" {
+			if src.Type == discovery.TypeKubernetes {
 				nameOf = func(i int) string { return fmt.Sprintf("vllm-%02d", i) }
 			}
 			static := make([]map[string]string, 16)

@@ -76,6 +76,14 @@ func renderSettingsTS() []byte {
 		fmt.Fprintf(&b, "'%s'", t)
 	}
 	b.WriteString("] as const;\n")
+	b.WriteString("\n/** KUBERNETES_ROLES are what a kubernetes source follows (pkg/discovery), the default first. */\nexport const KUBERNETES_ROLES = [")
+	for i, r := range discovery.KubernetesRoles {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "'%s'", r)
+	}
+	b.WriteString("] as const;\n")
 	return b.Bytes()
 }
 
