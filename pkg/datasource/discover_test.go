@@ -152,6 +152,18 @@ var discoverySources = []string{"file", "http", "dns", "kubernetes", "kubernetes
 // the EndpointSlices of their Service (at most 5 endpoints a slice, so scaling adds, changes and deletes slices).
 func fleetSources(port int) map[string]func(t *testing.T) (discovery.Source, func(n int)) {
 	addr := func(i int) string { return fmt.Sprintf("127.0.0.%d:%d", i+1, port) }
+	pods := func(n int) []discoverytest.Pod {
+		out := make([]discoverytest.Pod, n)
+		for i := range out {
+			role := "decode"
+			if i == 0 {
+				role = "prefill"
+			}
+			out[i] = discoverytest.Pod{Name: fmt.Sprintf("vllm-%02d", i), IP: fmt.Sprintf("127.0.0.%d", i+1), Port: port,
+				Labels: map[string]string{"app": "vllm", "llm-d.ai/role": role}}
+		}
+		return out
+	}
 	groups := func(n int) []byte {
 		ts := make([]string, n)
 		for i := range ts {
@@ -190,41 +202,26 @@ func fleetSources(port int) map[string]func(t *testing.T) (discovery.Source, fun
 				}
 		},
 		"kubernetes": func(t *testing.T) (discovery.Source, func(int)) {
-			api := discoverytest.NewKubeAPI("sa-token")
-			srv := httptest.NewServer(api)
-			t.Cleanup(srv.Close)
-			set := func(n int) {
-				pods := make([]discoverytest.Pod, n)
-				for i := range pods {
-					role := "decode"
-					if i == 0 {
-						role = "prefill"
-					}
-					pods[i] = discoverytest.Pod{Name: fmt.Sprintf("vllm-%02d", i), IP: fmt.Sprintf("127.0.0.%d", i+1), Port: port,
-						Labels: map[string]string{"app": "vllm", "llm-d.ai/role": role}}
-				}
-				api.Set("llm", pods...)
-			}
-			return discovery.Source{Type: discovery.TypeKubernetes, Kubeconfig: discoverytest.Kubeconfig(t, srv.URL, "sa-token"),
+			api, kubeconfig := kubeAPI(t)
+			return discovery.Source{Type: discovery.TypeKubernetes, Kubeconfig: kubeconfig,
 				Namespaces: []string{"llm"}, LabelSelector: "app=vllm", PortName: "http",
-				Relabel: discovery.Relabel{RoleLabel: "llm-d.ai/role"}}, set
+				Relabel: discovery.Relabel{RoleLabel: "llm-d.ai/role"}}, func(n int) { api.Set("llm", pods(n)...) }
 		},
 		"kubernetes-endpointslice": func(t *testing.T) (discovery.Source, func(int)) {
-			api := discoverytest.NewKubeAPI("sa-token")
-			srv := httptest.NewServer(api)
-			t.Cleanup(srv.Close)
-			set := func(n int) {
-				pods := make([]discoverytest.Pod, n)
-				for i := range pods {
-					pods[i] = discoverytest.Pod{Name: fmt.Sprintf("vllm-%02d", i), IP: fmt.Sprintf("127.0.0.%d", i+1)}
-				}
-				api.SetSlices("llm", discoverytest.SlicesOf("vllm", port, 5, pods...)...)
-			}
+			api, kubeconfig := kubeAPI(t)
 			return discovery.Source{Type: discovery.TypeKubernetes, KubernetesRole: discovery.KubernetesRoleEndpointSlice,
-				Kubeconfig: discoverytest.Kubeconfig(t, srv.URL, "sa-token"), Namespaces: []string{"llm"},
-				LabelSelector: "kubernetes.io/service-name=vllm", PortName: "http"}, set
+					Kubeconfig: kubeconfig, Namespaces: []string{"llm"}, LabelSelector: "kubernetes.io/service-name=vllm", PortName: "http"},
+				func(n int) { api.SetSlices("llm", discoverytest.SlicesOf("vllm", port, 5, pods(n)...)...) }
 		},
 	}
+}
+
+// kubeAPI is a fake Kubernetes API server for the test and a kubeconfig naming it with its token.
+func kubeAPI(t *testing.T) (*discoverytest.KubeAPI, string) {
+	api := discoverytest.NewKubeAPI("sa-token")
+	srv := httptest.NewServer(api)
+	t.Cleanup(srv.Close)
+	return api, discoverytest.Kubeconfig(t, srv.URL, "sa-token")
 }
 
 // TestDirectModeFollowsAChangingFleet scales a simulated fleet 4 → 16 → 2 behind each discovery source: scrapes,

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -60,28 +59,7 @@ func TestDiscoveryOfAHundredThousandTargetsStaysWithinMemory(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 
-	var peak atomic.Int64
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() { // sample the plugin's RSS
-		defer wg.Done()
-		tick := time.NewTicker(50 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-tick.C:
-				if rss := p.RSS(); rss > peak.Load() {
-					peak.Store(rss)
-				}
-			}
-		}
-	}()
-	var once sync.Once
-	halt := func() { once.Do(func() { close(stop); wg.Wait() }) }
-	defer halt()
+	peakRSS := sampleRSS(t, p, 50*time.Millisecond)
 
 	start := time.Now()
 	q := harness.Query{RefID: "A", JSON: map[string]any{"queryType": "raw", "metric": "vllm:num_requests_running", "endpoint": "a-healthy-.*"},
@@ -154,9 +132,9 @@ func TestDiscoveryOfAHundredThousandTargetsStaysWithinMemory(t *testing.T) {
 			t.Errorf("%s: %d points over %s, want at least %d", ep, n, end.Sub(start).Round(time.Second), want)
 		}
 	}
-	halt()
-	t.Logf("peak plugin RSS %d MB over %d discovery rounds", peak.Load()>>20, asked.Load())
-	if limit := int64(64+256) << 20; peak.Load() > limit {
-		t.Errorf("plugin RSS peaked at %d MB, over the %d MB the settings imply", peak.Load()>>20, limit>>20)
+	peak := peakRSS()
+	t.Logf("peak plugin RSS %d MB over %d discovery rounds", peak>>20, asked.Load())
+	if limit := int64(64+256) << 20; peak > limit {
+		t.Errorf("plugin RSS peaked at %d MB, over the %d MB the settings imply", peak>>20, limit>>20)
 	}
 }
