@@ -340,3 +340,43 @@ func TestEndpointSlicesBoundHostileAnswers(t *testing.T) {
 		})
 	})
 }
+
+// TestEndpointSliceHostileObjects: malformed or oversized slices in a watch give a clear error or are bounded, never
+// a panic; a slice over the cap is not kept.
+func TestEndpointSliceHostileObjects(t *testing.T) {
+	k := &kubeSource{res: kubeResources[KubernetesRoleEndpointSlice], cap: 10, src: Source{PortName: "http"}}
+	many := `{"addresses":["10.0.0.1"]}` + strings.Repeat(`,{"addresses":["10.0.0.1"]}`, 50)
+	for _, tc := range []struct {
+		name, event, err string
+		held             int
+	}{
+		{"not JSON", `{"type":"ADDED","object":{`, "not JSON", 0},
+		{"a port that is a string", `{"type":"ADDED","object":{"metadata":{"name":"a"},"ports":[{"name":"http","port":"8000"}]}}`, "not one of endpointslices", 0},
+		{"endpoints that are not a list", `{"type":"ADDED","object":{"metadata":{"name":"a"},"endpoints":{}}}`, "not one of endpointslices", 0},
+		{"nulls everywhere", `{"type":"ADDED","object":{"metadata":null,"endpoints":[null,{"addresses":null,"conditions":null,"targetRef":null}],"ports":[null]}}`, "", 2},
+		{"more endpoints than the cap", `{"type":"ADDED","object":{"metadata":{"name":"big"},"endpoints":[` + many + `]}}`, "", 0},
+		{"an unknown event type", `{"type":"EXPLODED","object":{}}`, "unknown watch event type", 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			os := &objectSet{objects: map[string]kubeObject{}}
+			err := k.apply([]byte(tc.event), os)
+			if tc.err == "" && err != nil || tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)) {
+				t.Fatalf("apply: %v, want %q", err, tc.err)
+			}
+			if os.held != tc.held || os.truncated != (tc.name == "more endpoints than the cap") {
+				t.Errorf("held %d, truncated %v; want %d", os.held, os.truncated, tc.held)
+			}
+			for _, o := range os.objects {
+				if ts := o.targets(Source{PortName: "http"}); len(ts) != 0 {
+					t.Errorf("targets from a slice without the port: %+v", ts)
+				}
+				if ts := o.targets(Source{Port: 70000}); len(ts) != 0 {
+					t.Errorf("targets at port 70000: %+v", ts)
+				}
+				if ts := o.targets(Source{Port: 8000}); len(ts) != 0 {
+					t.Errorf("targets from endpoints without addresses: %+v", ts)
+				}
+			}
+		})
+	}
+}
