@@ -339,8 +339,11 @@ func (k *kubeSource) list(ctx context.Context, ns string, os *objectSet) (string
 			if err != nil {
 				return fail(fmt.Errorf("an item is not one of %s: %w", k.res.plural, err))
 			}
-			// An object over what is left of the cap is left out (put notes it); smaller ones after it may fit.
-			fresh.put(o, k.cap)
+			// The first object over what is left of the cap ends the list (put notes the cut): decoding the rest of a
+			// page of large slices, for one that might still fit, would cost more than the cut saves.
+			if !fresh.put(o, k.cap) {
+				break
+			}
 		}
 		cont = l.Metadata.Continue
 		// A full set stops paging: the rest would be dropped anyway.

@@ -311,8 +311,8 @@ func TestEndpointSlicesBoundHostileAnswers(t *testing.T) {
 		r := NewRunner([]Source{sliceSource(t, srv.URL, "t")}, Options{MaxEndpoints: 10})
 		defer r.Close()
 		res := r.Refresh(context.Background())
-		// The slice over the cap is left out with a notice; the one that fits is followed.
-		if len(res.Endpoints) != 2 || !strings.Contains(strings.Join(res.Notices, "\n"), "found more than 10 targets") {
+		// The list ends at the slice over the cap, with a notice; the source keeps working (and reports no error).
+		if len(res.Endpoints) != 0 || res.Reports[0].Error != "" || !strings.Contains(strings.Join(res.Notices, "\n"), "found more than 10 targets") {
 			t.Fatalf("%d endpoints, notices %v", len(res.Endpoints), res.Notices)
 		}
 	})
