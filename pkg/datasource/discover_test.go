@@ -30,6 +30,20 @@ import (
 // source (A records included) can name them as a real fleet's pods: one address each, one metrics port.
 func simFleet(t *testing.T, n int) (port int) {
 	t.Helper()
+	return loopbackFleet(t, n, func(i int) http.Handler {
+		cfg := sim.Default()
+		cfg.Seed = int64(i + 1)
+		s, err := sim.NewServer(cfg, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s.Handler()
+	})
+}
+
+// loopbackFleet serves handler(i) on 127.0.0.(i+1) for i < n, all on one port, and returns the port.
+func loopbackFleet(t *testing.T, n int, handler func(i int) http.Handler) (port int) {
+	t.Helper()
 	for attempt := 0; attempt < 10; attempt++ {
 		first, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
@@ -51,13 +65,7 @@ func simFleet(t *testing.T, n int) (port int) {
 			continue
 		}
 		for i, ln := range lns {
-			cfg := sim.Default()
-			cfg.Seed = int64(i + 1)
-			s, err := sim.NewServer(cfg, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			srv := &httptest.Server{Listener: ln, Config: &http.Server{Handler: s.Handler()}}
+			srv := &httptest.Server{Listener: ln, Config: &http.Server{Handler: handler(i)}}
 			srv.Start()
 			t.Cleanup(srv.Close)
 		}
@@ -134,12 +142,28 @@ func listed(t *testing.T, d *Datasource) (up, gone []string, roles map[string]st
 	return up, gone, roles
 }
 
-// TestDirectModeFollowsAChangingFleet scales a simulated fleet 4 → 16 → 2 behind each discovery source: scrapes,
-// health, the endpoints resource and queries follow; departed endpoints keep their history, are listed as gone,
-// and their up series ends without a 0, so "vLLM endpoint down" does not fire for them.
-func TestDirectModeFollowsAChangingFleet(t *testing.T) {
-	port := simFleet(t, 16)
+// discoverySources are the kinds of source (file, http, dns, kubernetes pods and EndpointSlices) in the order tests
+// run them.
+var discoverySources = []string{"file", "http", "dns", "kubernetes", "kubernetes-endpointslice"}
+
+// fleetSources makes, per kind, a discovery source listing 127.0.0.1 … 127.0.0.n on port, and a function that
+// changes n: a file_sd file rewritten, an http_sd answer, A records on a DNS server on loopback, and the pods of a
+// fake Kubernetes API server (named vllm-00 …, the first labelled prefill and the rest decode by llm-d.ai/role) or
+// the EndpointSlices of their Service (at most 5 endpoints a slice, so scaling adds, changes and deletes slices).
+func fleetSources(port int) map[string]func(t *testing.T) (discovery.Source, func(n int)) {
 	addr := func(i int) string { return fmt.Sprintf("127.0.0.%d:%d", i+1, port) }
+	pods := func(n int) []discoverytest.Pod {
+		out := make([]discoverytest.Pod, n)
+		for i := range out {
+			role := "decode"
+			if i == 0 {
+				role = "prefill"
+			}
+			out[i] = discoverytest.Pod{Name: fmt.Sprintf("vllm-%02d", i), IP: fmt.Sprintf("127.0.0.%d", i+1), Port: port,
+				Labels: map[string]string{"app": "vllm", "llm-d.ai/role": role}}
+		}
+		return out
+	}
 	groups := func(n int) []byte {
 		ts := make([]string, n)
 		for i := range ts {
@@ -148,7 +172,7 @@ func TestDirectModeFollowsAChangingFleet(t *testing.T) {
 		b, _ := json.Marshal([]map[string]any{{"targets": ts, "labels": map[string]string{"job": "vllm"}}})
 		return b
 	}
-	sources := map[string]func(t *testing.T) (discovery.Source, func(n int)){
+	return map[string]func(t *testing.T) (discovery.Source, func(n int)){
 		"file": func(t *testing.T) (discovery.Source, func(int)) {
 			path := filepath.Join(t.TempDir(), "targets.json")
 			set := func(n int) {
@@ -178,27 +202,35 @@ func TestDirectModeFollowsAChangingFleet(t *testing.T) {
 				}
 		},
 		"kubernetes": func(t *testing.T) (discovery.Source, func(int)) {
-			api := discoverytest.NewKubeAPI("sa-token")
-			srv := httptest.NewServer(api)
-			t.Cleanup(srv.Close)
-			set := func(n int) {
-				pods := make([]discoverytest.Pod, n)
-				for i := range pods {
-					role := "decode"
-					if i == 0 {
-						role = "prefill"
-					}
-					pods[i] = discoverytest.Pod{Name: fmt.Sprintf("vllm-%02d", i), IP: fmt.Sprintf("127.0.0.%d", i+1), Port: port,
-						Labels: map[string]string{"app": "vllm", "llm-d.ai/role": role}}
-				}
-				api.Set("llm", pods...)
-			}
-			return discovery.Source{Type: discovery.TypeKubernetes, Kubeconfig: discoverytest.Kubeconfig(t, srv.URL, "sa-token"),
+			api, kubeconfig := kubeAPI(t)
+			return discovery.Source{Type: discovery.TypeKubernetes, Kubeconfig: kubeconfig,
 				Namespaces: []string{"llm"}, LabelSelector: "app=vllm", PortName: "http",
-				Relabel: discovery.Relabel{RoleLabel: "llm-d.ai/role"}}, set
+				Relabel: discovery.Relabel{RoleLabel: "llm-d.ai/role"}}, func(n int) { api.Set("llm", pods(n)...) }
+		},
+		"kubernetes-endpointslice": func(t *testing.T) (discovery.Source, func(int)) {
+			api, kubeconfig := kubeAPI(t)
+			return discovery.Source{Type: discovery.TypeKubernetes, KubernetesRole: discovery.KubernetesRoleEndpointSlice,
+					Kubeconfig: kubeconfig, Namespaces: []string{"llm"}, LabelSelector: "kubernetes.io/service-name=vllm", PortName: "http"},
+				func(n int) { api.SetSlices("llm", discoverytest.SlicesOf("vllm", port, 5, pods(n)...)...) }
 		},
 	}
-	for _, name := range []string{"file", "http", "dns", "kubernetes"} {
+}
+
+// kubeAPI is a fake Kubernetes API server for the test and a kubeconfig naming it with its token.
+func kubeAPI(t *testing.T) (*discoverytest.KubeAPI, string) {
+	api := discoverytest.NewKubeAPI("sa-token")
+	srv := httptest.NewServer(api)
+	t.Cleanup(srv.Close)
+	return api, discoverytest.Kubeconfig(t, srv.URL, "sa-token")
+}
+
+// TestDirectModeFollowsAChangingFleet scales a simulated fleet 4 → 16 → 2 behind each discovery source: scrapes,
+// health, the endpoints resource and queries follow; departed endpoints keep their history, are listed as gone,
+// and their up series ends without a 0, so "vLLM endpoint down" does not fire for them.
+func TestDirectModeFollowsAChangingFleet(t *testing.T) {
+	port := simFleet(t, 16)
+	sources := fleetSources(port)
+	for _, name := range discoverySources {
 		t.Run(name, func(t *testing.T) {
 			src, set := sources[name](t)
 			set(4)
@@ -235,7 +267,7 @@ func TestDirectModeFollowsAChangingFleet(t *testing.T) {
 					t.Fatal(err)
 				}
 				if h.Status != backend.HealthStatusOk || !strings.Contains(h.Message, fmt.Sprintf("%d of %d endpoint(s) reachable", n, n)) ||
-					!strings.Contains(h.Message, "Discovery: "+name+" #1 found") {
+					!strings.Contains(h.Message, "Discovery: "+string(src.Type)+" #1 found") {
 					t.Fatalf("health with %d: %s %s", n, h.Status, h.Message)
 				}
 				if name == "kubernetes" {

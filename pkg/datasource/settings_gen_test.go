@@ -68,15 +68,25 @@ func renderSettingsTS() []byte {
 	b.WriteString("} as const;\n\n")
 	fmt.Fprintf(&b, "/** MODE names the data source's modes; a data source that names none is in %s mode. */\n", ModeDirect)
 	fmt.Fprintf(&b, "export const MODE = {\n  %s: '%s',\n  %s: '%s',\n} as const;\n", ModeDirect, ModeDirect, ModePrometheus, ModePrometheus)
-	b.WriteString("\n/** DISCOVERY_TYPES are the discovery sources' kinds (pkg/discovery), in the order the editor offers them. */\nexport const DISCOVERY_TYPES = [")
+	types := make([]string, len(discovery.Types))
 	for i, t := range discovery.Types {
+		types[i] = string(t)
+	}
+	tsList(&b, "DISCOVERY_TYPES", "the discovery sources' kinds (pkg/discovery), in the order the editor offers them", types)
+	tsList(&b, "KUBERNETES_ROLES", "what a kubernetes source follows (pkg/discovery), the default first", discovery.KubernetesRoles)
+	return b.Bytes()
+}
+
+// tsList writes a documented constant list of strings.
+func tsList(b *bytes.Buffer, name, doc string, values []string) {
+	fmt.Fprintf(b, "\n/** %s are %s. */\nexport const %s = [", name, doc, name)
+	for i, v := range values {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		fmt.Fprintf(&b, "'%s'", t)
+		fmt.Fprintf(b, "'%s'", v)
 	}
 	b.WriteString("] as const;\n")
-	return b.Bytes()
 }
 
 func TestSettingsTypeScriptIsCurrent(t *testing.T) {

@@ -1,6 +1,6 @@
-// Package discovery finds direct mode's endpoints while the fleet changes: DNS (A/AAAA, SRV), Kubernetes pods,
-// Prometheus http_sd and file_sd sources, each with a few relabel rules (name template, keep/drop, role and model
-// from a label), merged by a Runner that keeps the result unique and within the endpoint limit.
+// Package discovery finds direct mode's endpoints while the fleet changes: DNS (A/AAAA, SRV), Kubernetes pods or
+// EndpointSlices, Prometheus http_sd and file_sd sources, each with a few relabel rules (name template, keep/drop,
+// role and model from a label), merged by a Runner that keeps the result unique and within the endpoint limit.
 package discovery
 
 import (
@@ -33,11 +33,11 @@ var Types = []Type{TypeDNS, TypeKubernetes, TypeHTTP, TypeFile}
 const (
 	// MaxBodyBytes bounds an http_sd answer and a file_sd file (100 000 targets with a few labels fit).
 	MaxBodyBytes = 16 << 20
-	// MaxKubernetesPageBytes bounds one page of a pod list (asked MaxKubernetesPage pods at a time).
+	// MaxKubernetesPageBytes bounds one page of a pod or EndpointSlice list (asked MaxKubernetesPage at a time).
 	MaxKubernetesPageBytes = 32 << 20
-	// MaxKubernetesPage is how many pods one list request asks for.
+	// MaxKubernetesPage is how many pods one list request asks for (EndpointSlices, larger, a tenth of it).
 	MaxKubernetesPage = 500
-	// MaxWatchEventBytes bounds one watch event (one pod; real pods are a few KB).
+	// MaxWatchEventBytes bounds one watch event (one pod or slice; real pods are a few KB, a full slice ~100 KB).
 	MaxWatchEventBytes = 2 << 20
 	// MaxSources bounds the sources of one data source.
 	MaxSources = 16
@@ -88,7 +88,10 @@ type Source struct {
 	// Port is the metrics port (dns A/AAAA; kubernetes when PortName is empty).
 	Port int `json:"port,omitempty"`
 
-	// Namespaces and LabelSelector choose the pods (kubernetes); PortName is a container port's name.
+	// KubernetesRole is what a kubernetes source follows: pod (the default) or endpointslice.
+	KubernetesRole string `json:"kubernetesRole,omitempty"`
+	// Namespaces and LabelSelector choose the pods or EndpointSlices (kubernetes); PortName is a container port's
+	// name (pod) or a port's name in the slice (endpointslice).
 	Namespaces    []string `json:"namespaces,omitempty"`
 	LabelSelector string   `json:"labelSelector,omitempty"`
 	PortName      string   `json:"portName,omitempty"`
@@ -148,6 +151,9 @@ func (s Source) Validate() error {
 	case TypeKubernetes:
 		if s.Port == 0 && s.PortName == "" {
 			errs = append(errs, errors.New("kubernetes needs a port number or a container port name"))
+		}
+		if _, ok := kubeResources[s.kubernetesRole()]; !ok {
+			errs = append(errs, fmt.Errorf("kubernetesRole %.32q is not pod or endpointslice", s.KubernetesRole))
 		}
 		if len(s.Namespaces) > MaxSources {
 			errs = append(errs, fmt.Errorf("%d namespaces: at most %d", len(s.Namespaces), MaxSources))

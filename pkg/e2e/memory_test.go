@@ -35,6 +35,37 @@ func churningEndpoint(t *testing.T, n int) string {
 	return srv.URL + "/metrics"
 }
 
+// sampleRSS samples the plugin's resident memory every interval until the returned function, which stops sampling
+// (at the latest when the test ends) and reports the peak.
+func sampleRSS(t *testing.T, p *harness.Plugin, every time.Duration) func() int64 {
+	var peak atomic.Int64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		tick := time.NewTicker(every)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+				if rss := p.RSS(); rss > peak.Load() {
+					peak.Store(rss)
+				}
+			}
+		}
+	}()
+	var once sync.Once
+	end := func() int64 {
+		once.Do(func() { close(stop); wg.Wait() })
+		return peak.Load()
+	}
+	t.Cleanup(func() { end() })
+	return end
+}
+
 // TestMemoryUnderAttack is the hardening issue's memory test: with maxMemoryMB 512, one plugin process serves a
 // direct-mode data source holding a healthy endpoint beside a 190,000-series churning endpoint and a 45,000-series
 // one, and a Prometheus-mode data source on a server answering a million series, while Viewers send the worst
@@ -62,25 +93,7 @@ func TestMemoryUnderAttack(t *testing.T) {
 	}
 	start := time.Now()
 
-	var peak atomic.Int64
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() { // sample the plugin's RSS
-		defer wg.Done()
-		tick := time.NewTicker(100 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-tick.C:
-				if rss := p.RSS(); rss > peak.Load() {
-					peak.Store(rss)
-				}
-			}
-		}
-	}()
+	peakRSS := sampleRSS(t, p, 100*time.Millisecond)
 	quantiles := make([]float64, 10_000)
 	for i := range quantiles {
 		quantiles[i] = float64(i) / 10_000
@@ -120,12 +133,11 @@ func TestMemoryUnderAttack(t *testing.T) {
 		}(w)
 	}
 	attackers.Wait() // each stops at the deadline or after its share of the 1000 queries
-	close(stop)
-	wg.Wait()
+	peak := peakRSS()
 	end := time.Now()
-	t.Logf("peak plugin RSS %d MB", peak.Load()>>20)
-	if peak.Load() > 1<<30 {
-		t.Errorf("plugin RSS peaked at %d MB with maxMemoryMB 512", peak.Load()>>20)
+	t.Logf("peak plugin RSS %d MB", peak>>20)
+	if peak > 1<<30 {
+		t.Errorf("plugin RSS peaked at %d MB with maxMemoryMB 512", peak>>20)
 	}
 
 	// The healthy endpoint's history is whole: a value at (nearly) every second since the attack began.

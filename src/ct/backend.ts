@@ -1,6 +1,6 @@
 import { Observable, of, throwError } from 'rxjs';
 import { config, setBackendSrv, setTemplateSrv } from '@grafana/runtime';
-import { endpointsResource, queryAnswer, showcaseFleet, simFleet } from './fleet';
+import { discoveredFleet, endpointsResource, queryAnswer, showcaseFleet, simFleet } from './fleet';
 
 /**
  * HooksConfig is what a component test sends to the browser (playwright/index.tsx): the theme, the signed-in role,
@@ -19,6 +19,8 @@ export interface HooksConfig {
   fleet?: number;
   /** showcase replaces that fleet with the catalog screenshot's healthy fleet with one problem (showcaseFleet). */
   showcase?: boolean;
+  /** discovered makes that fleet one Kubernetes discovery found, with roles from pod labels and its last endpoint gone. */
+  discovered?: boolean;
 }
 
 /** Request is one call the components made, as the tests read it back from window.__requests. */
@@ -65,8 +67,8 @@ function failure(answer: unknown): { status: number; data: unknown } | undefined
 const FLEET = '__fleet';
 const DATA = '__data';
 
-function fleetRoutes(n: number, showcase?: boolean) {
-  const fleet = showcase ? showcaseFleet() : simFleet(n);
+function fleetRoutes(n: number, showcase?: boolean, discovered?: boolean) {
+  const fleet = showcase ? showcaseFleet() : discovered ? discoveredFleet(n) : simFleet(n);
   return (path: string, data: unknown) => {
     if (path === '/api/ds/query') {
       return queryAnswer(data as Parameters<typeof queryAnswer>[0], fleet);
@@ -79,7 +81,7 @@ function fleetRoutes(n: number, showcase?: boolean) {
 export function installBackend(hooks: HooksConfig | undefined) {
   const routes: Record<string, unknown> = { ...hooks?.routes };
   if (hooks?.fleet) {
-    routes[FLEET] = fleetRoutes(hooks.fleet, hooks.showcase);
+    routes[FLEET] = fleetRoutes(hooks.fleet, hooks.showcase, hooks.discovered);
   }
   window.__requests = [];
   const respond = (method: string, url: string, data?: unknown): Promise<unknown> => {

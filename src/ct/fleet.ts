@@ -16,6 +16,10 @@ export interface SimEndpoint {
   kv: number[];
   findings: number;
   profiler?: boolean;
+  /** Discovery: the source that found the endpoint, the role its labels give, and when it left (gone). */
+  source?: string;
+  role?: string;
+  goneSince?: string;
   /** Now-values a showcase fleet sets; without them each query's value is derived from the endpoint's index. */
   now?: { running: number; waiting: number; ttft: number; tps: number; balance: number; acceptance: number };
 }
@@ -32,6 +36,19 @@ export function simFleet(n: number): SimEndpoint[] {
     kv: Array.from({ length: 1 + (i % 3) }, (_, r) => 10 + ((i * 7 + r * 13) % 80)),
     findings: i % 5 === 0 ? 2 : 0,
     profiler: i % 4 === 3 ? i % 8 === 3 : undefined,
+  }));
+}
+
+/**
+ * discoveredFleet is simFleet(n) found by Kubernetes discovery, roles from pod labels (the first prefill, the rest
+ * decode), its last endpoint scaled away 10 minutes ago: its history still answers, ending up and online.
+ */
+export function discoveredFleet(n: number): SimEndpoint[] {
+  return simFleet(n).map((e, i) => ({
+    ...e,
+    source: 'kubernetes #1',
+    role: i === 0 ? 'prefill' : 'decode',
+    ...(i === n - 1 ? { up: 1, state: 3, goneSince: new Date(Date.now() - 600_000).toISOString() } : {}),
   }));
 }
 
@@ -76,6 +93,9 @@ export function endpointsResource(fleet: SimEndpoint[]): EndpointStatus[] {
     detection: { flavor: e.flavor, ranks: e.kv.map((_, r) => String(r)), ascendProfiler: e.profiler },
     // vLLM's API server answers /version; Dynamo's ports do not.
     version: e.flavor.startsWith('dynamo') ? undefined : e.flavor === 'vllm-ascend' ? '0.11.0' : '0.13.0',
+    // A departed endpoint is listed as gone, neither up nor down.
+    ...(e.goneSince ? { up: false, gone: true, goneSince: e.goneSince, version: undefined } : {}),
+    ...(e.source ? { source: e.source, role: e.role } : {}),
   }));
 }
 

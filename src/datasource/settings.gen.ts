@@ -37,3 +37,6 @@ export const MODE = {
 
 /** DISCOVERY_TYPES are the discovery sources' kinds (pkg/discovery), in the order the editor offers them. */
 export const DISCOVERY_TYPES = ['dns', 'kubernetes', 'http', 'file'] as const;
+
+/** KUBERNETES_ROLES are what a kubernetes source follows (pkg/discovery), the default first. */
+export const KUBERNETES_ROLES = ['pod', 'endpointslice'] as const;

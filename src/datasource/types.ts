@@ -2,7 +2,7 @@ import type { DataSourceJsonData } from '@grafana/data';
 import type { DataQuery } from '@grafana/schema';
 
 import catalog from './catalog.json';
-import type { DISCOVERY_TYPES, MODE } from './settings.gen';
+import type { DISCOVERY_TYPES, KUBERNETES_ROLES, MODE } from './settings.gen';
 import {
   FIELD,
   Field,
@@ -226,6 +226,9 @@ export interface VllmOptions extends DataSourceJsonData {
 /** DiscoveryType is a discovery source's kind (pkg/discovery Types). */
 export type DiscoveryType = (typeof DISCOVERY_TYPES)[number];
 
+/** KubernetesRole is what a kubernetes source follows (pkg/discovery KubernetesRoles); unset is pod. */
+export type KubernetesRole = (typeof KUBERNETES_ROLES)[number];
+
 /** DiscoveryMatch is one keep or drop rule: the label's whole value matches the regex. */
 export interface DiscoveryMatch {
   label: string;
@@ -240,6 +243,7 @@ export interface DiscoverySource {
   recordType?: string;
   dnsServer?: string;
   port?: number;
+  kubernetesRole?: KubernetesRole;
   namespaces?: string[];
   labelSelector?: string;
   portName?: string;

@@ -13,15 +13,16 @@ import (
 	"testing"
 )
 
-// KubeAPI is an API server for pods: paged lists with labelSelector and continue tokens, and watches that stream
-// one JSON event per line from a resourceVersion, as kube-apiserver does. Objects carry the fields real pods carry
-// around the ones discovery reads.
+// KubeAPI is an API server for pods and EndpointSlices: paged lists with labelSelector and continue tokens, and
+// watches that stream one JSON event per line from a resourceVersion, as kube-apiserver does. Objects carry the
+// fields real pods and slices carry around the ones discovery reads.
 type KubeAPI struct {
 	token string
 	mu    sync.Mutex
 	rv    int
-	pods  map[string]map[string]any // ns/name → pod object
-	subs  map[chan []byte]bool
+	// objects are by resource/ns/name (pods/llm/vllm-00, endpointslices/llm/vllm-abcde).
+	objects map[string]map[string]any
+	subs    map[chan loggedEvent]bool
 	// log holds every event with its resourceVersion: a watch from resourceVersion N first gets the events after N,
 	// so no change between the list and the watch is lost.
 	log   []loggedEvent
@@ -32,7 +33,9 @@ type KubeAPI struct {
 
 type loggedEvent struct {
 	rv int
-	b  []byte
+	// prefix is the object's resource/ns/, which a watch of that collection receives.
+	prefix string
+	b      []byte
 }
 
 // Pod is one pod a test puts in the fake: its name, IP, metrics port (named "http") and labels.
@@ -44,7 +47,7 @@ type Pod struct {
 
 // NewKubeAPI is an empty API server accepting only the bearer token given.
 func NewKubeAPI(token string) *KubeAPI {
-	return &KubeAPI{token: token, pods: map[string]map[string]any{}, subs: map[chan []byte]bool{}}
+	return &KubeAPI{token: token, objects: map[string]map[string]any{}, subs: map[chan loggedEvent]bool{}}
 }
 
 // podObject is a pod as the API server serialises it (without managedFields, realistic otherwise).
@@ -71,47 +74,142 @@ func podObject(ns string, p Pod, rv int) map[string]any {
 	}
 }
 
-// event logs an event and sends it to the watches; k.mu is held.
-func (k *KubeAPI) event(typ string, obj map[string]any) {
+// event logs an event about an object of the collection prefix and sends it to the watches; k.mu is held.
+func (k *KubeAPI) event(prefix, typ string, obj map[string]any) {
 	b, _ := json.Marshal(map[string]any{"type": typ, "object": obj})
 	b = append(b, '\n')
-	k.log = append(k.log, loggedEvent{k.rv, b})
+	e := loggedEvent{k.rv, prefix, b}
+	k.log = append(k.log, e)
 	for ch := range k.subs {
-		ch <- b
+		ch <- e
 	}
 }
 
 // Set makes the namespace hold exactly these pods: new names are ADDED, missing ones DELETED, then a BOOKMARK.
 func (k *KubeAPI) Set(ns string, pods ...Pod) {
+	objs := make(map[string]func(rv int) map[string]any, len(pods))
+	for _, p := range pods {
+		objs[p.Name] = func(rv int) map[string]any { return podObject(ns, p, rv) }
+	}
+	k.set("pods", ns, "Pod", objs)
+}
+
+// set makes resource's namespace hold exactly objs (by name): new names are ADDED, changed ones MODIFIED, missing
+// ones DELETED, then a BOOKMARK.
+func (k *KubeAPI) set(resource, ns, kind string, objs map[string]func(rv int) map[string]any) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	want := map[string]bool{}
-	for _, p := range pods {
-		key := ns + "/" + p.Name
-		want[key] = true
-		if _, ok := k.pods[key]; ok {
-			continue
+	prefix := resource + "/" + ns + "/"
+	names := make([]string, 0, len(objs))
+	for name := range objs {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		key := prefix + name
+		obj := objs[name](k.rv + 1)
+		typ := "ADDED"
+		if old, ok := k.objects[key]; ok {
+			if sameObject(old, obj) {
+				continue
+			}
+			typ = "MODIFIED"
 		}
 		k.rv++
-		obj := podObject(ns, p, k.rv)
-		k.pods[key] = obj
-		k.event("ADDED", obj)
+		k.objects[key] = obj
+		k.event(prefix, typ, obj)
 	}
 	var gone []string
-	for key := range k.pods {
-		if strings.HasPrefix(key, ns+"/") && !want[key] {
+	for key := range k.objects {
+		if strings.HasPrefix(key, prefix) && objs[strings.TrimPrefix(key, prefix)] == nil {
 			gone = append(gone, key)
 		}
 	}
 	sort.Strings(gone)
 	for _, key := range gone {
 		k.rv++
-		obj := k.pods[key]
-		delete(k.pods, key)
-		k.event("DELETED", obj)
+		obj := k.objects[key]
+		delete(k.objects, key)
+		k.event(prefix, "DELETED", obj)
 	}
 	k.rv++
-	k.event("BOOKMARK", map[string]any{"kind": "Pod", "metadata": map[string]any{"resourceVersion": strconv.Itoa(k.rv)}})
+	k.event(prefix, "BOOKMARK", map[string]any{"kind": kind, "metadata": map[string]any{"resourceVersion": strconv.Itoa(k.rv)}})
+}
+
+// sameObject says whether two objects are equal apart from their resourceVersion (compared as JSON).
+func sameObject(a, b map[string]any) bool {
+	norm := func(m map[string]any) string {
+		j, _ := json.Marshal(m)
+		var c map[string]any
+		_ = json.Unmarshal(j, &c)
+		if md, ok := c["metadata"].(map[string]any); ok {
+			delete(md, "resourceVersion")
+		}
+		j, _ = json.Marshal(c)
+		return string(j)
+	}
+	return norm(a) == norm(b)
+}
+
+// Slice is one EndpointSlice a test puts in the fake: its name, the Service it belongs to, the port named "http",
+// and its endpoints.
+type Slice struct {
+	Name, Service string
+	Port          int
+	Endpoints     []SliceEndpoint
+}
+
+// SliceEndpoint is one endpoint of a slice: its address, the pod behind it, and whether it is terminating.
+type SliceEndpoint struct {
+	IP, Pod     string
+	Terminating bool
+}
+
+// SlicesOf groups pods into slices of at most perSlice endpoints for service, named <service>-00, -01, …, as the
+// EndpointSlice controller does (its names end in random letters).
+func SlicesOf(service string, port, perSlice int, pods ...Pod) []Slice {
+	var out []Slice
+	for i, p := range pods {
+		if i%perSlice == 0 {
+			out = append(out, Slice{Name: fmt.Sprintf("%s-%02d", service, i/perSlice), Service: service, Port: port})
+		}
+		s := &out[len(out)-1]
+		s.Endpoints = append(s.Endpoints, SliceEndpoint{IP: p.IP, Pod: p.Name})
+	}
+	return out
+}
+
+// sliceObject is an EndpointSlice as the API server serialises it.
+func sliceObject(ns string, s Slice, rv int) map[string]any {
+	eps := make([]any, len(s.Endpoints))
+	for i, e := range s.Endpoints {
+		eps[i] = map[string]any{"addresses": []any{e.IP},
+			"conditions": map[string]any{"ready": !e.Terminating, "serving": true, "terminating": e.Terminating},
+			"nodeName":   "gpu-node-1", "zone": "zone-a",
+			"targetRef": map[string]any{"kind": "Pod", "namespace": ns, "name": e.Pod, "uid": "3f8e2a34-" + e.Pod}}
+	}
+	return map[string]any{
+		"kind": "EndpointSlice", "apiVersion": "discovery.k8s.io/v1",
+		"metadata": map[string]any{
+			"name": s.Name, "namespace": ns, "uid": "9a1c-" + s.Name, "resourceVersion": strconv.Itoa(rv),
+			"creationTimestamp": "2026-11-26T20:00:00Z", "generateName": s.Service + "-",
+			"labels":          map[string]any{"kubernetes.io/service-name": s.Service, "endpointslice.kubernetes.io/managed-by": "endpointslice-controller.k8s.io"},
+			"ownerReferences": []any{map[string]any{"apiVersion": "v1", "kind": "Service", "name": s.Service, "controller": true}},
+		},
+		"addressType": "IPv4",
+		"endpoints":   eps,
+		"ports":       []any{map[string]any{"name": "http", "protocol": "TCP", "port": s.Port}},
+	}
+}
+
+// SetSlices makes the namespace hold exactly these EndpointSlices: new names are ADDED, changed ones MODIFIED,
+// missing ones DELETED, then a BOOKMARK.
+func (k *KubeAPI) SetSlices(ns string, slices ...Slice) {
+	objs := make(map[string]func(rv int) map[string]any, len(slices))
+	for _, s := range slices {
+		objs[s.Name] = func(rv int) map[string]any { return sliceObject(ns, s, rv) }
+	}
+	k.set("endpointslices", ns, "EndpointSlice", objs)
 }
 
 // Lists counts the list requests served.
@@ -131,28 +229,47 @@ func selects(selector string, labels map[string]any) bool {
 	return true
 }
 
+// collection is the resource and namespace of a namespaced collection path: /api/v1/namespaces/<ns>/pods or
+// /apis/discovery.k8s.io/v1/namespaces/<ns>/endpointslices.
+func collection(path string) (resource, ns string, ok bool) {
+	if rest, found := strings.CutPrefix(path, "/api/v1/namespaces/"); found {
+		ns, resource, _ = strings.Cut(rest, "/")
+		return resource, ns, resource == "pods"
+	}
+	if rest, found := strings.CutPrefix(path, "/apis/discovery.k8s.io/v1/namespaces/"); found {
+		ns, resource, _ = strings.Cut(rest, "/")
+		return resource, ns, resource == "endpointslices"
+	}
+	return "", "", false
+}
+
 func (k *KubeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	resource, ns, ok := collection(r.URL.Path)
 	if r.Header.Get("Authorization") != "Bearer "+k.token {
+		group := ""
+		if resource == "endpointslices" {
+			group = "discovery.k8s.io"
+		}
 		w.WriteHeader(http.StatusForbidden)
-		fmt.Fprint(w, `{"kind":"Status","apiVersion":"v1","status":"Failure","message":"pods is forbidden: User \"system:serviceaccount:grafana:grafana\" cannot list resource \"pods\" in API group \"\" in the namespace \"llm\"","reason":"Forbidden","code":403}`)
+		fmt.Fprintf(w, `{"kind":"Status","apiVersion":"v1","status":"Failure","message":"%s is forbidden: User \"system:serviceaccount:grafana:grafana\" cannot list resource \"%s\" in API group \"%s\" in the namespace \"%s\"","reason":"Forbidden","code":403}`,
+			resource, resource, group, ns)
 		return
 	}
-	parts := strings.Split(r.URL.Path, "/") // /api/v1/namespaces/<ns>/pods
-	if len(parts) != 6 || parts[3] != "namespaces" || parts[5] != "pods" {
+	if !ok || ns == "" {
 		http.NotFound(w, r)
 		return
 	}
-	ns, q := parts[4], r.URL.Query()
+	prefix, q := resource+"/"+ns+"/", r.URL.Query()
 	w.Header().Set("Content-Type", "application/json")
 	if q.Get("watch") == "true" {
-		k.serveWatch(w, r)
+		k.serveWatch(w, r, prefix)
 		return
 	}
 	k.mu.Lock()
 	k.lists++
 	var keys []string
-	for key, p := range k.pods {
-		if strings.HasPrefix(key, ns+"/") && selects(q.Get("labelSelector"), p["metadata"].(map[string]any)["labels"].(map[string]any)) {
+	for key, o := range k.objects {
+		if strings.HasPrefix(key, prefix) && selects(q.Get("labelSelector"), o["metadata"].(map[string]any)["labels"].(map[string]any)) {
 			keys = append(keys, key)
 		}
 	}
@@ -166,25 +283,29 @@ func (k *KubeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	items := []any{}
 	for _, key := range keys[from:to] {
-		items = append(items, k.pods[key])
+		items = append(items, k.objects[key])
 	}
 	rv := k.rv
 	k.mu.Unlock()
-	_ = json.NewEncoder(w).Encode(map[string]any{"kind": "PodList", "apiVersion": "v1",
+	kind, api := "PodList", "v1"
+	if resource == "endpointslices" {
+		kind, api = "EndpointSliceList", "discovery.k8s.io/v1"
+	}
+	_ = json.NewEncoder(w).Encode(map[string]any{"kind": kind, "apiVersion": api,
 		"metadata": map[string]any{"resourceVersion": strconv.Itoa(rv), "continue": cont}, "items": items})
 }
 
-func (k *KubeAPI) serveWatch(w http.ResponseWriter, r *http.Request) {
+func (k *KubeAPI) serveWatch(w http.ResponseWriter, r *http.Request, prefix string) {
 	if k.HostileWatch != nil {
 		k.HostileWatch(w)
 		return
 	}
 	from, _ := strconv.Atoi(r.URL.Query().Get("resourceVersion"))
-	ch := make(chan []byte, 1<<16)
+	ch := make(chan loggedEvent, 1<<16)
 	k.mu.Lock()
 	for _, e := range k.log {
 		if e.rv > from {
-			ch <- e.b
+			ch <- e
 		}
 	}
 	k.subs[ch] = true
@@ -201,8 +322,11 @@ func (k *KubeAPI) serveWatch(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-r.Context().Done():
 			return
-		case b := <-ch:
-			_, _ = w.Write(b)
+		case e := <-ch:
+			if e.prefix != prefix {
+				continue
+			}
+			_, _ = w.Write(e.b)
 			w.(http.Flusher).Flush()
 		}
 	}

@@ -59,6 +59,8 @@ test('the fleet table: one row per endpoint with its state, flavor, KV and findi
   await mount(<AppStory path={base} />, hooks(4));
   const table = page.getByTestId(testIds.fleet.table('endpoint'));
   await expect(table.getByRole('row')).toHaveCount(5);
+  // No endpoint was discovered with a role label: no role column.
+  await expect(table.getByRole('columnheader', { name: 'Role (labels)' })).toHaveCount(0);
   const row = (name: string) => table.getByRole('row').filter({ has: page.getByTestId(testIds.fleet.link(name)) });
   await expect(row('vllm-00')).toContainText('sleeping');
   await expect(row('vllm-01')).toContainText('unhealthy');
@@ -69,6 +71,31 @@ test('the fleet table: one row per endpoint with its state, flavor, KV and findi
   await expect(row('vllm-03').locator('canvas').first()).toBeVisible(); // sparklines
   expect(await queryRequests(page)).toHaveLength(1);
   expect(search(page).get('var-ds')).toBe('vllm');
+});
+
+test('a discovered fleet: a departed endpoint is gone (not down, not up), and roles come from pod labels', async ({
+  mount,
+  page,
+}) => {
+  await mount(<AppStory path={base} />, hooks(4, { discovered: true }));
+  const table = page.getByTestId(testIds.fleet.table('endpoint'));
+  await expect(table.getByRole('row')).toHaveCount(5);
+  const row = (name: string) => table.getByRole('row').filter({ has: page.getByTestId(testIds.fleet.link(name)) });
+  // vllm-03 left 10 minutes ago: its history still answers, ending online, but the data source lists it as gone.
+  const state = (name: string) => row(name).getByRole('cell').nth(3);
+  await expect(state('vllm-03')).toHaveText('gone');
+  await expect(state('vllm-02')).toHaveText('down'); // a failing scrape is still down
+  await expect(state('vllm-00')).toHaveText('sleeping');
+  await state('vllm-03').getByText('gone').hover();
+  await expect(page.getByRole('tooltip')).toContainText('Discovery no longer lists it since');
+  const role = (name: string) => row(name).getByRole('cell').nth(4);
+  await expect(role('vllm-00')).toHaveText('prefill');
+  await expect(role('vllm-01')).toHaveText('decode');
+  await expect(role('vllm-00').getByTitle('From the labels kubernetes #1 found')).toBeVisible();
+  // Sorted by state, worst first: gone ranks below up.
+  await table.getByRole('columnheader', { name: 'State' }).getByRole('button').click();
+  await expect(table.getByRole('row').nth(1)).toContainText('vllm-02');
+  await expect(table.getByRole('row').nth(4)).toContainText('vllm-03');
 });
 
 test('sorting and filtering; the filter is kept in the URL', async ({ mount, page }) => {

@@ -301,6 +301,21 @@ describe('ConfigEditor', () => {
         jsonData: { mode: 'direct', discovery: [{ ...k8s, drop: [{ label: '', regex: '' }] }] },
       })
     );
+    // EndpointSlices instead of pods: the port is then the slice's port name.
+    expect(screen.getByLabelText('Container port name')).toBeInTheDocument();
+    fireEvent.click(screen.getByLabelText('EndpointSlices'));
+    expect(onChange).toHaveBeenLastCalledWith(
+      expect.objectContaining({
+        jsonData: { mode: 'direct', discovery: [{ ...k8s, kubernetesRole: 'endpointslice' }] },
+      })
+    );
+    const slices = { ...k8s, kubernetesRole: 'endpointslice' as const };
+    rerender(<ConfigEditor options={settings({ mode: 'direct', discovery: [slices] })} onOptionsChange={onChange} />);
+    expect(screen.getByLabelText('Port name (in the slice)')).toHaveValue('http');
+    fireEvent.click(screen.getByLabelText('Pods'));
+    expect(onChange).toHaveBeenLastCalledWith(
+      expect.objectContaining({ jsonData: { mode: 'direct', discovery: [k8s] } })
+    );
 
     fireEvent.change(screen.getByTestId(testIds.configEditor.discoveryInterval), { target: { value: '100ms' } });
     fireEvent.blur(screen.getByTestId(testIds.configEditor.discoveryInterval));

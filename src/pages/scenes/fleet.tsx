@@ -1,7 +1,8 @@
 import React, { useMemo } from 'react';
 import { css } from '@emotion/css';
-import { GrafanaTheme2, locationUtil } from '@grafana/data';
+import { GrafanaTheme2, dateTimeFormat, locationUtil } from '@grafana/data';
 import { t } from '@grafana/i18n';
+import { tf } from '../../i18n';
 import {
   EmbeddedScene,
   SceneComponentProps,
@@ -105,8 +106,18 @@ function matches(filter: string, name: string): boolean {
   }
 }
 
-/** Row is a table row: the joined values and, for endpoints, what the endpoints resource says. */
-type Row = FleetRow & { flavor?: string; version?: string; profiler?: boolean };
+/**
+ * Row is a table row: the joined values and, for endpoints, what the endpoints resource says — including, for a
+ * discovered endpoint, the role its labels give (llm-d.ai/role), the source that found it, and since when it is gone.
+ */
+type Row = FleetRow & {
+  flavor?: string;
+  version?: string;
+  profiler?: boolean;
+  role?: string;
+  source?: string;
+  goneSince?: string;
+};
 
 // Missing values sort below every number, whichever the direction.
 const byNumber =
@@ -119,6 +130,7 @@ const STATE_COLORS: Record<State, BadgeColor> = {
   sleeping: 'blue',
   unhealthy: 'orange',
   down: 'red',
+  gone: 'purple',
   unknown: 'darkgrey',
 };
 
@@ -132,6 +144,8 @@ function stateText(s: State): string {
       return t('scenes.state.unhealthy', 'unhealthy');
     case 'down':
       return t('scenes.state.down', 'down');
+    case 'gone':
+      return t('scenes.state.gone', 'gone');
     default:
       return t('scenes.state.unknown', 'unknown');
   }
@@ -150,7 +164,8 @@ function Trend({ row, which }: { row: Row; which: 'kvTrend' | 'generationTrend' 
   return <Sparkline width={80} height={20} sparkline={sparkline} theme={theme} />;
 }
 
-function columns(by: Key): Array<Column<Row>> {
+/** columns are the table's columns; the role column only when some endpoint's labels give a role (discovery). */
+function columns(by: Key, roles: boolean): Array<Column<Row>> {
   const num = (
     id: keyof Row,
     header: string,
@@ -209,9 +224,41 @@ function columns(by: Key): Array<Column<Row>> {
       header: t('scenes.column.state', 'State'),
       sortType: (a, b) => STATE_ORDER.indexOf(a.original.state) - STATE_ORDER.indexOf(b.original.state),
       cell: ({ row }: CellProps<Row>) => (
-        <Badge text={stateText(row.original.state)} color={STATE_COLORS[row.original.state]} />
+        <Badge
+          text={stateText(row.original.state)}
+          color={STATE_COLORS[row.original.state]}
+          tooltip={
+            row.original.goneSince
+              ? tf('scenes.state.gone-since', 'Discovery no longer lists it since {{time}}; its history is kept', {
+                  time: dateTimeFormat(row.original.goneSince),
+                })
+              : undefined
+          }
+        />
       ),
     },
+    ...(by === 'endpoint' && roles
+      ? [
+          {
+            id: 'role',
+            header: t('scenes.column.role', 'Role (labels)'),
+            sortType: 'alphanumeric' as const,
+            // The role a discovery source's role label gives (pod labels); the source in the tooltip.
+            cell: ({ row }: CellProps<Row>) =>
+              row.original.role ? (
+                <span
+                  title={tf('scenes.role.source', 'From the labels {{source}} found', {
+                    source: row.original.source ?? '',
+                  })}
+                >
+                  {row.original.role}
+                </span>
+              ) : (
+                '–'
+              ),
+          },
+        ]
+      : []),
     num(
       'kv',
       t('scenes.column.kv', 'KV usage (max rank)'),
@@ -296,14 +343,25 @@ function FleetTableRenderer({ model }: SceneComponentProps<FleetTable>) {
     const status = new Map((endpoints ?? []).map((e) => [e.name, e]));
     return joinFleet(data?.series ?? [], by, known).map((r) => {
       const e = status.get(r.name);
-      // In direct mode the endpoints resource knows a failing scrape before any series does.
-      const state = r.state === 'unknown' && e?.up === false ? 'down' : r.state;
+      // A departed endpoint's history still answers (its last values read up), but it is gone, not up or down. In
+      // direct mode the endpoints resource knows a failing scrape before any series does.
+      const state = e?.gone ? 'gone' : r.state === 'unknown' && e?.up === false ? 'down' : r.state;
       // Prometheus mode lists names only; dp-labelled KV series still tell vLLM-Ascend apart.
       const flavor = e?.detection?.flavor ?? (r.dpRanks ? 'vllm-ascend' : undefined);
-      return { ...r, state, flavor, version: e?.version, profiler: e?.detection?.ascendProfiler };
+      return {
+        ...r,
+        state,
+        flavor,
+        version: e?.version,
+        profiler: e?.detection?.ascendProfiler,
+        role: e?.role,
+        source: e?.source,
+        goneSince: e?.gone ? e.goneSince : undefined,
+      };
     });
   }, [data, by, endpoints]);
-  const cols = useMemo(() => columns(by), [by]);
+  const roles = rows.some((r) => r.role);
+  const cols = useMemo(() => columns(by, roles), [by, roles]);
   const shown = rows.filter((r) => matches(filter, r.name));
   return (
     <div className={styles.container} data-testid={testIds.fleet.table(by)}>

@@ -2,8 +2,11 @@ import { DataFrame, Field, FieldSparkline, FieldType } from '@grafana/data';
 import { ENGINE_STATE } from '../../datasource/catalog.gen';
 import { FLEET_REFS } from './queries';
 
-/** State is an endpoint's (or model's) condition: engine_state's lowest engine, or down when its scrape fails. */
-export type State = 'up' | 'sleeping' | 'unhealthy' | 'down' | 'unknown';
+/**
+ * State is an endpoint's (or model's) condition: engine_state's lowest engine, down when its scrape fails, or gone
+ * when discovery no longer lists it (scaled away: not scraped, not down, its history kept).
+ */
+export type State = 'up' | 'sleeping' | 'unhealthy' | 'down' | 'gone' | 'unknown';
 
 /** FleetRow is one row of the fleet table; numbers are the newest values, undefined where nothing answered. */
 export interface FleetRow {
@@ -34,7 +37,7 @@ const ENGINE_STATES: Record<number, State> = {
   [ENGINE_STATE.unhealthy]: 'unhealthy',
 };
 /** STATE_ORDER ranks states worst first, the fleet table's default order. */
-export const STATE_ORDER: State[] = ['down', 'unhealthy', 'sleeping', 'up', 'unknown'];
+export const STATE_ORDER: State[] = ['down', 'unhealthy', 'sleeping', 'up', 'gone', 'unknown'];
 
 function valueField(frame: DataFrame): Field | undefined {
   return frame.fields.find((f) => f.type === FieldType.number);

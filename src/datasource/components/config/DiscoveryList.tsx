@@ -3,8 +3,8 @@ import { t } from '@grafana/i18n';
 import { tf } from '../../../i18n';
 import { Button, Field, FieldValidationMessage, Input, RadioButtonGroup, Stack, Text } from '@grafana/ui';
 import { testIds } from '../../../components/testIds';
-import { DISCOVERY_TYPES, SETTINGS } from '../../settings.gen';
-import { DiscoveryMatch, DiscoverySource, DiscoveryType } from '../../types';
+import { DISCOVERY_TYPES, KUBERNETES_ROLES, SETTINGS } from '../../settings.gen';
+import { DiscoveryMatch, DiscoverySource, DiscoveryType, KubernetesRole } from '../../types';
 import { toNumber } from '../CommitInput';
 import { DurationInput } from './SettingInput';
 
@@ -51,6 +51,16 @@ function typeLabel(type: DiscoveryType): string {
       return t('discovery.type.http', 'HTTP SD');
     case 'file':
       return t('discovery.type.file', 'File SD');
+  }
+}
+
+/** roleLabel is what a kubernetes source follows, as the editor names it. */
+function roleLabel(role: KubernetesRole): string {
+  switch (role) {
+    case 'pod':
+      return t('discovery.kubernetes-role.pod', 'Pods');
+    case 'endpointslice':
+      return t('discovery.kubernetes-role.endpointslice', 'EndpointSlices');
   }
 }
 
@@ -177,9 +187,17 @@ function SourceFields({ s, set }: { s: DiscoverySource; set: (patch: Partial<Dis
           />
         </Stack>
       );
-    case 'kubernetes':
+    case 'kubernetes': {
+      const role = s.kubernetesRole ?? KUBERNETES_ROLES[0];
       return (
         <Stack direction="row" gap={1} wrap="wrap">
+          <Field label={t('discovery.kubernetes-role.label', 'Follows')}>
+            <RadioButtonGroup
+              options={KUBERNETES_ROLES.map((r) => ({ label: roleLabel(r), value: r }))}
+              value={role}
+              onChange={(r) => set({ kubernetesRole: r === KUBERNETES_ROLES[0] ? undefined : r })}
+            />
+          </Field>
           <TextInput
             label={t('discovery.namespaces', 'Namespaces (comma-separated; empty: all)')}
             value={s.namespaces?.join(',')}
@@ -202,7 +220,11 @@ function SourceFields({ s, set }: { s: DiscoverySource; set: (patch: Partial<Dis
             onChange={(labelSelector) => set({ labelSelector })}
           />
           <TextInput
-            label={t('discovery.port-name', 'Container port name')}
+            label={
+              role === 'pod'
+                ? t('discovery.port-name', 'Container port name')
+                : t('discovery.slice-port-name', 'Port name (in the slice)')
+            }
             value={s.portName}
             placeholder={EXAMPLES.portName}
             width={16}
@@ -217,6 +239,7 @@ function SourceFields({ s, set }: { s: DiscoverySource; set: (patch: Partial<Dis
           />
         </Stack>
       );
+    }
     case 'http':
       return (
         <TextInput
