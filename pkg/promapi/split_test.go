@@ -224,8 +224,10 @@ func TestSplitRangeFailsAsOne(t *testing.T) {
 		if r.URL.Path != "/api/v1/query_range" {
 			return false
 		}
-		requests.Add(1)
 		_ = r.ParseForm()
+		if strings.Contains(r.Form.Get("query"), "@") {
+			requests.Add(1) // counted apart: the first query's cancelled pieces may still arrive after it failed
+		}
 		if r.Form.Get("start") == fmt.Sprintf("%d.000", day.Add(24*time.Hour).Unix()) {
 			promErr(w, http.StatusUnprocessableEntity, "execution", "query processing would load too many samples into memory")
 			return true
@@ -237,7 +239,6 @@ func TestSplitRangeFailsAsOne(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "too many samples") {
 		t.Errorf("error %v, want the failing day's", err)
 	}
-	requests.Store(0)
 	if _, _, err := c.QueryRange(context.Background(), "up @ start()", day, day.Add(72*time.Hour), time.Hour); err != nil {
 		t.Fatal(err)
 	}
