@@ -72,12 +72,6 @@ func parseValue(b []byte) (float64, error) {
 	return strconv.ParseFloat(string(b), 64)
 }
 
-// decodeMatrixStream reads {"resultType":"matrix","result":[…]} series by series, stopping (with errStop and
-// truncated set) once query.MaxSeriesPerQuery series or query.MaxPointsPerQuery points are held.
-func decodeMatrixStream(dec *json.Decoder) (m model.Matrix, truncated bool, err error) {
-	return decodeMatrixWithin(dec, new(pointBudget))
-}
-
 // pointBudget counts the points of one query's answers against query.MaxPointsPerQuery, shared by the requests of
 // a split range query.
 type pointBudget struct{ used atomic.Int64 }
@@ -85,7 +79,8 @@ type pointBudget struct{ used atomic.Int64 }
 // take counts n more points and reports whether they fit.
 func (b *pointBudget) take(n int) bool { return b.used.Add(int64(n)) <= query.MaxPointsPerQuery }
 
-// decodeMatrixWithin is decodeMatrixStream counting the points against budget.
+// decodeMatrixWithin reads {"resultType":"matrix","result":[…]} series by series, stopping (with errStop and
+// truncated set) once query.MaxSeriesPerQuery series are held or budget has no room for a series' points.
 func decodeMatrixWithin(dec *json.Decoder, budget *pointBudget) (m model.Matrix, truncated bool, err error) {
 	err = decodeResult(dec, "matrix", func() error {
 		if len(m) >= query.MaxSeriesPerQuery {

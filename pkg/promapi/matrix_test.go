@@ -13,7 +13,7 @@ import (
 
 // decodeMatrix decodes a whole data object as the client's stream does.
 func decodeMatrix(data []byte) (model.Matrix, error) {
-	m, _, err := decodeMatrixStream(json.NewDecoder(bytes.NewReader(data)))
+	m, _, err := decodeMatrixWithin(json.NewDecoder(bytes.NewReader(data)), new(pointBudget))
 	return m, err
 }
 
@@ -55,7 +55,7 @@ func BenchmarkDecodeMatrix(b *testing.B) {
 	}
 	body, _ := json.Marshal(map[string]any{"resultType": "matrix", "result": result})
 	b.ReportAllocs()
-	b.Run("decodeMatrixStream", func(b *testing.B) {
+	b.Run("decodeMatrixWithin", func(b *testing.B) {
 		b.ReportAllocs()
 		for i := 0; i < b.N; i++ {
 			if _, err := decodeMatrix(body); err != nil {
