@@ -89,6 +89,7 @@ export const MEASURE = {
   },
   engine_state: {
     state: 'state',
+    serving: 'serving',
     api_process: 'api_process',
     sleep_operations: 'sleep_operations',
   },
@@ -108,6 +109,7 @@ export const MEASURE = {
     descriptors: 'descriptors',
     post_time: 'post_time',
     pd_ttft: 'pd_ttft',
+    pd_balance: 'pd_balance',
   },
   kv_offload: {
     bandwidth: 'bandwidth',
