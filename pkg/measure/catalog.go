@@ -290,6 +290,14 @@ var (
 			{Name: "prompt_tokens_per_request", Unit: "short", Node: &Mean{Signal: vllm.PromptTokensHist}},
 			{Name: "generation_tokens_per_request", Unit: "short", Node: &Mean{Signal: vllm.GenerationTokensHist}},
 		}, Flavors: withFrontend}
+	// ThroughputLengthBuckets feeds the prompt and generation length heatmaps: per-bucket rates, which Grafana's
+	// heatmap draws as rows, the way vLLM's own dashboards show request lengths.
+	ThroughputLengthBuckets = &Entry{Type: TypeThroughput, Name: "length_buckets", Label: "Request lengths (heatmap)",
+		Description: "Finished requests per second in each prompt-length and generation-length bucket over the window (le, the bucket's upper bound in tokens; each bucket its own, not cumulative), from the request length histograms: a heatmap's rows.",
+		Outputs: []Output{
+			{Name: "prompt_length_requests_per_second", Unit: "reqps", Node: &Rate{Signal: vllm.PromptTokensHist, Suffix: BucketSuffix, Keep: []string{"le"}}},
+			{Name: "generation_length_requests_per_second", Unit: "reqps", Node: &Rate{Signal: vllm.GenerationTokensHist, Suffix: BucketSuffix, Keep: []string{"le"}}},
+		}, Flavors: withFrontend}
 	// ThroughputStepTokens shows batch fill: steps far below the token budget with requests waiting point at KV or
 	// sequence limits, not compute.
 	ThroughputStepTokens = &Entry{Type: TypeThroughput, Name: "step_tokens", Label: "Tokens per step",
@@ -517,7 +525,7 @@ var Catalog = []*Entry{
 	ThroughputPrompt,
 	{Type: TypeThroughput, Name: "generation_tokens", Label: "Generation tokens/s", Default: true, Description: "Generated (output) tokens per second.",
 		Outputs: []Output{{Name: "generation_tokens_per_second", Unit: "short", Node: generationTokens}}, Flavors: withFrontend},
-	ThroughputRequests, ThroughputErrors, ThroughputFinishShare, ThroughputTokensPerRequest, ThroughputStepTokens,
+	ThroughputRequests, ThroughputErrors, ThroughputFinishShare, ThroughputTokensPerRequest, ThroughputLengthBuckets, ThroughputStepTokens,
 	ThroughputRequestParams, ThroughputCorrupted, ThroughputMigrations, ThroughputDynamoComponents, ThroughputDynamoWorkerLatency,
 	ThroughputHTTP,
 	{Type: TypeThroughput, Name: "ascend_input", Label: "Ascend input tokens/s", Description: "vLLM-Ascend profiler input tokens per second.",

@@ -57,6 +57,20 @@ type Rate struct {
 	Match  []Matcher
 }
 
+// BucketSuffix is a Rate's Suffix for a histogram's cumulative bucket counters: kept by le, the rates are a
+// heatmap's rows once each bucket's rate is taken apart from the ones below it (pkg/query ApplyBucketRates).
+const BucketSuffix = "_bucket"
+
+// ReadsBuckets reports whether the outputs read bucket rates (a Rate with BucketSuffix).
+func ReadsBuckets(outs []Output) bool {
+	for _, o := range outs {
+		if r, ok := o.Node.(*Rate); ok && r.Suffix == BucketSuffix {
+			return true
+		}
+	}
+	return false
+}
+
 // Form is how a Div turns the numerator and denominator at one step into a value.
 type Form uint8
 

@@ -56,6 +56,7 @@ export const MEASURE = {
     errors: 'errors',
     finish_share: 'finish_share',
     tokens_per_request: 'tokens_per_request',
+    length_buckets: 'length_buckets',
     step_tokens: 'step_tokens',
     request_params: 'request_params',
     corrupted: 'corrupted',
