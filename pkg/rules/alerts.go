@@ -152,6 +152,9 @@ func alerts() []Alert {
 		Description: "Every engine that served the model within the last hour is now asleep, unhealthy or on an endpoint whose scrapes fail: requests for the model cannot be served anywhere.",
 		Advice:      &AdviceNoBackend, Confirm: []PanelRef{status("Service status"), status("Engines serving each model"), fleet("Endpoint scrapes: the 20 least often up"), fleet("Engine state: the 20 endpoints in the worst state")}},
 		single(3600, Model{QueryType: "engine_state", Measure: "serving", GroupBy: "model", Window: "1h"}, "last", "lt", &ServingEnginesMin))
+	// No rule pages on failed sleep/wake operations: no tagged vLLM release (CentML/vllm tags v0.11.1–v0.20.2rc0 declare
+	// only vllm:engine_sleep_state) nor Dynamo (lib/runtime/src/metrics/prometheus_names.rs) emits a failure count,
+	// and vLLM main's vllm:sleep_mode_operation_duration_seconds records an operation whatever its outcome.
 	zero := Threshold{"zero", 0, ""}
 	add(Alert{UID: "inferscope-kv-transfer-failing", Title: "vLLM NIXL KV transfers failing", Severity: "warning", For: "5m",
 		Summary:     "NIXL KV transfers failing on {{ $labels.endpoint }} engine {{ $labels.engine }} ({{ humanize $values.B.Value }})",
