@@ -577,13 +577,14 @@ func (g *gen) engineState() string {
 // serving is measure.EngineState's Serving count in PromQL: the group's engines online, or 0 where its engines
 // reported within the window (last_over_time skips the stale markers of failed scrapes) but none is online.
 func (g *gen) serving() string {
-	names := g.held(vllm.EngineSleepState)
-	if len(names) == 0 {
+	perEngine := *g
+	perEngine.q.GroupBy = query.GroupEngine
+	state := perEngine.engineState()
+	if state == "" {
 		return ""
 	}
-	rg := *g
-	rg.q.GroupBy = query.GroupEngine
-	online := "count by " + g.by(names) + " (" + rg.engineState() + " == " + strconv.Itoa(measure.StateOnline) + ")"
+	names := g.held(vllm.EngineSleepState)
+	online := "count by " + g.by(names) + " (" + state + " == " + strconv.Itoa(measure.StateOnline) + ")"
 	known := "group by " + g.by(names) + " (" + g.terms(names, "", nil, nil, func(_, sel string) string {
 		return "last_over_time(" + sel + "[" + g.w + "])"
 	}) + ")"

@@ -59,12 +59,7 @@ func pdTTFT(ctx context.Context, eval Eval, q query.Query, r query.Request, byRo
 		if err != nil {
 			return nil, err
 		}
-		res.Step, res.Window = sub.Step, sub.Window
-		for _, n := range sub.Notices {
-			if !slices.Contains(res.Notices, n) {
-				res.Notices = append(res.Notices, n)
-			}
-		}
+		merge(res, sub)
 		byKey := map[string]map[int64]float64{}
 		for _, o := range sub.Outputs {
 			k := query.LabelKey(o.Labels)
@@ -160,12 +155,7 @@ func pdBalance(ctx context.Context, eval Eval, q query.Query, r query.Request, b
 		if err != nil {
 			return nil, err
 		}
-		res.Step, res.Window = ans.Step, ans.Window
-		for _, n := range ans.Notices {
-			if !slices.Contains(res.Notices, n) {
-				res.Notices = append(res.Notices, n)
-			}
-		}
+		merge(res, ans)
 		sum, count := map[string]map[int64]float64{}, map[string]map[int64]float64{}
 		for _, o := range ans.Outputs {
 			l := map[string]string{}
@@ -217,4 +207,14 @@ func pdBalance(ctx context.Context, eval Eval, q query.Query, r query.Request, b
 		}
 	}
 	return res, nil
+}
+
+// merge takes a part's step and window into res, and its notices not yet there.
+func merge(res, part *query.Result) {
+	res.Step, res.Window = part.Step, part.Window
+	for _, n := range part.Notices {
+		if !slices.Contains(res.Notices, n) {
+			res.Notices = append(res.Notices, n)
+		}
+	}
 }
