@@ -16,7 +16,8 @@ func (q Query) ReadsBuckets() bool { return measure.ReadsBuckets(q.Outputs()) }
 
 // ApplyBucketRates turns, when the query reads bucket rates, each series set of cumulative bucket rates (one
 // output per le, sharing a measure and the other labels) into each bucket's own rate at every step — the cumulative
-// rate less the one of the bound below, never negative — in increasing le. Both modes answer through it, so a
+// rate less the one of the bound below, never negative — in increasing le, every bucket at every step of its set.
+// Both modes answer through it, so a
 // heatmap is the same whichever mode computed the rates.
 func ApplyBucketRates(q Query, res *Result) {
 	if res == nil || !q.ReadsBuckets() {
@@ -52,20 +53,33 @@ func ApplyBucketRates(q Query, res *Result) {
 	for _, k := range order {
 		bs := groups[k]
 		slices.SortFunc(bs, func(a, b bucket) int { return cmp.Compare(a.le, b.le) })
-		below := map[int64]float64{}
+		// Every bucket answers at every step of its group (a heatmap's rows share one time field): where a bucket's
+		// series has no value, its cumulative rate is the one below it, so its own is 0.
+		stepSet := map[int64]bool{}
+		for _, b := range bs {
+			for _, p := range b.out.Points {
+				stepSet[p.T] = true
+			}
+		}
+		steps := slices.Sorted(maps.Keys(stepSet))
+		below := make(map[int64]float64, len(steps))
 		for _, b := range bs {
 			o := b.out
-			pts := make([]derive.Point, len(o.Points))
-			next := make(map[int64]float64, len(o.Points))
-			for i, p := range o.Points {
-				v := p.V
-				if !math.IsNaN(v) {
-					v = math.Max(0, v-below[p.T])
+			cum := make(map[int64]float64, len(o.Points))
+			for _, p := range o.Points {
+				if !math.IsNaN(p.V) {
+					cum[p.T] = p.V
 				}
-				pts[i] = derive.Point{T: p.T, V: v}
-				next[p.T] = p.V
 			}
-			below = next
+			pts := make([]derive.Point, len(steps))
+			for i, t := range steps {
+				c, ok := cum[t]
+				if !ok {
+					c = below[t]
+				}
+				pts[i] = derive.Point{T: t, V: math.Max(0, c-below[t])}
+				below[t] = math.Max(c, below[t])
+			}
 			o.Points = pts
 			outs = append(outs, o)
 		}

@@ -24,7 +24,8 @@ func bucketSeries(m, model, le string, vs ...float64) Output {
 
 // TestApplyBucketRates: cumulative bucket rates, out of order and with one bound written both as 1 and 1.0 by two
 // exporters, become each bucket's own rate in increasing le, per model; a dip of the cumulative rates (a counter
-// reset seen at different steps) never makes a bucket negative; and the answer is a heatmap's rows.
+// reset seen at different steps) never makes a bucket negative; a bucket missing a step its neighbours have (a
+// series that appeared later) answers 0 there; and the answer is a heatmap's rows, one time field per model.
 func TestApplyBucketRates(t *testing.T) {
 	q := Query{QueryType: TypeThroughput, Measure: measure.ThroughputLengthBuckets.Name, Output: "prompt_length_requests_per_second"}
 	if !q.ReadsBuckets() {
@@ -38,8 +39,9 @@ func TestApplyBucketRates(t *testing.T) {
 		bucketSeries(m, "a", "1", 1, 1),
 		bucketSeries(m, "b", "10", 3, 3),
 		bucketSeries(m, "b", "+Inf", 4, 4),
-		bucketSeries(m, "c", "1", 5),
+		bucketSeries(m, "c", "1", 5, 1),
 		bucketSeries(m, "c", "2", 4),
+		bucketSeries(m, "c", "4", 6, 3),
 	}}
 	ApplyBucketRates(q, res)
 	var got []string
@@ -49,7 +51,7 @@ func TestApplyBucketRates(t *testing.T) {
 	want := []string{
 		"a le=1.0 [{0 2} {1000 3}]", "a le=10 [{0 4} {1000 2}]", "a le=+Inf [{0 4} {1000 7}]",
 		"b le=10 [{0 3} {1000 3}]", "b le=+Inf [{0 1} {1000 1}]",
-		"c le=1 [{0 5}]", "c le=2 [{0 0}]",
+		"c le=1 [{0 5} {1000 1}]", "c le=2 [{0 0} {1000 0}]", "c le=4 [{0 1} {1000 2}]",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("bucket rates:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
