@@ -112,10 +112,10 @@ func tripFleet(t *testing.T) ([]map[string]string, func()) {
 		// Model parked: one endpoint asleep, the other taken down (stop) after the warm-up.
 		{"name": "parked-asleep", "url": startSim(t, "-flavor=vllm-v1", "-model=parked", "-sleep-level=1", "-qps=1", "-speed=30", "-seed=68")},
 		{"name": "parked-gone", "url": parkedURL},
-		// Model pd-skew: a prefill instance of eight engines saturated by long prompts beside a decode instance that runs
-		// a short generation now and then, so a prefill instance runs many times the requests a decode instance does.
-		{"name": "pd-skew-prefill", "url": startSim(t, "-flavor=vllm-v1", "-model=pd-skew", "-kv-role=prefill", "-engines=8", "-qps=40", "-prompt-tokens-mean=6000", "-max-model-len=16384", "-max-num-batched-tokens=2048", "-speed=30", "-seed=69")},
-		{"name": "pd-skew-decode", "url": startSim(t, "-flavor=vllm-v1", "-model=pd-skew", "-kv-role=decode", "-qps=1", "-prompt-tokens-mean=200", "-output-tokens-mean=30", "-speed=30", "-seed=70")},
+		// Model pd-skew: a prefill instance of eight engines short of capacity for long prompts beside a decode instance that
+		// runs a short generation or two at a time, so a prefill instance runs many times the requests a decode instance does.
+		{"name": "pd-skew-prefill", "url": startSim(t, "-flavor=vllm-v1", "-model=pd-skew", "-kv-role=prefill", "-engines=8", "-qps=30", "-prompt-tokens-mean=6000", "-max-model-len=16384", "-max-num-batched-tokens=2048", "-speed=30", "-seed=69")},
+		{"name": "pd-skew-decode", "url": startSim(t, "-flavor=vllm-v1", "-model=pd-skew", "-kv-role=decode", "-qps=1", "-prompt-tokens-mean=200", "-output-tokens-mean=20", "-speed=30", "-seed=70")},
 		// One hot engine takes everything while load ramps up (a quarter of a 40-minute wave in the 10 simulated
 		// minutes the test watches): it queues, fills its small KV pool, preempts more and more, and TTFT climbs
 		// while the other three ranks idle.

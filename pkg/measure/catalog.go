@@ -427,7 +427,7 @@ var (
 	// KVTransferPDBalance is llm-d's P/D imbalance (prefill workers' mean running ÷ decode workers'), by role
 	// (pkg/role) rather than by pod name, per model.
 	KVTransferPDBalance = &Entry{Type: TypeKVTransfer, Name: "pd_balance", Label: "P/D balance",
-		Description: "Mean running requests per prefill instance ÷ mean per decode instance at each step, per model (or for the fleet), beside each side's mean: prefill holds a request only until its KV is handed over, so a ratio well above 1 says requests pile up on the prefill side while decode idles.",
+		Description: "Mean running requests per prefill instance ÷ mean per decode instance (at least 1, so an idle decode side leaves the prefill side's load) at each step, per model (or for the fleet), beside each side's mean: prefill holds a request only until its KV is handed over, so a ratio well above 1 says requests pile up on the prefill side while decode idles.",
 		Outputs: []Output{
 			{Name: "pd_running_ratio", Unit: "short", Node: &PD{Part: PDRunningRatio}},
 			{Name: "prefill_running_per_instance", Unit: "short", Node: &PD{Part: PDPrefillRunning}},

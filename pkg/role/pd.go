@@ -130,7 +130,7 @@ func readsPDBalance(q query.Query) bool {
 
 // pdBalance answers the P/D balance (measure.KVTransferPDBalance): at each step, the running requests per prefill
 // instance (their mean over the prefill endpoints that report then), per decode instance, and the first ÷ the
-// second where decode runs any, per model (or for the fleet).
+// second (at least 1), per model (or for the fleet).
 func pdBalance(ctx context.Context, eval Eval, q query.Query, r query.Request, byRole map[string][]string) (*query.Result, error) {
 	prefill, decode := byRole[Prefill], byRole[Decode]
 	if len(prefill) == 0 || len(decode) == 0 {
@@ -180,14 +180,16 @@ func pdBalance(ctx context.Context, eval Eval, q query.Query, r query.Request, b
 			}
 		}
 	}
+	// The decode side counts at least one request per instance: an idle decode side beside a busy prefill side is
+	// the imbalance at its worst, which a division by zero would hide (alerting drops an infinite value).
 	ratio := map[string]map[int64]float64{}
 	for k, pre := range mean[measure.PDPrefillRunning] {
 		for t, v := range pre {
-			if d, ok := mean[measure.PDDecodeRunning][k][t]; ok && d > 0 {
+			if d, ok := mean[measure.PDDecodeRunning][k][t]; ok {
 				if ratio[k] == nil {
 					ratio[k] = map[int64]float64{}
 				}
-				ratio[k][t] = v / d
+				ratio[k][t] = v / max(d, 1)
 			}
 		}
 	}

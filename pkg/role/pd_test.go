@@ -39,7 +39,8 @@ func runningEval(running map[string]map[string][]float64) Eval {
 }
 
 // TestPDBalance: per model and step, the running requests per prefill instance (the mean over those reporting) ÷
-// per decode instance, with no ratio where decode runs nothing, and a notice when one side is missing.
+// per decode instance (at least 1: an idle decode side makes the ratio the prefill side's load, not infinite), and
+// a notice when one side is missing.
 func TestPDBalance(t *testing.T) {
 	eval := runningEval(map[string]map[string][]float64{
 		"p0": {"m": {8, 6, 4}},
@@ -59,7 +60,7 @@ func TestPDBalance(t *testing.T) {
 		got = append(got, fmt.Sprintf("%s %s %v", o.Measure, o.Labels["model_name"], o.Points))
 	}
 	want := []string{
-		"pd_running_ratio m [{0 3} {2000 1}]",
+		"pd_running_ratio m [{0 3} {1000 6} {2000 1}]",
 		"prefill_running_per_instance m [{0 6} {1000 6} {2000 2}]",
 		"decode_running_per_instance m [{0 2} {1000 0} {2000 2}]",
 	}

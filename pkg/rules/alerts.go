@@ -192,10 +192,10 @@ func alerts() []Alert {
 		Advice:      &AdvicePrefillQueue, Confirm: []PanelRef{disagg("Running requests by prefill/decode role"), disagg("P/D TTFT p95: prefill, transfer, decode queue")}},
 		single(300, Model{QueryType: "queue", Measure: "waiting", Role: "prefill"}, "min", "gt", &PrefillWaitingHigh))
 	add(Alert{UID: "inferscope-pd-imbalance", Title: "vLLM prefill/decode imbalance above " + PDImbalanceHigh.Text(), Severity: "warning", For: "10m",
-		Summary:     "{{ $labels.model_name }}: {{ humanize $values.B.Value }}× the running requests per prefill instance as per decode instance",
-		Description: fmt.Sprintf("Prefill instances of disaggregated serving have run more than %s the requests per instance that decode instances run, for 10 minutes (llm-d's P/D imbalance, by detected role rather than pod name): a prefill instance holds a request only until its KV is handed over, so the prefill side is the bottleneck.", PDImbalanceHigh.Text()),
+		Summary:     "{{ $labels.model_name }}: {{ humanize $values.B.Value }}× the running requests per prefill instance as per decode instance over 10 minutes",
+		Description: fmt.Sprintf("Prefill instances of disaggregated serving have run more than %s the requests per instance that decode instances run, on average over 10 minutes and for 10 minutes more (llm-d's P/D imbalance, by detected role rather than pod name): a prefill instance holds a request only until its KV is handed over, so the prefill side is the bottleneck.", PDImbalanceHigh.Text()),
 		Advice:      &AdvicePDImbalance, Confirm: []PanelRef{disagg("P/D balance: running per prefill instance ÷ per decode instance"), disagg("Running requests by prefill/decode role"), disagg("P/D TTFT p95: prefill, transfer, decode queue")}},
-		single(600, Model{QueryType: "kv_transfer", Measure: "pd_balance", Output: "pd_running_ratio", GroupBy: "model"}, "last", "gt", &PDImbalanceHigh))
+		single(600, Model{QueryType: "kv_transfer", Measure: "pd_balance", Output: "pd_running_ratio", GroupBy: "model"}, "mean", "gt", &PDImbalanceHigh))
 	add(Alert{UID: "inferscope-spec-acceptance-collapse", Title: "vLLM speculative-decoding acceptance collapsed", Severity: "warning", For: "5m",
 		Summary:     "Spec-decode acceptance {{ humanizePercentage $values.B.Value }} on {{ $labels.endpoint }} engine {{ $labels.engine }} (30-minute mean {{ humanizePercentage $values.C.Value }})",
 		Description: fmt.Sprintf("The share of drafted tokens the target accepts has fallen below %s, or below %s its own 30-minute mean: speculation now costs more compute than it saves.", SpecAcceptanceFloor.Text(), SpecAcceptanceDrop.Text()),
