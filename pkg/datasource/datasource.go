@@ -151,11 +151,13 @@ func (d *Datasource) frames(ctx context.Context, q query.Query, dq backend.DataQ
 	}
 	query.ApplyOutput(q, res)
 	query.ApplyLimit(q, res)
+	query.ApplyBucketRates(q, res)
 	query.ApplyDistribution(q, res)
 	frames := query.Frames(q, res)
 	// A live channel streams the newest point of every series the query computes: a top list or a distribution is
-	// taken over the panel's whole range, so such panels update on refresh instead.
-	if d.mode.rounds() != nil && q.Limit == 0 && len(q.Buckets) == 0 {
+	// taken over the panel's whole range, and bucket rates are taken apart across series, so such panels update on
+	// refresh instead.
+	if d.mode.rounds() != nil && q.Limit == 0 && len(q.Buckets) == 0 && !q.ReadsBuckets() {
 		channel := d.streams.register(d.uid, q)
 		for _, f := range frames {
 			f.Meta.Channel = channel

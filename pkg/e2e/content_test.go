@@ -22,6 +22,7 @@ import (
 	"github.com/inferscope/inferscope-vllm/pkg/harness"
 	"github.com/inferscope/inferscope-vllm/pkg/internal/dashtest"
 	"github.com/inferscope/inferscope-vllm/pkg/internal/promtest"
+	"github.com/inferscope/inferscope-vllm/pkg/internal/simtest"
 	inferrules "github.com/inferscope/inferscope-vllm/pkg/rules"
 )
 
@@ -102,9 +103,19 @@ func (f *contentFleet) resource(t *testing.T, path string) []string {
 	return out
 }
 
-func tripFleet(t *testing.T) []map[string]string {
+// tripFleet returns the fleet built to trip every rule, and stop, which takes one endpoint of model "parked" down
+// once its history has begun: that model's other endpoint sleeps, so no engine serves it.
+func tripFleet(t *testing.T) ([]map[string]string, func()) {
 	ln := stoppedEndpoint(t)
+	parkedURL, stopParked := simtest.StartStoppable(t, "-flavor=vllm-v1", "-model=parked", "-qps=2", "-speed=30", "-seed=67")
 	return []map[string]string{
+		// Model parked: one endpoint asleep, the other taken down (stop) after the warm-up.
+		{"name": "parked-asleep", "url": startSim(t, "-flavor=vllm-v1", "-model=parked", "-sleep-level=1", "-qps=1", "-speed=30", "-seed=68")},
+		{"name": "parked-gone", "url": parkedURL},
+		// Model pd-skew: a prefill instance of eight engines short of capacity for long prompts beside a decode instance that
+		// runs a short generation or two at a time, so a prefill instance runs many times the requests a decode instance does.
+		{"name": "pd-skew-prefill", "url": startSim(t, "-flavor=vllm-v1", "-model=pd-skew", "-kv-role=prefill", "-engines=8", "-qps=30", "-prompt-tokens-mean=6000", "-max-model-len=16384", "-max-num-batched-tokens=2048", "-speed=30", "-seed=69")},
+		{"name": "pd-skew-decode", "url": startSim(t, "-flavor=vllm-v1", "-model=pd-skew", "-kv-role=decode", "-qps=1", "-prompt-tokens-mean=200", "-output-tokens-mean=20", "-speed=30", "-seed=70")},
 		// One hot engine takes everything while load ramps up (a quarter of a 40-minute wave in the 10 simulated
 		// minutes the test watches): it queues, fills its small KV pool, preempts more and more, and TTFT climbs
 		// while the other three ranks idle.
@@ -139,7 +150,7 @@ func tripFleet(t *testing.T) []map[string]string {
 		// An instance put to sleep and woken every two minutes.
 		{"name": "sleepy", "url": startSim(t, "-flavor=vllm-v1", "-sleep-level=1", "-sleep-cycle=2m", "-qps=2", "-speed=30", "-seed=63")},
 		{"name": "gone", "url": ln},
-	}
+	}, stopParked
 }
 
 // slowBurnFleet burns both SLO budgets at 6–14.4×: about 10 % of first tokens over 500 ms and 10 % of requests
@@ -156,6 +167,8 @@ func healthyFleet(t *testing.T) []map[string]string {
 		{"name": "v0", "url": startSim(t, "-flavor=vllm-v0", "-qps=1", "-speed=30", "-seed=42")},
 		{"name": "ascend", "url": startSim(t, "-flavor=vllm-ascend", "-engines=2", "-qps=1", "-speed=30", "-seed=43", "-profiler-config="+profilerConfig(t, 1))},
 		{"name": "decode", "url": startSim(t, "-flavor=vllm-v1", "-kv-role=decode", "-qps=1", "-speed=30", "-seed=44")},
+		// Its prefill side, which keeps up: a prefill instance runs fewer requests than the decode instance.
+		{"name": "prefill", "url": startSim(t, "-flavor=vllm-v1", "-kv-role=prefill", "-qps=1", "-speed=30", "-seed=48")},
 		{"name": "offload", "url": startSim(t, "-flavor=vllm-v1", "-kv-offload-gb=40", "-external-prefix-hit-rate=0.3", "-qps=1", "-speed=30", "-seed=45")},
 		{"name": "lmcache", "url": startSim(t, "-flavor=vllm-v1", "-lmcache", "-external-prefix-hit-rate=0.5", "-qps=1", "-speed=30", "-seed=46")},
 		// Asleep on purpose: no rule may page for it, the endpoint-down rule least of all.
@@ -175,7 +188,8 @@ func stoppedEndpoint(t *testing.T) string {
 // one — in both modes: each fleet is also scraped by a Prometheus that a Prometheus-mode data source queries.
 func TestDashboardPanelsAndAlertRules(t *testing.T) {
 	p := harness.Start(t, harness.Executable(t, harness.DatasourceExecutable))
-	tripEps, healthyEps, slowEps := tripFleet(t), healthyFleet(t), slowBurnFleet(t)
+	tripEps, stopParked := tripFleet(t)
+	healthyEps, slowEps := healthyFleet(t), slowBurnFleet(t)
 	trip := startFleet(t, p, "trip", tripEps)
 	healthy := startFleet(t, p, "healthy", healthyEps)
 	slow := startFleet(t, p, "slow", slowEps)
@@ -187,6 +201,19 @@ func TestDashboardPanelsAndAlertRules(t *testing.T) {
 	for _, f := range []*contentFleet{trip, healthy, slow, promTrip, promHealthy, promSlow} {
 		poll(f.ctx, func() bool {
 			return heldSince(f.query(t, map[string]any{"queryType": "raw", "metric": "up"}, time.Minute), time.Now().Add(-20*time.Second))
+		})
+	}
+	// Model parked loses its one awake endpoint; both modes see its scrapes fail before the rules are evaluated.
+	stopParked()
+	var parkedAddr string
+	for _, e := range tripEps {
+		if e["name"] == "parked-gone" {
+			parkedAddr = strings.TrimSuffix(strings.TrimPrefix(e["url"], "http://"), "/metrics")
+		}
+	}
+	for f, ep := range map[*contentFleet]string{trip: "parked-gone", promTrip: regexp.QuoteMeta(parkedAddr)} {
+		poll(f.ctx, func() bool {
+			return lastUp(f.query(t, map[string]any{"queryType": "raw", "metric": "up", "endpoint": ep}, time.Minute)) == 0
 		})
 	}
 
@@ -487,4 +514,17 @@ func seriesKey(l map[string]string) string {
 	}
 	sort.Strings(keys)
 	return "{" + strings.Join(keys, ",") + "}"
+}
+
+// lastUp is the newest value of a raw up answer's series (-1 without one).
+func lastUp(r backend.DataResponse) float64 {
+	for _, fr := range r.Frames {
+		if len(fr.Fields) < 2 || fr.Fields[1].Len() == 0 {
+			continue
+		}
+		if v, ok := fr.Fields[1].At(fr.Fields[1].Len() - 1).(float64); ok {
+			return v
+		}
+	}
+	return -1
 }

@@ -290,6 +290,14 @@ var (
 			{Name: "prompt_tokens_per_request", Unit: "short", Node: &Mean{Signal: vllm.PromptTokensHist}},
 			{Name: "generation_tokens_per_request", Unit: "short", Node: &Mean{Signal: vllm.GenerationTokensHist}},
 		}, Flavors: withFrontend}
+	// ThroughputLengthBuckets feeds the prompt and generation length heatmaps: per-bucket rates, which Grafana's
+	// heatmap draws as rows, the way vLLM's own dashboards show request lengths.
+	ThroughputLengthBuckets = &Entry{Type: TypeThroughput, Name: "length_buckets", Label: "Request lengths (heatmap)",
+		Description: "Finished requests per second in each prompt-length and generation-length bucket over the window (le, the bucket's upper bound in tokens; each bucket its own, not cumulative), from the request length histograms: a heatmap's rows.",
+		Outputs: []Output{
+			{Name: "prompt_length_requests_per_second", Unit: "reqps", Node: &Rate{Signal: vllm.PromptTokensHist, Suffix: BucketSuffix, Keep: []string{"le"}}},
+			{Name: "generation_length_requests_per_second", Unit: "reqps", Node: &Rate{Signal: vllm.GenerationTokensHist, Suffix: BucketSuffix, Keep: []string{"le"}}},
+		}, Flavors: withFrontend}
 	// ThroughputStepTokens shows batch fill: steps far below the token budget with requests waiting point at KV or
 	// sequence limits, not compute.
 	ThroughputStepTokens = &Entry{Type: TypeThroughput, Name: "step_tokens", Label: "Tokens per step",
@@ -416,6 +424,16 @@ var (
 			{Name: "decode_inflation_seconds", Unit: "s", Node: &PD{Part: PDInflation}},
 		}, Flavors: []vllm.Flavor{vllm.FlavorV1}, Needs: []string{NeedsNIXL}}
 
+	// KVTransferPDBalance is llm-d's P/D imbalance (prefill workers' mean running ÷ decode workers'), by role
+	// (pkg/role) rather than by pod name, per model.
+	KVTransferPDBalance = &Entry{Type: TypeKVTransfer, Name: "pd_balance", Label: "P/D balance",
+		Description: "Mean running requests per prefill instance ÷ mean per decode instance (at least 1, so an idle decode side leaves the prefill side's load) at each step, per model (or for the fleet), beside each side's mean: prefill holds a request only until its KV is handed over, so a ratio well above 1 says requests pile up on the prefill side while decode idles.",
+		Outputs: []Output{
+			{Name: "pd_running_ratio", Unit: "short", Node: &PD{Part: PDRunningRatio}},
+			{Name: "prefill_running_per_instance", Unit: "short", Node: &PD{Part: PDPrefillRunning}},
+			{Name: "decode_running_per_instance", Unit: "short", Node: &PD{Part: PDDecodeRunning}},
+		}, Flavors: []vllm.Flavor{vllm.FlavorV1}, Needs: []string{NeedsNIXL}}
+
 	KVOffloadBandwidth = &Entry{Type: TypeKVOffload, Name: "bandwidth", Label: "Bandwidth", Default: true,
 		Description: "Bytes per second loaded from offload storage to GPU and stored from GPU to it, over the window.",
 		Outputs: []Output{
@@ -462,6 +480,10 @@ var (
 	EngineStatus = &Entry{Type: TypeEngineState, Name: "state", Label: "State", Default: true,
 		Description: "Each engine's state: 3 online, 2 asleep (engine_sleep_state other than awake), 1 unhealthy (engine_healthy 0 under --enable-fault-tolerance); the lowest of a group's engines when grouped wider. A down endpoint has no state: its scrapes fail (raw up is 0).",
 		Outputs:     []Output{{Name: "engine_state", Unit: "short", Node: &EngineState{}, Codes: EngineStates}}, Flavors: v1Flavors, Recent: true}
+	// EngineServing is the no-healthy-backend alert's measure: per model, the engines that serve.
+	EngineServing = &Entry{Type: TypeEngineState, Name: "serving", Label: "Serving engines",
+		Description: "Engines online per group (asleep, unhealthy and those on an endpoint whose scrapes fail count 0); 0 while one of the group's engines has reported within the window (within the query's range in direct mode) but none serves now, as when every endpoint of a model is down or asleep.",
+		Outputs:     []Output{{Name: "serving_engines", Unit: "short", Node: &EngineState{Serving: true}}}, Flavors: v1Flavors, Recent: true}
 	RawSeries = &Entry{Type: TypeRaw, Name: "series", Label: "Series", Default: true,
 		Description: "Any vLLM, vLLM-Ascend or Dynamo series by name with label matchers; histograms as buckets or quantiles; up is 1 or 0 per endpoint after each scrape.",
 		Outputs:     []Output{{Node: &Raw{}}}, Flavors: withFrontend}
@@ -503,7 +525,7 @@ var Catalog = []*Entry{
 	ThroughputPrompt,
 	{Type: TypeThroughput, Name: "generation_tokens", Label: "Generation tokens/s", Default: true, Description: "Generated (output) tokens per second.",
 		Outputs: []Output{{Name: "generation_tokens_per_second", Unit: "short", Node: generationTokens}}, Flavors: withFrontend},
-	ThroughputRequests, ThroughputErrors, ThroughputFinishShare, ThroughputTokensPerRequest, ThroughputStepTokens,
+	ThroughputRequests, ThroughputErrors, ThroughputFinishShare, ThroughputTokensPerRequest, ThroughputLengthBuckets, ThroughputStepTokens,
 	ThroughputRequestParams, ThroughputCorrupted, ThroughputMigrations, ThroughputDynamoComponents, ThroughputDynamoWorkerLatency,
 	ThroughputHTTP,
 	{Type: TypeThroughput, Name: "ascend_input", Label: "Ascend input tokens/s", Description: "vLLM-Ascend profiler input tokens per second.",
@@ -568,7 +590,7 @@ var Catalog = []*Entry{
 		Description: "Quantiles of the time to post one NIXL transfer request over the window; high while transfer time is normal points at the host, not the link.",
 		Outputs:     []Output{{Name: "kv_transfer_post_seconds", Unit: "s", Node: &Quantiles{Signal: vllm.NixlPostTime}}},
 		Flavors:     []vllm.Flavor{vllm.FlavorV1}, Needs: []string{NeedsNIXL}},
-	KVTransferPDTTFT,
+	KVTransferPDTTFT, KVTransferPDBalance,
 
 	KVOffloadBandwidth,
 	{Type: TypeKVOffload, Name: "copy_speed", Label: "Copy speed",
@@ -634,7 +656,7 @@ var Catalog = []*Entry{
 			{Name: "mean_tokens_per_request", Unit: "short", Node: tokensPerRequest},
 		}, Flavors: withFrontend},
 
-	EngineStatus,
+	EngineStatus, EngineServing,
 	// How long a sleeping engine takes to serve again is what decides whether sleep mode can stand in for spare
 	// replicas: wake time is the cold-start an autoscaler waits.
 	{Type: TypeEngineState, Name: "api_process", Label: "API server process",

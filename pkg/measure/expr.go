@@ -57,6 +57,20 @@ type Rate struct {
 	Match  []Matcher
 }
 
+// BucketSuffix is a Rate's Suffix for a histogram's cumulative bucket counters: kept by le, the rates are a
+// heatmap's rows once each bucket's rate is taken apart from the ones below it (pkg/query ApplyBucketRates).
+const BucketSuffix = "_bucket"
+
+// ReadsBuckets reports whether the outputs read bucket rates (a Rate with BucketSuffix).
+func ReadsBuckets(outs []Output) bool {
+	for _, o := range outs {
+		if r, ok := o.Node.(*Rate); ok && r.Suffix == BucketSuffix {
+			return true
+		}
+	}
+	return false
+}
+
 // Form is how a Div turns the numerator and denominator at one step into a value.
 type Form uint8
 
@@ -100,7 +114,12 @@ type Attainment struct {
 // unhealthy (engine_healthy 0 under fault tolerance, whatever its sleep state) — the worst (lowest) of a group's
 // engines under other groupings. An endpoint whose scrapes fail is down; its engines' series go stale and the
 // endpoint-down rule (up) says so. Health is read whatever the model filter, as engine_healthy names no model.
-type EngineState struct{}
+type EngineState struct {
+	// Serving counts each group's engines online at every step instead (asleep, unhealthy and down ones count 0),
+	// and answers 0 while the group's engines have reported within the window but none serves: a model whose every
+	// endpoint is down or asleep, which no per-endpoint series can show once its scrapes fail.
+	Serving bool
+}
 
 // Engine states (EngineState).
 const (
@@ -201,9 +220,22 @@ type Capacity struct{ Pool, Mean Node }
 // quantiles, as the query's histogram field says.
 type Raw struct{}
 
-// PD is one part of a disaggregated pair's end-to-end TTFT (PDTotal and the PD* parts). Neither engine evaluates
-// it: the parts come from different instances, chosen by role, which only the data source resolves (pkg/role).
+// PD is one part of a disaggregated pair's end-to-end TTFT (PDTotal and the PD* parts) or of its balance (the
+// PDRunning* parts). Neither engine evaluates it: the parts come from different instances, chosen by role, which
+// only the data source resolves (pkg/role).
 type PD struct{ Part string }
+
+// Parts of a P/D balance: running requests per instance on each side, and their ratio.
+const (
+	PDRunningRatio   = "running_ratio"
+	PDPrefillRunning = "prefill_running"
+	PDDecodeRunning  = "decode_running"
+)
+
+// Balance reports whether the part is one of a P/D balance's rather than of a P/D TTFT's.
+func (p *PD) Balance() bool {
+	return p.Part == PDRunningRatio || p.Part == PDPrefillRunning || p.Part == PDDecodeRunning
+}
 
 // Parts of a P/D TTFT.
 const (

@@ -124,8 +124,15 @@ func (shaper) Mean(n *Mean) shape {
 func (shaper) Attainment(n *Attainment) shape {
 	return family(shape{fields: []Field{FieldThreshold, FieldWindow}, rates: true}, len(n.Signal.Names) > 0)
 }
-func (shaper) EngineState(*EngineState) shape { return shape{} }
-func (shaper) LoRA(*LoRA) shape               { return shape{} }
+func (shaper) LoRA(*LoRA) shape { return shape{} }
+
+// EngineState's Serving count remembers a group for the window after its engines last reported.
+func (shaper) EngineState(n *EngineState) shape {
+	if n.Serving {
+		return shape{fields: []Field{FieldWindow}}
+	}
+	return shape{}
+}
 func (shaper) PerGPU(*PerGPU) shape {
 	return shape{fields: []Field{FieldWindow, FieldPeakTFLOPS, FieldPeakMemoryTBps}, rates: true}
 }
@@ -141,6 +148,9 @@ func (shaper) Raw(*Raw) shape {
 }
 
 // PD's parts are joined per model (or for the fleet): finer groupings report per model.
-func (shaper) PD(*PD) shape {
+func (shaper) PD(n *PD) shape {
+	if n.Balance() {
+		return shape{groups: []Group{GroupModel, GroupFleet}}
+	}
 	return shape{fields: []Field{FieldQuantiles, FieldWindow}, groups: []Group{GroupModel, GroupFleet}}
 }

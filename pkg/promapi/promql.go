@@ -165,6 +165,9 @@ func (g *gen) print(n measure.Node) string {
 	case *measure.Attainment:
 		return g.attainment(g.held(g.signal(n.Signal)), n.Goodput)
 	case *measure.EngineState:
+		if n.Serving {
+			return g.serving()
+		}
 		return g.engineState()
 	case *measure.PerGPU:
 		return g.perGPU(n)
@@ -569,6 +572,23 @@ func (g *gen) engineState() string {
 		return state
 	}
 	return "min by " + g.by(names) + " (" + state + ")"
+}
+
+// serving is measure.EngineState's Serving count in PromQL: the group's engines online, or 0 where its engines
+// reported within the window (last_over_time skips the stale markers of failed scrapes) but none is online.
+func (g *gen) serving() string {
+	perEngine := *g
+	perEngine.q.GroupBy = query.GroupEngine
+	state := perEngine.engineState()
+	if state == "" {
+		return ""
+	}
+	names := g.held(vllm.EngineSleepState)
+	online := "count by " + g.by(names) + " (" + state + " == " + strconv.Itoa(measure.StateOnline) + ")"
+	known := "group by " + g.by(names) + " (" + g.terms(names, "", nil, nil, func(_, sel string) string {
+		return "last_over_time(" + sel + "[" + g.w + "])"
+	}) + ")"
+	return online + " or " + known + " * 0"
 }
 
 // perGPU is measure.PerGPU in PromQL: the counters' summed rates over the peak, where their summed value is above 0.

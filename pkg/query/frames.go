@@ -11,7 +11,7 @@ import (
 // Frames turns a result into one time series frame per output — the multi-frame shape Grafana's Prometheus data
 // source returns, which panels, Explore and alert rules (reduce/threshold expressions) all accept.
 func Frames(q Query, res *Result) data.Frames {
-	if len(q.Buckets) > 0 {
+	if len(q.Buckets) > 0 || q.ReadsBuckets() {
 		return withNotices(heatmapFrames(q, res), q, res)
 	}
 	frames := make(data.Frames, 0, len(res.Outputs))
@@ -68,7 +68,7 @@ func heatmapFrames(q Query, res *Result) data.Frames {
 			name += " p" + qt
 		}
 		f := data.NewFrame(name, data.NewField(data.TimeSeriesTimeFieldName, nil, times))
-		for ; i < len(res.Outputs) && res.Outputs[i].Measure == first.Measure && res.Outputs[i].Labels["quantile"] == first.Labels["quantile"]; i++ {
+		for ; i < len(res.Outputs) && sameRows(res.Outputs[i], first); i++ {
 			o := res.Outputs[i]
 			values := make([]float64, len(o.Points))
 			for j, p := range o.Points {
@@ -82,6 +82,19 @@ func heatmapFrames(q Query, res *Result) data.Frames {
 		frames = append(frames, f)
 	}
 	return frames
+}
+
+// sameRows reports whether two outputs are rows of one heatmap: the same measure and labels but le.
+func sameRows(a, b Output) bool {
+	if a.Measure != b.Measure || len(a.Labels) != len(b.Labels) {
+		return false
+	}
+	for k, v := range a.Labels {
+		if w, ok := b.Labels[k]; k != "le" && (!ok || w != v) {
+			return false
+		}
+	}
+	return true
 }
 
 // Legend expands {{label}} in a legend format, as Grafana's Prometheus data source does.

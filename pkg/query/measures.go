@@ -51,7 +51,11 @@ func (c *evalCtx) eval(n measure.Node) []Output {
 	case *measure.Raw:
 		outs = c.raw()
 	case *measure.EngineState:
-		outs = c.engineState()
+		if n.Serving {
+			outs = c.serving()
+		} else {
+			outs = c.engineState()
+		}
 	case *measure.PerGPU:
 		outs = c.perGPU(n)
 	case *measure.LoRA, *measure.PD:
@@ -323,6 +327,55 @@ func (c *evalCtx) engineState() []Output {
 	outs := make([]Output, 0, len(order))
 	for _, k := range order {
 		outs = append(outs, Output{Labels: groups[k].Labels, Points: lowestPerStep(groups[k].Points)})
+	}
+	return outs
+}
+
+// serving turns per-group states into measure.EngineState's Serving count: at each step, the group's engines
+// online; 0 where none is but one reported within the window (a stale marker ends an engine's points when its
+// endpoint's scrapes fail).
+func (c *evalCtx) serving() []Output {
+	engines := c.perRank().engineState()
+	groups := map[string]*Output{}
+	var order []string
+	perGroup := map[string][]map[int64]float64{}
+	for _, e := range engines {
+		l := c.groupLabels(e.Labels)
+		k := LabelKey(l)
+		if _, ok := groups[k]; !ok {
+			groups[k] = &Output{Labels: l}
+			order = append(order, k)
+		}
+		at := make(map[int64]float64, len(e.Points))
+		for _, p := range e.Points {
+			at[p.T] = p.V
+		}
+		perGroup[k] = append(perGroup[k], at)
+	}
+	outs := make([]Output, 0, len(order))
+	for _, k := range order {
+		g := groups[k]
+		last := int64(math.MinInt64) // the newest step any engine of the group reported at
+		for _, t := range c.steps {
+			n, seen := 0, false
+			for _, at := range perGroup[k] {
+				if v, ok := at[t]; ok {
+					seen = true
+					if v == measure.StateOnline {
+						n++
+					}
+				}
+			}
+			if seen {
+				last = t
+			} else if last == math.MinInt64 || t-last >= c.window {
+				continue
+			}
+			g.Points = append(g.Points, derive.Point{T: t, V: float64(n)})
+		}
+		if len(g.Points) > 0 {
+			outs = append(outs, *g)
+		}
 	}
 	return outs
 }

@@ -59,12 +59,7 @@ func pdTTFT(ctx context.Context, eval Eval, q query.Query, r query.Request, byRo
 		if err != nil {
 			return nil, err
 		}
-		res.Step, res.Window = sub.Step, sub.Window
-		for _, n := range sub.Notices {
-			if !slices.Contains(res.Notices, n) {
-				res.Notices = append(res.Notices, n)
-			}
-		}
+		merge(res, sub)
 		byKey := map[string]map[int64]float64{}
 		for _, o := range sub.Outputs {
 			k := query.LabelKey(o.Labels)
@@ -121,4 +116,107 @@ func pdTTFT(ctx context.Context, eval Eval, q query.Query, r query.Request, byRo
 		}
 	}
 	return res, nil
+}
+
+// readsPDBalance reports whether q reads the P/D balance's parts rather than the P/D TTFT's.
+func readsPDBalance(q query.Query) bool {
+	for _, o := range q.Outputs() {
+		if pd, ok := o.Node.(*measure.PD); ok && pd.Balance() {
+			return true
+		}
+	}
+	return false
+}
+
+// pdBalance answers the P/D balance (measure.KVTransferPDBalance): at each step, the running requests per prefill
+// instance (their mean over the prefill endpoints that report then), per decode instance, and the first ÷ the
+// second (at least 1), per model (or for the fleet).
+func pdBalance(ctx context.Context, eval Eval, q query.Query, r query.Request, byRole map[string][]string) (*query.Result, error) {
+	prefill, decode := byRole[Prefill], byRole[Decode]
+	if len(prefill) == 0 || len(decode) == 0 {
+		return &query.Result{Notices: []string{fmt.Sprintf(
+			"the P/D balance needs a prefill and a decode instance among the selected endpoints: %d prefill, %d decode", len(prefill), len(decode))}}, nil
+	}
+	perModel := q.GroupBy != query.GroupFleet && q.GroupBy != query.GroupRole
+	res := &query.Result{}
+	// mean[part][group key][step] is a side's running requests per instance.
+	mean := map[string]map[string]map[int64]float64{}
+	labelsOf := map[string]map[string]string{}
+	for _, side := range []struct {
+		part string
+		eps  []string
+	}{{measure.PDPrefillRunning, prefill}, {measure.PDDecodeRunning, decode}} {
+		sub, err := narrowed(query.Query{QueryType: query.TypeQueue, Measure: measure.QueueRunning.Name, Model: q.Model, Engine: q.Engine,
+			Window: q.Window}, side.eps, query.GroupEndpoint)
+		if err != nil {
+			return nil, err
+		}
+		ans, err := eval(ctx, sub, r)
+		if err != nil {
+			return nil, err
+		}
+		merge(res, ans)
+		sum, count := map[string]map[int64]float64{}, map[string]map[int64]float64{}
+		for _, o := range ans.Outputs {
+			l := map[string]string{}
+			if perModel && o.Labels["model_name"] != "" {
+				l["model_name"] = o.Labels["model_name"]
+			}
+			k := query.LabelKey(l)
+			labelsOf[k] = l
+			if sum[k] == nil {
+				sum[k], count[k] = map[int64]float64{}, map[int64]float64{}
+			}
+			for _, p := range o.Points {
+				sum[k][p.T] += p.V
+				count[k][p.T]++
+			}
+		}
+		mean[side.part] = map[string]map[int64]float64{}
+		for k, at := range sum {
+			mean[side.part][k] = map[int64]float64{}
+			for t, v := range at {
+				mean[side.part][k][t] = v / count[k][t]
+			}
+		}
+	}
+	// The decode side counts at least one request per instance: an idle decode side beside a busy prefill side is
+	// the imbalance at its worst, which a division by zero would hide (alerting drops an infinite value).
+	ratio := map[string]map[int64]float64{}
+	for k, pre := range mean[measure.PDPrefillRunning] {
+		for t, v := range pre {
+			if d, ok := mean[measure.PDDecodeRunning][k][t]; ok {
+				if ratio[k] == nil {
+					ratio[k] = map[int64]float64{}
+				}
+				ratio[k][t] = v / max(d, 1)
+			}
+		}
+	}
+	mean[measure.PDRunningRatio] = ratio
+	for _, o := range q.Outputs() {
+		pd, ok := o.Node.(*measure.PD)
+		if !ok {
+			continue
+		}
+		for _, k := range slices.Sorted(maps.Keys(mean[pd.Part])) {
+			pts := mean[pd.Part][k]
+			out := query.Output{Measure: o.Name, Unit: o.Unit, Labels: maps.Clone(labelsOf[k]), Points: make([]derive.Point, 0, len(pts))}
+			for _, t := range slices.Sorted(maps.Keys(pts)) {
+				out.Points = append(out.Points, derive.Point{T: t, V: pts[t]})
+			}
+			res.Outputs = append(res.Outputs, out)
+		}
+	}
+	return res, nil
+}
+
+// merge takes a part's step and window into res, and its notices not yet there.
+func merge(res, part *query.Result) {
+	res.Step, res.Window = part.Step, part.Window
+	for _, n := range part.Notices {
+		if !slices.Contains(res.Notices, n) {
+			res.Notices = append(res.Notices, n)
+		}
+	}
 }

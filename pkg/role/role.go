@@ -163,6 +163,9 @@ func Answer(ctx context.Context, eval Eval, q query.Query, r query.Request, cach
 		}
 	}
 	if q.ReadsPD() {
+		if readsPDBalance(q) {
+			return pdBalance(ctx, eval, q, r, byRole)
+		}
 		return pdTTFT(ctx, eval, q, r, byRole)
 	}
 	names := slices.Sorted(maps.Keys(byRole))

@@ -90,6 +90,12 @@ var (
 	AdviceHTTP5xx = Advice{
 		Cause: "the API server answers requests with 5xx: the engine failed them (finished_reason error), it is overloaded or restarting, or a request crashed the engine core",
 		Knob:  "read the API server's log for the failing requests; compare with the failed-request share and the engine state; a rising share with an unhealthy engine needs a restart"}
+	AdviceNoBackend = Advice{
+		Cause: "every replica of the model crashed, was evicted or lost its network, or all were put to sleep (POST /sleep) and none woken, so a router has nowhere to send its requests",
+		Knob:  "wake a sleeping replica (POST /wake_up) or restart the failed ones; check the pods' events and the engine logs, and keep at least one replica of each model awake"}
+	AdvicePDImbalance = Advice{
+		Cause: "the prefill side is short of capacity for the prompts (too few prefill instances, longer prompts) or blocked handing KV over, while the decode side idles",
+		Knob:  "add prefill instances or move capacity from decode to prefill (the llm-d or Dynamo replica counts and their autoscaler); raise --max-num-batched-tokens on prefill; check the KV transfer time"}
 	AdviceMigrations = Advice{
 		Cause: "Dynamo's workers go away mid-request (crashes, evictions, restarts or a rolling update), so the frontend moves their requests to other workers",
 		Knob:  "find the workers that restarted (their pods' restarts and logs); during a rolling update drain workers before stopping them"}

@@ -147,6 +147,14 @@ func alerts() []Alert {
 		Description: "The endpoint's last scrapes failed (refused, timed out, or not a metrics exposition).",
 		Advice:      &AdviceEndpointDown, Confirm: []PanelRef{fleet("Endpoint scrapes: the 20 least often up"), status("Service status")}},
 		single(300, Model{QueryType: "raw", Metric: "up"}, "last", "lt", &up))
+	add(Alert{UID: "inferscope-no-healthy-backend", Title: "vLLM model has no healthy backend", Severity: "critical", For: "1m",
+		Summary:     "{{ $labels.model_name }}: no engine serves it (every endpoint down or asleep)",
+		Description: "Every engine that served the model within the last hour is now asleep, unhealthy or on an endpoint whose scrapes fail: requests for the model cannot be served anywhere.",
+		Advice:      &AdviceNoBackend, Confirm: []PanelRef{status("Service status"), status("Engines serving each model"), fleet("Endpoint scrapes: the 20 least often up"), fleet("Engine state: the 20 endpoints in the worst state")}},
+		single(3600, Model{QueryType: "engine_state", Measure: "serving", GroupBy: "model", Window: "1h"}, "last", "lt", &ServingEnginesMin))
+	// No rule pages on failed sleep/wake operations: no tagged vLLM release (CentML/vllm tags v0.11.1–v0.20.2rc0 declare
+	// only vllm:engine_sleep_state) nor Dynamo (lib/runtime/src/metrics/prometheus_names.rs) emits a failure count,
+	// and vLLM main's vllm:sleep_mode_operation_duration_seconds records an operation whatever its outcome.
 	zero := Threshold{"zero", 0, ""}
 	add(Alert{UID: "inferscope-kv-transfer-failing", Title: "vLLM NIXL KV transfers failing", Severity: "warning", For: "5m",
 		Summary:     "NIXL KV transfers failing on {{ $labels.endpoint }} engine {{ $labels.engine }} ({{ humanize $values.B.Value }})",
@@ -183,6 +191,11 @@ func alerts() []Alert {
 		Description: fmt.Sprintf("A prefill instance of disaggregated serving has had more than %s waiting throughout the last 5 minutes: prompts arrive faster than the prefill side computes them, and every decode instance's first tokens wait.", PrefillWaitingHigh.Text()),
 		Advice:      &AdvicePrefillQueue, Confirm: []PanelRef{disagg("Running requests by prefill/decode role"), disagg("P/D TTFT p95: prefill, transfer, decode queue")}},
 		single(300, Model{QueryType: "queue", Measure: "waiting", Role: "prefill"}, "min", "gt", &PrefillWaitingHigh))
+	add(Alert{UID: "inferscope-pd-imbalance", Title: "vLLM prefill/decode imbalance above " + PDImbalanceHigh.Text(), Severity: "warning", For: "10m",
+		Summary:     "{{ $labels.model_name }}: {{ humanize $values.B.Value }}× the running requests per prefill instance as per decode instance over 10 minutes",
+		Description: fmt.Sprintf("Prefill instances of disaggregated serving have run more than %s the requests per instance that decode instances run, on average over 10 minutes and for 10 minutes more (llm-d's P/D imbalance, by detected role rather than pod name): a prefill instance holds a request only until its KV is handed over, so the prefill side is the bottleneck.", PDImbalanceHigh.Text()),
+		Advice:      &AdvicePDImbalance, Confirm: []PanelRef{disagg("P/D balance: running per prefill instance ÷ per decode instance"), disagg("Running requests by prefill/decode role"), disagg("P/D TTFT p95: prefill, transfer, decode queue")}},
+		single(600, Model{QueryType: "kv_transfer", Measure: "pd_balance", Output: "pd_running_ratio", GroupBy: "model"}, "mean", "gt", &PDImbalanceHigh))
 	add(Alert{UID: "inferscope-spec-acceptance-collapse", Title: "vLLM speculative-decoding acceptance collapsed", Severity: "warning", For: "5m",
 		Summary:     "Spec-decode acceptance {{ humanizePercentage $values.B.Value }} on {{ $labels.endpoint }} engine {{ $labels.engine }} (30-minute mean {{ humanizePercentage $values.C.Value }})",
 		Description: fmt.Sprintf("The share of drafted tokens the target accepts has fallen below %s, or below %s its own 30-minute mean: speculation now costs more compute than it saves.", SpecAcceptanceFloor.Text(), SpecAcceptanceDrop.Text()),

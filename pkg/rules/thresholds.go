@@ -78,6 +78,8 @@ var (
 	MigrationsHigh      = Threshold{"Dynamo migrations per second", 0.1, "/s"}
 	DynamoQueuedHigh    = Threshold{"requests queued in Dynamo's frontend", 20, "requests"}
 	HTTP5xxShareHigh    = Threshold{"share of the API server's HTTP requests answered 5xx", 5, "%"}
+	ServingEnginesMin   = Threshold{"engines serving a model (fewer fires)", 1, ""}
+	PDImbalanceHigh     = Threshold{"running requests per prefill instance ÷ per decode instance", 3, "×"}
 )
 
 // Thresholds lists every threshold, in the README table's order.
@@ -86,5 +88,5 @@ var Thresholds = []*Threshold{
 	&TTFTTarget, &TTFTP95High, &TTFTP99Extreme, &TTFTFastBurn, &TTFTSlowBurn, &ErrorFastBurn, &ErrorSlowBurn,
 	&FailedShareHigh, &DPImbalance, &KVTransferP95Slow, &LMCacheHitRateLow, &PrefixHitRateLow, &PrefixHitRateAlert,
 	&OffloadCPUThrash, &ShortOutputTokens, &LengthFinishShare, &SpecAcceptanceLow, &SpecAcceptanceDrop,
-	&SpecAcceptanceFloor, &MigrationsHigh, &DynamoQueuedHigh, &HTTP5xxShareHigh,
+	&SpecAcceptanceFloor, &MigrationsHigh, &DynamoQueuedHigh, &HTTP5xxShareHigh, &ServingEnginesMin, &PDImbalanceHigh,
 }

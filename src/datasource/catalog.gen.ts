@@ -56,6 +56,7 @@ export const MEASURE = {
     errors: 'errors',
     finish_share: 'finish_share',
     tokens_per_request: 'tokens_per_request',
+    length_buckets: 'length_buckets',
     step_tokens: 'step_tokens',
     request_params: 'request_params',
     corrupted: 'corrupted',
@@ -89,6 +90,7 @@ export const MEASURE = {
   },
   engine_state: {
     state: 'state',
+    serving: 'serving',
     api_process: 'api_process',
     sleep_operations: 'sleep_operations',
   },
@@ -108,6 +110,7 @@ export const MEASURE = {
     descriptors: 'descriptors',
     post_time: 'post_time',
     pd_ttft: 'pd_ttft',
+    pd_balance: 'pd_balance',
   },
   kv_offload: {
     bandwidth: 'bandwidth',
