@@ -26,6 +26,16 @@ import (
 	inferrules "github.com/inferscope/inferscope-vllm/pkg/rules"
 )
 
+// addrOf is the host:port of the endpoint named name, as Prometheus labels it.
+func addrOf(eps []map[string]string, name string) string {
+	for _, e := range eps {
+		if e["name"] == name {
+			return strings.TrimSuffix(strings.TrimPrefix(e["url"], "http://"), "/metrics")
+		}
+	}
+	return ""
+}
+
 // contentFleet is a data source over simulated deployments, driven through the built executable.
 type contentFleet struct {
 	p   *harness.Plugin
@@ -49,9 +59,10 @@ func startFleet(t *testing.T, p *harness.Plugin, uid string, eps []map[string]st
 	return &contentFleet{p: p, pc: pc, ctx: ctx}
 }
 
-// startPromFleet is startFleet's Prometheus-mode twin: a Prometheus scraping the same endpoints every second (the
-// fleets' 1 s scrapes stand for 15 s at 30×) and a Prometheus-mode data source on it, so every panel and rule is
-// also answered by the generated PromQL.
+// startPromFleet is startFleet's Prometheus-mode twin: a Prometheus scraping the same endpoints at the direct-mode
+// fleets' interval, with the whole interval as the timeout (at 1 s a loaded machine timed out the busiest simulators'
+// scrapes, and a rule reading their last value saw none), and a Prometheus-mode data source on it, so every panel
+// and rule is also answered by the generated PromQL.
 func startPromFleet(t *testing.T, p *harness.Plugin, uid string, eps []map[string]string) *contentFleet {
 	var targets []promtest.Target
 	for _, e := range eps {
@@ -59,11 +70,15 @@ func startPromFleet(t *testing.T, p *harness.Plugin, uid string, eps []map[strin
 		// endpoint down since before its first scrape is found through its job.
 		targets = append(targets, promtest.Target{Job: "vllm", Addr: strings.TrimSuffix(strings.TrimPrefix(e["url"], "http://"), "/metrics")})
 	}
-	prom := promtest.Start(t, promtest.Options{Targets: targets, ScrapeInterval: time.Second})
+	interval, err := time.ParseDuration(testScrapeInterval)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prom := promtest.Start(t, promtest.Options{Targets: targets, ScrapeInterval: interval})
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	t.Cleanup(cancel)
 	pc := harness.DataSourceContext(t, harness.DataSource{UID: uid, URL: prom.URL,
-		JSONData: map[string]any{"mode": "prometheus", "scrapeInterval": "1s"}}, nil)
+		JSONData: map[string]any{"mode": "prometheus", "scrapeInterval": testScrapeInterval}}, nil)
 	if _, err := p.CheckHealth(ctx, pc); err != nil {
 		t.Fatal(err)
 	}
@@ -205,15 +220,20 @@ func TestDashboardPanelsAndAlertRules(t *testing.T) {
 	}
 	// Model parked loses its one awake endpoint; both modes see its scrapes fail before the rules are evaluated.
 	stopParked()
-	var parkedAddr string
-	for _, e := range tripEps {
-		if e["name"] == "parked-gone" {
-			parkedAddr = strings.TrimSuffix(strings.TrimPrefix(e["url"], "http://"), "/metrics")
-		}
-	}
+	parkedAddr := addrOf(tripEps, "parked-gone")
 	for f, ep := range map[*contentFleet]string{trip: "parked-gone", promTrip: regexp.QuoteMeta(parkedAddr)} {
 		poll(f.ctx, func() bool {
 			return lastUp(f.query(t, map[string]any{"queryType": "raw", "metric": "up", "endpoint": ep}, time.Minute)) == 0
+		})
+	}
+	// Roles come from the evidence at 15 s steps: a fleet of seconds may show its decode instance's first transfers
+	// at no step yet (and its prompts make it look like prefill), so the role-aware rules wait until both modes tell
+	// the full decode instance apart.
+	decodeFull := addrOf(tripEps, "decode-full")
+	for f, ep := range map[*contentFleet]string{trip: "decode-full", promTrip: regexp.QuoteMeta(decodeFull)} {
+		poll(f.ctx, func() bool {
+			r := f.query(t, map[string]any{"queryType": "kv_cache_usage", "role": "decode", "endpoint": ep}, time.Minute)
+			return r.Error == nil && len(r.Frames) > 0 && r.Frames[0].Rows() > 0
 		})
 	}
 
