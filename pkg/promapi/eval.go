@@ -48,6 +48,13 @@ func (a *Answer) PromQL() string {
 		if q := e.Labels["quantile"]; q != "" {
 			fmt.Fprintf(&b, " quantile=%s", q)
 		}
+		if len(e.Quantiles) > 0 {
+			qs := make([]string, len(e.Quantiles))
+			for i, q := range e.Quantiles {
+				qs[i] = query.FormatQuantile(q)
+			}
+			fmt.Fprintf(&b, " quantiles %s, histogram_quantile of", strings.Join(qs, ", "))
+		}
 		b.WriteString("\n" + e.PromQL)
 	}
 	return b.String()
@@ -172,6 +179,10 @@ func (ev *Evaluator) run(ctx context.Context, q query.Query, r query.Request, rn
 				res.Notices = append(res.Notices, "Prometheus warning: "+w)
 			}
 			seen[w] = true
+		}
+		if len(e.Quantiles) > 0 {
+			res.Outputs = append(res.Outputs, BucketQuantiles(q, e, results[i])...)
+			continue
 		}
 		res.Outputs = append(res.Outputs, Outputs(q, e, results[i])...)
 	}
@@ -413,6 +424,57 @@ func Outputs(q query.Query, e Expr, m model.Matrix) []query.Output {
 		keys[i] = query.LabelKey(o.Labels)
 	}
 	sort.Sort(byKey{outs, keys})
+	return outs
+}
+
+// BucketQuantiles turns summed bucket rates (series differing by le within each group) into the outputs of
+// histogram_quantile(q, …) for each of e.Quantiles, in that order, as the server would answer them one by one:
+// derive.HistogramQuantile is Prometheus 3's bucketQuantile (equal bounds summed, monotonicity repaired within its
+// tolerance, no answer without a +Inf bucket or observations).
+func BucketQuantiles(q query.Query, e Expr, m model.Matrix) []query.Output {
+	type group struct {
+		metric  model.Metric
+		buckets map[model.Time][]derive.Bucket
+	}
+	groups := map[model.Fingerprint]*group{}
+	var order []model.Fingerprint
+	for _, s := range m {
+		le, ok := derive.ParseUpperBound(string(s.Metric[model.BucketLabel]))
+		if !ok {
+			continue // as histogram_quantile ignores a series without a valid le
+		}
+		metric := s.Metric.Clone()
+		delete(metric, model.BucketLabel)
+		fp := metric.Fingerprint()
+		g, ok := groups[fp]
+		if !ok {
+			g = &group{metric: metric, buckets: map[model.Time][]derive.Bucket{}}
+			groups[fp] = g
+			order = append(order, fp)
+		}
+		for _, p := range s.Values {
+			g.buckets[p.Timestamp] = append(g.buckets[p.Timestamp], derive.Bucket{UpperBound: le, Count: float64(p.Value)})
+		}
+	}
+	var outs []query.Output
+	for _, qt := range e.Quantiles {
+		qm := make(model.Matrix, 0, len(order))
+		for _, fp := range order {
+			g := groups[fp]
+			ts := make([]model.Time, 0, len(g.buckets))
+			for t := range g.buckets {
+				ts = append(ts, t)
+			}
+			slices.Sort(ts)
+			s := &model.SampleStream{Metric: g.metric, Values: make([]model.SamplePair, 0, len(ts))}
+			for _, t := range ts {
+				s.Values = append(s.Values, model.SamplePair{Timestamp: t, Value: model.SampleValue(derive.HistogramQuantile(qt, g.buckets[t]))})
+			}
+			qm = append(qm, s)
+		}
+		one := Expr{Measure: e.Measure, Unit: e.Unit, Labels: map[string]string{"quantile": query.FormatQuantile(qt)}}
+		outs = append(outs, Outputs(q, one, qm)...)
+	}
 	return outs
 }
 

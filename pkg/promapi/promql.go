@@ -27,6 +27,9 @@ type Expr struct {
 	PromQL string
 	// AsIs marks the user's own PromQL: its series keep the server's labels and a refusal is the user's to fix.
 	AsIs bool
+	// Quantiles, when set, make PromQL the summed bucket rates (sum by (…, le)) of one histogram, read once, and the
+	// answer these quantiles of it, computed as histogram_quantile does (BucketQuantiles).
+	Quantiles []float64
 }
 
 // CacheConfig is one distinct (num_gpu_blocks, block_size) pair of vllm:cache_config_info: PromQL cannot turn a
@@ -479,6 +482,12 @@ func (g *gen) quantiles(names []string, name, unit string) []Expr {
 		infs := g.terms(names, "_bucket", nil, []string{`le="+Inf"`}, g.rangeRate)
 		buckets = "sum by " + withLe + " (" + rates + ") and on " + withLe + " (count by " + withLe + " (" + rates + ") == on " +
 			group + " group_left () count by " + group + " (" + infs + "))"
+	}
+	if len(g.q.Quantiles) > 1 && (g.q.GroupBy == query.GroupModel || g.q.GroupBy == query.GroupFleet) {
+		// Several quantiles of a few groups: the server sums the bucket rates once and the quantiles are taken here,
+		// instead of the server reading every bucket series once per quantile. Per endpoint or engine the groups'
+		// buckets would outweigh the quantiles, and the server takes them.
+		return []Expr{{Measure: name, Unit: unit, PromQL: buckets, Quantiles: g.q.Quantiles}}
 	}
 	var out []Expr
 	for _, q := range g.q.Quantiles {
