@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -239,7 +240,8 @@ func (d *dashboardClient) logQueryTimes(b *testing.B) {
 			fmt.Fprintf(&sb, "           %s\n", strings.ReplaceAll(q.executed, "\n", "\n           "))
 		}
 	}
-	b.Log(sb.String())
+	// Straight to stderr: a benchmark's log is cut to its first lines.
+	fmt.Fprintf(os.Stderr, "%s (%s):\n%s", b.Name(), time.Now().UTC().Format(time.TimeOnly), sb.String())
 }
 
 // plainPromQL is what an operator would write by hand for the fleet overview's panels on a vLLM V1 fleet, by panel

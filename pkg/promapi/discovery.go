@@ -3,6 +3,7 @@ package promapi
 import (
 	"context"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -47,9 +48,14 @@ type Discovery struct {
 	jobs      []string
 	instances []string
 	fetched   time.Time
-	// layouts and layoutsFetched are Layouts' answer and when it was asked, refreshed like names.
-	layouts        map[string]string
-	layoutsFetched time.Time
+	// layouts are Layouts' answers by bucket name, each refreshed like names.
+	layouts map[string]layout
+}
+
+// layout is one bucket name's layout (Layouts) and when the server was asked.
+type layout struct {
+	les     string
+	fetched time.Time
 }
 
 // ttl is how long Names' and Layouts' answers are reused.
@@ -72,17 +78,31 @@ func (d *Discovery) Names(ctx context.Context) (Names, error) {
 		lookback = 6 * time.Hour
 	}
 	now := time.Now()
-	vals, _, err := d.Client.LabelValues(ctx, "__name__", []string{FamilySelector}, now.Add(-lookback), now)
-	if err != nil {
-		return nil, err
+	// Four independent lookups at once: a cold dashboard waits for them before its first query.
+	var (
+		vals, jobs, instances, recorded []string
+		errs                            [4]error
+		wg                              sync.WaitGroup
+	)
+	for i, l := range []struct {
+		label, match string
+		into         *[]string
+	}{
+		{"__name__", FamilySelector, &vals}, {"job", FamilySelector, &jobs}, {"instance", FamilySelector, &instances},
+		// The series the generated recording rules write (RecordedName): Generate reads them instead of computing rates.
+		{"__name__", RecordedSelector, &recorded},
+	} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			*l.into, _, errs[i] = d.Client.LabelValues(ctx, l.label, []string{l.match}, now.Add(-lookback), now)
+		}()
 	}
-	jobs, _, err := d.Client.LabelValues(ctx, "job", []string{FamilySelector}, now.Add(-lookback), now)
-	if err != nil {
-		return nil, err
-	}
-	instances, _, err := d.Client.LabelValues(ctx, "instance", []string{FamilySelector}, now.Add(-lookback), now)
-	if err != nil {
-		return nil, err
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
 	}
 	if len(instances) > 0 {
 		// The API server's few other families (vllm.APIServerFamilies), held only where an instance with vLLM families
@@ -92,11 +112,6 @@ func (d *Discovery) Names(ctx context.Context) (Names, error) {
 			return nil, err
 		}
 		vals = append(vals, api...)
-	}
-	// The series the generated recording rules write (RecordedName): Generate reads them instead of computing rates.
-	recorded, _, err := d.Client.LabelValues(ctx, "__name__", []string{RecordedSelector}, now.Add(-lookback), now)
-	if err != nil {
-		return nil, err
 	}
 	vals = append(vals, recorded...)
 	n := make(Names, len(vals)+1)
@@ -153,27 +168,29 @@ func (d *Discovery) Forget() {
 	d.mu.Unlock()
 }
 
-// bucketSelector matches the _bucket series of every family InferScope reads.
-var bucketSelector = func() string {
-	alts := make([]string, len(vllm.FamilyPrefixes))
-	for i, p := range vllm.FamilyPrefixes {
-		alts[i] = regexp.QuoteMeta(p)
-	}
-	return `{__name__=~"(?:` + strings.Join(alts, "|") + `).+_bucket"}`
-}()
-
-// Layouts maps each histogram bucket name (x_bucket) the server holds series of now to its bucket layout, the le
+// Layouts maps each of the given histogram bucket names (x_bucket) to its bucket layout on the server now, the le
 // values as written, sorted and joined, when every series of it has that layout, and to "" when its series differ
-// (a rolling upgrade, V0 beside V1 under one name). One small instant query (series counted by name and le),
-// asked at most once per TTL; PromQL leaves out the common-bucket clean-up where it cannot change a sum.
-func (d *Discovery) Layouts(ctx context.Context) (map[string]string, error) {
+// (a rolling upgrade, V0 beside V1 under one name) or it has none. One small instant query (series counted by name
+// and le) over the names not asked within the TTL: only the histograms a query reads, not every bucket series the
+// server holds. PromQL leaves out the common-bucket clean-up where it cannot change a sum.
+func (d *Discovery) Layouts(ctx context.Context, names []string) (map[string]string, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.layouts != nil && time.Since(d.layoutsFetched) < d.ttl() {
-		return d.layouts, nil
-	}
 	now := time.Now()
-	vec, _, err := d.Client.Query(ctx, "count by (__name__, le) ("+bucketSelector+")", now)
+	out := make(map[string]string, len(names))
+	var ask []string
+	for _, n := range names {
+		if l, ok := d.layouts[n]; ok && now.Sub(l.fetched) < d.ttl() {
+			out[n] = l.les
+		} else if !slices.Contains(ask, n) {
+			ask = append(ask, n)
+		}
+	}
+	if len(ask) == 0 {
+		return out, nil
+	}
+	sort.Strings(ask)
+	vec, _, err := d.Client.Query(ctx, "count by (__name__, le) ({__name__=~"+strconv.Quote(AnyOf(ask))+"})", now)
 	if err != nil {
 		return nil, err
 	}
@@ -185,8 +202,11 @@ func (d *Discovery) Layouts(ctx context.Context) (map[string]string, error) {
 		}
 		counts[name][string(s.Metric["le"])] = float64(s.Value)
 	}
-	out := make(map[string]string, len(counts))
-	for name, les := range counts {
+	if d.layouts == nil {
+		d.layouts = map[string]layout{}
+	}
+	for _, name := range ask {
+		les := counts[name]
 		inf, ok := les["+Inf"]
 		uniform := ok
 		keys := make([]string, 0, len(les))
@@ -195,12 +215,12 @@ func (d *Discovery) Layouts(ctx context.Context) (map[string]string, error) {
 			keys = append(keys, le)
 		}
 		sort.Strings(keys)
+		l := ""
 		if uniform {
-			out[name] = strings.Join(keys, ",")
-		} else {
-			out[name] = ""
+			l = strings.Join(keys, ",")
 		}
+		d.layouts[name] = layout{les: l, fetched: now}
+		out[name] = l
 	}
-	d.layouts, d.layoutsFetched = out, now
 	return out, nil
 }

@@ -93,9 +93,11 @@ func (ev *Evaluator) Eval(ctx context.Context, q query.Query, r query.Request) (
 			res.Notices = append(res.Notices, n)
 		}
 	}
-	if q.GroupBy != query.GroupEngine && q.GroupBy != query.GroupEndpoint && readsHistogramBuckets(q) {
-		if facts.Layouts, err = ev.Discovery.Layouts(ctx); err != nil {
-			return nil, err
+	if q.GroupBy != query.GroupEngine && q.GroupBy != query.GroupEndpoint {
+		if buckets := summedBuckets(q, names); len(buckets) > 0 {
+			if facts.Layouts, err = ev.Discovery.Layouts(ctx, buckets); err != nil {
+				return nil, err
+			}
 		}
 	}
 	exprs, err := Generate(q, names, facts, window)
@@ -508,13 +510,31 @@ func (b byKey) Swap(i, j int) {
 	b.keys[i], b.keys[j] = b.keys[j], b.keys[i]
 }
 
-// readsHistogramBuckets reports whether a query's PromQL sums bucket rates: quantiles or an SLO attainment.
-func readsHistogramBuckets(q query.Query) bool {
-	return measure.Reads(q.Outputs(), func(n measure.Node) bool {
-		switch n.(type) {
-		case *measure.Quantiles, *measure.Attainment:
-			return true
+// summedBuckets lists the bucket names (x_bucket) the server holds of the histograms whose bucket rates a query's
+// PromQL sums: those of its quantiles and SLO attainments, or a raw histogram's.
+func summedBuckets(q query.Query, names Names) []string {
+	g := &gen{q: q, names: names, rankRe: q.Matchers().Engine}
+	var out []string
+	add := func(sig vllm.Signal) {
+		for _, n := range g.held(g.signal(sig)) {
+			if !slices.Contains(out, n+"_bucket") {
+				out = append(out, n+"_bucket")
+			}
 		}
-		return false
-	})
+	}
+	for _, o := range q.Outputs() {
+		measure.Walk(o.Node, func(n measure.Node) {
+			switch n := n.(type) {
+			case *measure.Quantiles:
+				add(n.Signal)
+			case *measure.Attainment:
+				add(n.Signal)
+			case *measure.Raw:
+				if q.Histogram == query.HistogramQuantiles && names.Has(q.Metric+"_bucket") && !slices.Contains(out, q.Metric+"_bucket") {
+					out = append(out, q.Metric+"_bucket")
+				}
+			}
+		})
+	}
+	return out
 }
