@@ -78,30 +78,39 @@ func (d *Discovery) Names(ctx context.Context) (Names, error) {
 		lookback = 6 * time.Hour
 	}
 	now := time.Now()
-	// Four independent lookups at once: a cold dashboard waits for them before its first query.
+	// Three independent lookups at once: a cold dashboard waits for them before its first query. The names are the
+	// server's whole list filtered here, which it answers from its index; asked with a selector, it would visit every
+	// series of the families and of the recorded rates, hundreds of thousands on a large fleet.
 	var (
-		vals, jobs, instances, recorded []string
-		errs                            [4]error
-		wg                              sync.WaitGroup
+		all, jobs, instances []string
+		errs                 [3]error
+		wg                   sync.WaitGroup
 	)
 	for i, l := range []struct {
-		label, match string
-		into         *[]string
+		label string
+		match []string
+		into  *[]string
 	}{
-		{"__name__", FamilySelector, &vals}, {"job", FamilySelector, &jobs}, {"instance", FamilySelector, &instances},
-		// The series the generated recording rules write (RecordedName): Generate reads them instead of computing rates.
-		{"__name__", RecordedSelector, &recorded},
+		{"__name__", nil, &all}, {"job", []string{FamilySelector}, &jobs}, {"instance", []string{FamilySelector}, &instances},
 	} {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			*l.into, _, errs[i] = d.Client.LabelValues(ctx, l.label, []string{l.match}, now.Add(-lookback), now)
+			*l.into, _, errs[i] = d.Client.LabelValues(ctx, l.label, l.match, now.Add(-lookback), now)
 		}()
 	}
 	wg.Wait()
 	for _, err := range errs {
 		if err != nil {
 			return nil, err
+		}
+	}
+	var vals []string
+	for _, v := range all {
+		// The families' names (FamilySelector), and the series the generated recording rules write (RecordedName):
+		// Generate reads those instead of computing rates.
+		if familyName(v) || strings.HasPrefix(v, RecordedPrefix) && len(v) > len(RecordedPrefix) {
+			vals = append(vals, v)
 		}
 	}
 	if len(instances) > 0 {
@@ -113,7 +122,6 @@ func (d *Discovery) Names(ctx context.Context) (Names, error) {
 		}
 		vals = append(vals, api...)
 	}
-	vals = append(vals, recorded...)
 	n := make(Names, len(vals)+1)
 	for _, v := range vals {
 		n[v] = true
@@ -123,6 +131,16 @@ func (d *Discovery) Names(ctx context.Context) (Names, error) {
 	}
 	d.names, d.jobs, d.instances, d.fetched = n, jobs, instances, now
 	return n, nil
+}
+
+// familyName reports whether a sample name is one FamilySelector matches: one of vllm.FamilyPrefixes and more.
+func familyName(name string) bool {
+	for _, p := range vllm.FamilyPrefixes {
+		if strings.HasPrefix(name, p) && len(name) > len(p) {
+			return true
+		}
+	}
+	return false
 }
 
 // InstancesSelector narrows a series selector to the given instances.

@@ -13,10 +13,11 @@ import (
 	"github.com/inferscope/inferscope-vllm/pkg/internal/promtest"
 )
 
-// TestLayoutsOfTheNamesAsked: Layouts answers for the bucket names it is asked, from a real Prometheus 3 scraping two
-// exporters: a histogram both expose on one layout has that layout, one whose layouts differ (V1's TTFT beside V0's,
+// TestDiscoveryOnARealServer: from a real Prometheus 3 scraping two exporters and recording one rate, Names lists the
+// families' names and the recorded series, not the server's other names; Layouts answers for the bucket names it is
+// asked: a histogram both expose on one layout has that layout, one whose layouts differ (V1's TTFT beside V0's,
 // which stops at 10 s) has "", as has a name the server does not hold; names not asked are not looked up.
-func TestLayoutsOfTheNamesAsked(t *testing.T) {
+func TestDiscoveryOnARealServer(t *testing.T) {
 	bucket := func(name, le string) string { return name + `_bucket{le="` + le + `"} 1` + "\n" }
 	exporter := func(ttft []string) string {
 		var b strings.Builder
@@ -27,6 +28,7 @@ func TestLayoutsOfTheNamesAsked(t *testing.T) {
 			b.WriteString(bucket("vllm:e2e_request_latency_seconds", le))
 			b.WriteString(bucket("vllm:request_queue_time_seconds", le))
 		}
+		b.WriteString("other_requests_total 3\nvllm: 1\n")
 		return b.String()
 	}
 	var targets []promtest.Target
@@ -35,8 +37,26 @@ func TestLayoutsOfTheNamesAsked(t *testing.T) {
 		t.Cleanup(srv.Close)
 		targets = append(targets, promtest.Target{Job: "vllm", Addr: strings.TrimPrefix(srv.URL, "http://")})
 	}
-	prom := promtest.Start(t, promtest.Options{Engine: promtest.EnginesOf(t, promtest.Prometheus3)[0], Targets: targets, ScrapeInterval: time.Second})
+	recorded := RecordedName("vllm:e2e_request_latency_seconds_bucket", time.Minute)
+	prom := promtest.Start(t, promtest.Options{Engine: promtest.EnginesOf(t, promtest.Prometheus3)[0], Targets: targets, ScrapeInterval: time.Second,
+		Rules: "groups:\n  - name: r\n    rules:\n      - record: " + recorded + "\n        expr: rate(vllm:e2e_request_latency_seconds_bucket[1m])\n"})
 	prom.WaitFor(t, `count(vllm:time_to_first_token_seconds_bucket)`, time.Minute, func(v model.Vector) bool { return len(v) == 1 && v[0].Value == 7 })
+	prom.WaitFor(t, `count({__name__="`+recorded+`"})`, time.Minute, func(v model.Vector) bool { return len(v) == 1 })
+
+	names, err := (&Discovery{Client: &Client{BaseURL: prom.URL, HTTP: &http.Client{Timeout: 30 * time.Second}}}).Names(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"vllm:time_to_first_token_seconds_bucket", "vllm:request_queue_time_seconds_bucket", recorded, "up"} {
+		if !names.Has(n) {
+			t.Errorf("Names lacks %s: %v", n, names.Sorted())
+		}
+	}
+	for _, n := range []string{"other_requests_total", "vllm:", "scrape_samples_scraped", "prometheus_build_info"} {
+		if names.Has(n) {
+			t.Errorf("Names lists %s", n)
+		}
+	}
 
 	var asked []string
 	c := &Client{BaseURL: prom.URL, Method: http.MethodGet, HTTP: &http.Client{Timeout: 30 * time.Second, Transport: roundTrip(func(r *http.Request) (*http.Response, error) {
