@@ -355,8 +355,8 @@ func (ev *Evaluator) cacheConfigs(ctx context.Context, q query.Query, held []str
 	return out, nil
 }
 
-// bucketBounds lists the upper bounds of the selected series of the query's latency histogram, as direct mode reads
-// them from its series' labels (derive.BoundsAround picks the two around an SLO threshold).
+// bucketBounds lists the upper bounds of the selected series of the query's latency histogram (their le values), as
+// direct mode reads them from its series' labels (derive.BoundsAround picks the two around an SLO threshold).
 func (ev *Evaluator) bucketBounds(ctx context.Context, q query.Query, names Names, start, end time.Time) ([]float64, error) {
 	g := &gen{q: q, names: names, rankRe: q.Matchers().Engine}
 	var sels []string
@@ -366,13 +366,14 @@ func (ev *Evaluator) bucketBounds(ctx context.Context, q query.Query, names Name
 	if len(sels) == 0 {
 		return nil, nil
 	}
-	series, _, err := ev.Client.Series(ctx, sels, start, end)
+	// The le values alone: tens of strings, where the series call would list every bucket series of the fleet.
+	les, _, err := ev.Client.LabelValues(ctx, "le", sels, start, end)
 	if err != nil {
 		return nil, err
 	}
 	var out []float64
-	for _, s := range series {
-		if le, ok := derive.ParseUpperBound(string(s["le"])); ok && !slices.Contains(out, le) {
+	for _, s := range les {
+		if le, ok := derive.ParseUpperBound(s); ok && !slices.Contains(out, le) {
 			out = append(out, le)
 		}
 	}
