@@ -2,7 +2,9 @@ package datasource
 
 import (
 	"context"
+	"sort"
 	"strings"
+	"sync"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
@@ -15,13 +17,18 @@ import (
 // notices (which endpoints failed and why) go onto the findings table.
 func (d *Datasource) diagnose(ctx context.Context, q query.Query, dq backend.DataQuery) backend.DataResponse {
 	r := query.Request{From: dq.TimeRange.To.Add(-query.DiagnosisWindow), To: dq.TimeRange.To, Interval: dq.Interval}
-	var notices []string
+	var (
+		mu      sync.Mutex // the rules' queries run concurrently
+		notices []string
+	)
 	seen := map[string]bool{}
 	eval := func(ctx context.Context, sub query.Query) ([]query.Output, error) {
 		res, err := d.evalResult(ctx, sub, r)
 		if err != nil {
 			return nil, err
 		}
+		mu.Lock()
+		defer mu.Unlock()
 		for _, n := range res.Notices {
 			if !seen[n] && isEndpointNotice(n) {
 				seen[n] = true
@@ -35,6 +42,7 @@ func (d *Datasource) diagnose(ctx context.Context, q query.Query, dq backend.Dat
 		return backend.ErrDataResponse(backend.StatusTimeout, "diagnosis: "+err.Error())
 	}
 	f := query.DiagnosisFrame(findings)
+	sort.Strings(notices) // in the order of no rule: they answer concurrently
 	for _, n := range append(notices, skipped...) {
 		f.Meta.Notices = append(f.Meta.Notices, data.Notice{Severity: data.NoticeSeverityWarning, Text: n})
 	}

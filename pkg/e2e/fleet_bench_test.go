@@ -9,7 +9,9 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -30,6 +32,7 @@ import (
 var (
 	fleetSizes   = flag.String("fleet.sizes", "1,64,256", "comma-separated fleet sizes (endpoints) BenchmarkFleetDashboard runs")
 	fleetHistory = flag.Duration("fleet.history", 30*time.Second, "how long BenchmarkFleetDashboard scrapes before its first refresh")
+	fleetQueries = flag.Bool("fleet.queries", false, "after the refreshes, time every panel query alone and log the slowest with their PromQL (where Prometheus mode's time goes)")
 )
 
 // fleetScrape is the scrape interval of the benchmark fleet, as vLLM deployments commonly use and the default.
@@ -190,6 +193,55 @@ func (d *dashboardClient) refresh(b *testing.B) fleetRefresh {
 	steps := end.UnixMilli() / dashboardStep.Milliseconds()
 	r.newStep, d.last = steps != d.last, steps
 	return r
+}
+
+// logQueryTimes sends every panel query alone, one after the other, and logs the slowest with the query the data
+// source ran for it (in Prometheus mode, the generated PromQL): alone, a query's wall time is its own, not its
+// neighbours'.
+func (d *dashboardClient) logQueryTimes(b *testing.B) {
+	b.Helper()
+	type timed struct {
+		name, executed string
+		wall           time.Duration
+	}
+	var all []timed
+	var total time.Duration
+	end := time.Now()
+	for _, panel := range d.panels {
+		for _, t := range panel.Targets {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+			t0 := time.Now()
+			resp, err := d.p.QueryData(ctx, b, d.pc, harness.Query{RefID: fmt.Sprint(t["refId"]), QueryType: fmt.Sprint(t["queryType"]), JSON: t,
+				From: end.Add(-dashboardRange), To: end, Interval: dashboardStep, MaxDataPoints: 1000})
+			wall := time.Since(t0)
+			cancel()
+			if err != nil {
+				b.Fatalf("%s: %v", panel.Title, err)
+			}
+			executed := ""
+			for _, r := range resp.Responses {
+				for _, f := range r.Frames {
+					if f.Meta != nil && f.Meta.ExecutedQueryString != "" {
+						executed = f.Meta.ExecutedQueryString
+						break
+					}
+				}
+			}
+			all = append(all, timed{panel.Title + " " + fmt.Sprint(t["refId"]), executed, wall})
+			total += wall
+		}
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].wall > all[j].wall })
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "%d queries alone, %v in all; slowest first:\n", len(all), total.Round(time.Millisecond))
+	for i, q := range all {
+		fmt.Fprintf(&sb, "%7.0f ms  %s\n", float64(q.wall.Microseconds())/1000, q.name)
+		if i < 12 && q.executed != "" {
+			fmt.Fprintf(&sb, "           %s\n", strings.ReplaceAll(q.executed, "\n", "\n           "))
+		}
+	}
+	// Straight to stderr: a benchmark's log is cut to its first lines.
+	fmt.Fprintf(os.Stderr, "%s (%s):\n%s", b.Name(), time.Now().UTC().Format(time.TimeOnly), sb.String())
 }
 
 // plainPromQL is what an operator would write by hand for the fleet overview's panels on a vLLM V1 fleet, by panel
@@ -363,6 +415,9 @@ func benchDashboard(b *testing.B, exe string, panels []dashtest.Panel, fleet *be
 			} else {
 				still = append(still, r)
 			}
+		}
+		if *fleetQueries {
+			d.logQueryTimes(b)
 		}
 		net := func(r fleetRefresh) time.Duration {
 			return max(0, r.cpu-time.Duration(scrapeCores*float64(r.wall)))

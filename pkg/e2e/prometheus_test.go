@@ -48,6 +48,9 @@ func promModeQueries() []query.Query {
 			// Both modes sum a raw metric over the group (direct mode used to return one series per endpoint).
 			query.Query{QueryType: query.TypeRaw, Metric: "vllm:num_requests_running", GroupBy: g},
 			query.Query{QueryType: query.TypeRaw, Metric: "vllm:time_to_first_token_seconds", Histogram: "quantiles", Quantiles: []float64{0.9}, GroupBy: g, Endpoint: "v1.*"},
+			// Several quantiles per model or fleet are taken from one answer of summed bucket rates (promapi.BucketQuantiles).
+			query.Query{QueryType: query.TypeRaw, Metric: "vllm:time_to_first_token_seconds", Histogram: "quantiles", Quantiles: []float64{0.5, 0.9, 0.99}, GroupBy: g},
+			query.Query{QueryType: query.TypeLatency, Metric: "itl", Quantiles: []float64{0.5, 0.95, 0.99}, GroupBy: g},
 		)
 		// A score query returns that score only (Prometheus mode used to return every load and score).
 		for _, score := range query.BalanceScores {

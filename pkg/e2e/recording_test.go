@@ -44,30 +44,36 @@ func TestRecordingRulesMatchComputedRates(t *testing.T) {
 	raw := promtest.Backfill(t, strings.ReplaceAll(run.openMetrics(), `{endpoint="`, `{instance="`))
 	computed := promtest.Start(t, promtest.Options{Engine: engine, DataDir: copyTSDB(t, raw)})
 
-	// Prometheus's rule importer evaluates the shipped rules (every second) over the raw samples into new blocks.
-	rules := filepath.Join(t.TempDir(), "rules.yml")
-	if err := os.WriteFile(rules, []byte(promapi.RuleGroups(time.Second, 0)), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(t.TempDir(), "recorded")
+	// Prometheus's rule importer evaluates the shipped rules (every second) over the raw samples into new blocks: the
+	// rates first, then, from a server holding them, their sums over endpoints (the importer cannot evaluate a rule
+	// over another's series in one pass; Prometheus evaluates them in order within a group at the same time).
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, promtest.EngineBinary(t, engine, "promtool"), "tsdb", "create-blocks-from", "rules", // #nosec G204 -- test paths
-		"--start="+strconv.FormatInt(run.start.Unix(), 10), "--end="+strconv.FormatInt(run.end.Unix(), 10),
-		"--url="+computed.URL, "--eval-interval=1s", "--output-dir="+out, rules)
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("promtool create-blocks-from rules: %v\n%s", err, b)
-	}
 	data := copyTSDB(t, raw)
-	blocks, err := os.ReadDir(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, b := range blocks {
-		if err := os.CopyFS(filepath.Join(data, b.Name()), os.DirFS(filepath.Join(out, b.Name()))); err != nil {
+	importRules := func(from *promtest.Server, set promapi.RuleSet) {
+		rules := filepath.Join(t.TempDir(), "rules.yml")
+		if err := os.WriteFile(rules, []byte(promapi.RuleGroupsOf(time.Second, 0, set)), 0o600); err != nil {
 			t.Fatal(err)
 		}
+		out := filepath.Join(t.TempDir(), "recorded")
+		cmd := exec.CommandContext(ctx, promtest.EngineBinary(t, engine, "promtool"), "tsdb", "create-blocks-from", "rules", // #nosec G204 -- test paths
+			"--start="+strconv.FormatInt(run.start.Unix(), 10), "--end="+strconv.FormatInt(run.end.Unix(), 10),
+			"--url="+from.URL, "--eval-interval=1s", "--output-dir="+out, rules)
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("promtool create-blocks-from rules: %v\n%s", err, b)
+		}
+		blocks, err := os.ReadDir(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, b := range blocks {
+			if err := os.CopyFS(filepath.Join(data, b.Name()), os.DirFS(filepath.Join(out, b.Name()))); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
+	importRules(computed, promapi.RateRules)
+	importRules(promtest.Start(t, promtest.Options{Engine: engine, DataDir: copyTSDB(t, data)}), promapi.SumRules)
 	recorded := promtest.Start(t, promtest.Options{Engine: engine, DataDir: data})
 
 	evaluator := func(s *promtest.Server) *promapi.Evaluator {
@@ -76,50 +82,57 @@ func TestRecordingRulesMatchComputedRates(t *testing.T) {
 	}
 	plain, fast := evaluator(computed), evaluator(recorded)
 	req := query.Request{From: run.start.Add(2 * time.Minute), To: run.end, Interval: 10 * time.Second}
-	compared, read := 0, 0
+	compared, read, summed := 0, 0, 0
 	for _, e := range measure.Catalog {
-		q := query.Query{QueryType: e.Type, Measure: e.Name}
-		if !measure.ReadsRates(e.Outputs) || q.Composed() {
+		if !measure.ReadsRates(e.Outputs) || (query.Query{QueryType: e.Type, Measure: e.Name}).Composed() {
 			continue
 		}
-		if e.Type == query.TypeLatency {
-			threshold := 0.3
-			q.Metric, q.Threshold = "ttft", &threshold
-		}
-		for _, w := range promapi.RecordedWindows {
-			q.Window = w.String()
-			t.Run(fmt.Sprintf("%s/%s/%s", e.Type, e.Name, q.Window), func(t *testing.T) {
-				qctx, qcancel := context.WithTimeout(ctx, time.Minute)
-				defer qcancel()
-				want, err := plain.Eval(qctx, q, req)
-				if err != nil {
-					t.Fatal(err)
-				}
-				got, err := fast.Eval(qctx, q, req)
-				if err != nil {
-					t.Fatalf("%v\n%s", err, ansPromQL(got))
-				}
-				if strings.Contains(want.PromQL(), "rate(") {
-					if strings.Contains(got.PromQL(), "rate(") || !strings.Contains(got.PromQL(), promapi.RecordedPrefix) {
-						t.Errorf("recorded rates held, but the PromQL computes them:\n%s", got.PromQL())
+		// Per engine (the per-series rates), per model and for the fleet (their sums over endpoints, where a model's
+		// endpoints answer under one name).
+		for _, group := range []query.Group{query.GroupEngine, query.GroupModel, query.GroupFleet} {
+			q := query.Query{QueryType: e.Type, Measure: e.Name, GroupBy: group}
+			if e.Type == query.TypeLatency {
+				threshold := 0.3
+				q.Metric, q.Threshold = "ttft", &threshold
+			}
+			for _, w := range promapi.RecordedWindows {
+				q.Window = w.String()
+				t.Run(fmt.Sprintf("%s/%s/%s/%s", e.Type, e.Name, group, q.Window), func(t *testing.T) {
+					qctx, qcancel := context.WithTimeout(ctx, time.Minute)
+					defer qcancel()
+					want, err := plain.Eval(qctx, q, req)
+					if err != nil {
+						t.Fatal(err)
 					}
-					read++
-				}
-				worst := 0.0
-				compared += compareOutputs(t, want.Result.Outputs, got.Result.Outputs, 0, func(_ string, a, b float64) bool {
-					d := math.Abs(a-b) / max(math.Abs(a), math.Abs(b), 1e-9)
-					worst = max(worst, d)
-					return d <= recordingTolerance || math.Abs(a-b) < 1e-9
+					got, err := fast.Eval(qctx, q, req)
+					if err != nil {
+						t.Fatalf("%v\n%s", err, ansPromQL(got))
+					}
+					if strings.Contains(want.PromQL(), "rate(") {
+						if strings.Contains(got.PromQL(), "rate(") || !strings.Contains(got.PromQL(), promapi.RecordedPrefix) {
+							t.Errorf("recorded rates held, but the PromQL computes them:\n%s", got.PromQL())
+						}
+						read++
+						if strings.Contains(got.PromQL(), ":sum_endpoints") {
+							summed++
+						}
+					}
+					worst := 0.0
+					compared += compareOutputs(t, want.Result.Outputs, got.Result.Outputs, 0, func(_ string, a, b float64) bool {
+						d := math.Abs(a-b) / max(math.Abs(a), math.Abs(b), 1e-9)
+						worst = max(worst, d)
+						return d <= recordingTolerance || math.Abs(a-b) < 1e-9
+					})
+					if t.Failed() {
+						t.Logf("computed:\n%s\nrecorded:\n%s", want.PromQL(), got.PromQL())
+					}
+					t.Logf("worst relative difference %.4f", worst)
 				})
-				if t.Failed() {
-					t.Logf("computed:\n%s\nrecorded:\n%s", want.PromQL(), got.PromQL())
-				}
-				t.Logf("worst relative difference %.4f", worst)
-			})
+			}
 		}
 	}
-	if compared == 0 || read == 0 {
-		t.Fatalf("compared %d values over %d queries reading recorded rates", compared, read)
+	if compared == 0 || read == 0 || summed == 0 {
+		t.Fatalf("compared %d values over %d queries reading recorded rates, %d of them their sums", compared, read, summed)
 	}
 }
 

@@ -3,6 +3,7 @@ package promapi
 import (
 	"context"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -47,9 +48,14 @@ type Discovery struct {
 	jobs      []string
 	instances []string
 	fetched   time.Time
-	// layouts and layoutsFetched are Layouts' answer and when it was asked, refreshed like names.
-	layouts        map[string]string
-	layoutsFetched time.Time
+	// layouts are Layouts' answers by bucket name, each refreshed like names.
+	layouts map[string]layout
+}
+
+// layout is one bucket name's layout (Layouts) and when the server was asked.
+type layout struct {
+	les     string
+	fetched time.Time
 }
 
 // ttl is how long Names' and Layouts' answers are reused.
@@ -72,17 +78,40 @@ func (d *Discovery) Names(ctx context.Context) (Names, error) {
 		lookback = 6 * time.Hour
 	}
 	now := time.Now()
-	vals, _, err := d.Client.LabelValues(ctx, "__name__", []string{FamilySelector}, now.Add(-lookback), now)
-	if err != nil {
-		return nil, err
+	// Three independent lookups at once: a cold dashboard waits for them before its first query. The names are the
+	// server's whole list filtered here, which it answers from its index; asked with a selector, it would visit every
+	// series of the families and of the recorded rates, hundreds of thousands on a large fleet.
+	var (
+		all, jobs, instances []string
+		errs                 [3]error
+		wg                   sync.WaitGroup
+	)
+	for i, l := range []struct {
+		label string
+		match []string
+		into  *[]string
+	}{
+		{"__name__", nil, &all}, {"job", []string{FamilySelector}, &jobs}, {"instance", []string{FamilySelector}, &instances},
+	} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			*l.into, _, errs[i] = d.Client.LabelValues(ctx, l.label, l.match, now.Add(-lookback), now)
+		}()
 	}
-	jobs, _, err := d.Client.LabelValues(ctx, "job", []string{FamilySelector}, now.Add(-lookback), now)
-	if err != nil {
-		return nil, err
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
 	}
-	instances, _, err := d.Client.LabelValues(ctx, "instance", []string{FamilySelector}, now.Add(-lookback), now)
-	if err != nil {
-		return nil, err
+	var vals []string
+	for _, v := range all {
+		// The families' names (FamilySelector), and the series the generated recording rules write (RecordedName):
+		// Generate reads those instead of computing rates.
+		if familyName(v) || strings.HasPrefix(v, RecordedPrefix) && len(v) > len(RecordedPrefix) {
+			vals = append(vals, v)
+		}
 	}
 	if len(instances) > 0 {
 		// The API server's few other families (vllm.APIServerFamilies), held only where an instance with vLLM families
@@ -93,12 +122,6 @@ func (d *Discovery) Names(ctx context.Context) (Names, error) {
 		}
 		vals = append(vals, api...)
 	}
-	// The series the generated recording rules write (RecordedName): Generate reads them instead of computing rates.
-	recorded, _, err := d.Client.LabelValues(ctx, "__name__", []string{RecordedSelector}, now.Add(-lookback), now)
-	if err != nil {
-		return nil, err
-	}
-	vals = append(vals, recorded...)
 	n := make(Names, len(vals)+1)
 	for _, v := range vals {
 		n[v] = true
@@ -108,6 +131,16 @@ func (d *Discovery) Names(ctx context.Context) (Names, error) {
 	}
 	d.names, d.jobs, d.instances, d.fetched = n, jobs, instances, now
 	return n, nil
+}
+
+// familyName reports whether a sample name is one FamilySelector matches: one of vllm.FamilyPrefixes and more.
+func familyName(name string) bool {
+	for _, p := range vllm.FamilyPrefixes {
+		if strings.HasPrefix(name, p) && len(name) > len(p) {
+			return true
+		}
+	}
+	return false
 }
 
 // InstancesSelector narrows a series selector to the given instances.
@@ -153,27 +186,29 @@ func (d *Discovery) Forget() {
 	d.mu.Unlock()
 }
 
-// bucketSelector matches the _bucket series of every family InferScope reads.
-var bucketSelector = func() string {
-	alts := make([]string, len(vllm.FamilyPrefixes))
-	for i, p := range vllm.FamilyPrefixes {
-		alts[i] = regexp.QuoteMeta(p)
-	}
-	return `{__name__=~"(?:` + strings.Join(alts, "|") + `).+_bucket"}`
-}()
-
-// Layouts maps each histogram bucket name (x_bucket) the server holds series of now to its bucket layout, the le
+// Layouts maps each of the given histogram bucket names (x_bucket) to its bucket layout on the server now, the le
 // values as written, sorted and joined, when every series of it has that layout, and to "" when its series differ
-// (a rolling upgrade, V0 beside V1 under one name). One small instant query (series counted by name and le),
-// asked at most once per TTL; PromQL leaves out the common-bucket clean-up where it cannot change a sum.
-func (d *Discovery) Layouts(ctx context.Context) (map[string]string, error) {
+// (a rolling upgrade, V0 beside V1 under one name) or it has none. One small instant query (series counted by name
+// and le) over the names not asked within the TTL: only the histograms a query reads, not every bucket series the
+// server holds. PromQL leaves out the common-bucket clean-up where it cannot change a sum.
+func (d *Discovery) Layouts(ctx context.Context, names []string) (map[string]string, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.layouts != nil && time.Since(d.layoutsFetched) < d.ttl() {
-		return d.layouts, nil
-	}
 	now := time.Now()
-	vec, _, err := d.Client.Query(ctx, "count by (__name__, le) ("+bucketSelector+")", now)
+	out := make(map[string]string, len(names))
+	var ask []string
+	for _, n := range names {
+		if l, ok := d.layouts[n]; ok && now.Sub(l.fetched) < d.ttl() {
+			out[n] = l.les
+		} else if !slices.Contains(ask, n) {
+			ask = append(ask, n)
+		}
+	}
+	if len(ask) == 0 {
+		return out, nil
+	}
+	sort.Strings(ask)
+	vec, _, err := d.Client.Query(ctx, "count by (__name__, le) ({__name__=~"+strconv.Quote(AnyOf(ask))+"})", now)
 	if err != nil {
 		return nil, err
 	}
@@ -185,8 +220,11 @@ func (d *Discovery) Layouts(ctx context.Context) (map[string]string, error) {
 		}
 		counts[name][string(s.Metric["le"])] = float64(s.Value)
 	}
-	out := make(map[string]string, len(counts))
-	for name, les := range counts {
+	if d.layouts == nil {
+		d.layouts = map[string]layout{}
+	}
+	for _, name := range ask {
+		les := counts[name]
 		inf, ok := les["+Inf"]
 		uniform := ok
 		keys := make([]string, 0, len(les))
@@ -195,12 +233,12 @@ func (d *Discovery) Layouts(ctx context.Context) (map[string]string, error) {
 			keys = append(keys, le)
 		}
 		sort.Strings(keys)
+		l := ""
 		if uniform {
-			out[name] = strings.Join(keys, ",")
-		} else {
-			out[name] = ""
+			l = strings.Join(keys, ",")
 		}
+		d.layouts[name] = layout{les: l, fetched: now}
+		out[name] = l
 	}
-	d.layouts, d.layoutsFetched = out, now
 	return out, nil
 }

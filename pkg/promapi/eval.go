@@ -49,6 +49,13 @@ func (a *Answer) PromQL() string {
 		if q := e.Labels["quantile"]; q != "" {
 			fmt.Fprintf(&b, " quantile=%s", q)
 		}
+		if len(e.Quantiles) > 0 {
+			qs := make([]string, len(e.Quantiles))
+			for i, q := range e.Quantiles {
+				qs[i] = query.FormatQuantile(q)
+			}
+			fmt.Fprintf(&b, " quantiles %s, histogram_quantile of", strings.Join(qs, ", "))
+		}
 		b.WriteString("\n" + e.PromQL)
 	}
 	return b.String()
@@ -87,9 +94,11 @@ func (ev *Evaluator) Eval(ctx context.Context, q query.Query, r query.Request) (
 			res.Notices = append(res.Notices, n)
 		}
 	}
-	if q.GroupBy != query.GroupEngine && q.GroupBy != query.GroupEndpoint && readsHistogramBuckets(q) {
-		if facts.Layouts, err = ev.Discovery.Layouts(ctx); err != nil {
-			return nil, err
+	if q.GroupBy != query.GroupEngine && q.GroupBy != query.GroupEndpoint {
+		if buckets := summedBuckets(q, names); len(buckets) > 0 {
+			if facts.Layouts, err = ev.Discovery.Layouts(ctx, buckets); err != nil {
+				return nil, err
+			}
 		}
 	}
 	exprs, err := Generate(q, names, facts, window)
@@ -165,6 +174,10 @@ func (ev *Evaluator) run(ctx context.Context, q query.Query, r query.Request, rn
 	for i, e := range exprs {
 		if errs[i] != nil {
 			return ans, queryError(q, e, errs[i])
+		}
+		if len(e.Quantiles) > 0 {
+			res.Outputs = append(res.Outputs, BucketQuantiles(q, e, results[i])...)
+			continue
 		}
 		res.Outputs = append(res.Outputs, Outputs(q, e, results[i])...)
 	}
@@ -337,8 +350,8 @@ func (ev *Evaluator) cacheConfigs(ctx context.Context, q query.Query, held []str
 	return out, nil
 }
 
-// bucketBounds lists the upper bounds of the selected series of the query's latency histogram, as direct mode reads
-// them from its series' labels (derive.BoundsAround picks the two around an SLO threshold).
+// bucketBounds lists the upper bounds of the selected series of the query's latency histogram (their le values), as
+// direct mode reads them from its series' labels (derive.BoundsAround picks the two around an SLO threshold).
 func (ev *Evaluator) bucketBounds(ctx context.Context, q query.Query, names Names, start, end time.Time) ([]float64, error) {
 	g := &gen{q: q, names: names, rankRe: q.Matchers().Engine}
 	var sels []string
@@ -348,13 +361,14 @@ func (ev *Evaluator) bucketBounds(ctx context.Context, q query.Query, names Name
 	if len(sels) == 0 {
 		return nil, nil
 	}
-	series, _, err := ev.Client.Series(ctx, sels, start, end)
+	// The le values alone: tens of strings, where the series call would list every bucket series of the fleet.
+	les, _, err := ev.Client.LabelValues(ctx, "le", sels, start, end)
 	if err != nil {
 		return nil, err
 	}
 	var out []float64
-	for _, s := range series {
-		if le, ok := derive.ParseUpperBound(string(s["le"])); ok && !slices.Contains(out, le) {
+	for _, s := range les {
+		if le, ok := derive.ParseUpperBound(s); ok && !slices.Contains(out, le) {
 			out = append(out, le)
 		}
 	}
@@ -411,6 +425,57 @@ func Outputs(q query.Query, e Expr, m model.Matrix) []query.Output {
 	return outs
 }
 
+// BucketQuantiles turns summed bucket rates (series differing by le within each group) into the outputs of
+// histogram_quantile(q, …) for each of e.Quantiles, in that order, as the server would answer them one by one:
+// derive.HistogramQuantile is Prometheus 3's bucketQuantile (equal bounds summed, monotonicity repaired within its
+// tolerance, no answer without a +Inf bucket or observations).
+func BucketQuantiles(q query.Query, e Expr, m model.Matrix) []query.Output {
+	type group struct {
+		metric  model.Metric
+		buckets map[model.Time][]derive.Bucket
+	}
+	groups := map[model.Fingerprint]*group{}
+	var order []model.Fingerprint
+	for _, s := range m {
+		le, ok := derive.ParseUpperBound(string(s.Metric[model.BucketLabel]))
+		if !ok {
+			continue // as histogram_quantile ignores a series without a valid le
+		}
+		metric := s.Metric.Clone()
+		delete(metric, model.BucketLabel)
+		fp := metric.Fingerprint()
+		g, ok := groups[fp]
+		if !ok {
+			g = &group{metric: metric, buckets: map[model.Time][]derive.Bucket{}}
+			groups[fp] = g
+			order = append(order, fp)
+		}
+		for _, p := range s.Values {
+			g.buckets[p.Timestamp] = append(g.buckets[p.Timestamp], derive.Bucket{UpperBound: le, Count: float64(p.Value)})
+		}
+	}
+	var outs []query.Output
+	for _, qt := range e.Quantiles {
+		qm := make(model.Matrix, 0, len(order))
+		for _, fp := range order {
+			g := groups[fp]
+			ts := make([]model.Time, 0, len(g.buckets))
+			for t := range g.buckets {
+				ts = append(ts, t)
+			}
+			slices.Sort(ts)
+			s := &model.SampleStream{Metric: g.metric, Values: make([]model.SamplePair, 0, len(ts))}
+			for _, t := range ts {
+				s.Values = append(s.Values, model.SamplePair{Timestamp: t, Value: model.SampleValue(derive.HistogramQuantile(qt, g.buckets[t]))})
+			}
+			qm = append(qm, s)
+		}
+		one := Expr{Measure: e.Measure, Unit: e.Unit, Labels: map[string]string{"quantile": query.FormatQuantile(qt)}}
+		outs = append(outs, Outputs(q, one, qm)...)
+	}
+	return outs
+}
+
 // ExpandMacros replaces Grafana's interval and range macros in a user's PromQL, as Grafana's Prometheus data
 // source does: $__rate_interval follows the same rule as InferScope's default rate window.
 func ExpandMacros(expr string, interval, step, window, rng time.Duration) string {
@@ -441,13 +506,31 @@ func (b byKey) Swap(i, j int) {
 	b.keys[i], b.keys[j] = b.keys[j], b.keys[i]
 }
 
-// readsHistogramBuckets reports whether a query's PromQL sums bucket rates: quantiles or an SLO attainment.
-func readsHistogramBuckets(q query.Query) bool {
-	return measure.Reads(q.Outputs(), func(n measure.Node) bool {
-		switch n.(type) {
-		case *measure.Quantiles, *measure.Attainment:
-			return true
+// summedBuckets lists the bucket names (x_bucket) the server holds of the histograms whose bucket rates a query's
+// PromQL sums: those of its quantiles and SLO attainments, or a raw histogram's.
+func summedBuckets(q query.Query, names Names) []string {
+	g := &gen{q: q, names: names, rankRe: q.Matchers().Engine}
+	var out []string
+	add := func(sig vllm.Signal) {
+		for _, n := range g.held(g.signal(sig)) {
+			if !slices.Contains(out, n+"_bucket") {
+				out = append(out, n+"_bucket")
+			}
 		}
-		return false
-	})
+	}
+	for _, o := range q.Outputs() {
+		measure.Walk(o.Node, func(n measure.Node) {
+			switch n := n.(type) {
+			case *measure.Quantiles:
+				add(n.Signal)
+			case *measure.Attainment:
+				add(n.Signal)
+			case *measure.Raw:
+				if q.Histogram == query.HistogramQuantiles && names.Has(q.Metric+"_bucket") && !slices.Contains(out, q.Metric+"_bucket") {
+					out = append(out, q.Metric+"_bucket")
+				}
+			}
+		})
+	}
+	return out
 }

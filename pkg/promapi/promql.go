@@ -27,6 +27,9 @@ type Expr struct {
 	PromQL string
 	// AsIs marks the user's own PromQL: its series keep the server's labels and a refusal is the user's to fix.
 	AsIs bool
+	// Quantiles, when set, make PromQL the summed bucket rates (sum by (…, le)) of one histogram, read once, and the
+	// answer these quantiles of it, computed as histogram_quantile does (BucketQuantiles).
+	Quantiles []float64
 }
 
 // CacheConfig is one distinct (num_gpu_blocks, block_size) pair of vllm:cache_config_info: PromQL cannot turn a
@@ -92,6 +95,9 @@ type gen struct {
 	w       string
 	window  time.Duration
 	rankRe  *regexp.Regexp
+	// perSeries is set while printing terms that need every series' own labels (an `or` of names kept apart per
+	// instance, the common-bucket clean-up's counts of series): no rate is read from a sum over endpoints there.
+	perSeries bool
 	// err is where print records a node it cannot print (shared by the copies a printer makes for sub-terms).
 	err *error
 }
@@ -303,6 +309,9 @@ func norm(name, expr string) string {
 // terms is the `or` of inner(selector) over the held names, each endpoint answered by its preferred name and
 // not at all when it has a name of exclude (a better source); suffix is added to histogram base names.
 func (g *gen) terms(names []string, suffix string, exclude, extra []string, inner func(name, sel string) string) string {
+	if len(names) > 1 || len(exclude) > 0 {
+		defer g.seriesApart()() // unless on (instance) needs each series' instance
+	}
 	var parts []string
 	for i, n := range names {
 		t := norm(n, inner(n+suffix, g.sel(n+suffix, extra...)))
@@ -354,10 +363,37 @@ func sameLe(expr string) string {
 // rangeRate is rate(sel[w]) of one sample name, or the series a generated recording rule writes for it where the
 // server holds one at this window (RecordedName): an instant read of one sample per step instead of a window's.
 func (g *gen) rangeRate(name, sel string) string {
-	if r := RecordedName(name, g.window); g.names.Has(r) && slices.Contains(RecordedWindows, g.window) {
-		return swapName(sel, name, r)
+	if slices.Contains(RecordedWindows, g.window) {
+		if r := SummedName(name, g.window); g.names.Has(r) && g.acrossEndpoints() {
+			return swapName(sel, name, r)
+		}
+		if r := RecordedName(name, g.window); g.names.Has(r) {
+			return swapName(sel, name, r)
+		}
 	}
 	return "rate(" + sel + "[" + g.w + "])"
+}
+
+// acrossEndpoints reports whether a rate may be read from its recorded sum over endpoints (SummedName): the terms
+// are summed per model or for the fleet, over every endpoint and engine, and need no series' own endpoint labels.
+func (g *gen) acrossEndpoints() bool {
+	if g.perSeries || g.q.GroupBy != query.GroupModel && g.q.GroupBy != query.GroupFleet ||
+		!query.MatchesAll(g.q.Endpoint) || !query.MatchesAll(g.q.Engine) {
+		return false
+	}
+	for k := range g.q.Labels {
+		if slices.Contains(EndpointLabels, k) {
+			return false
+		}
+	}
+	return true
+}
+
+// seriesApart sets perSeries until the returned function restores it.
+func (g *gen) seriesApart() func() {
+	was := g.perSeries
+	g.perSeries = true
+	return func() { g.perSeries = was }
 }
 
 // gauge is agg by (…) of a gauge, series differing only by the multi-API-server pid label folded with max.
@@ -476,12 +512,22 @@ func (g *gen) quantiles(names []string, name, unit string) []Expr {
 	// compared as numbers there; here le is written one way first ("1.0", as Python and Prometheus 3 write it,
 	// becomes "1", as Dynamo's Rust exporter writes it), or equal bounds would count as different buckets.
 	group, withLe := g.by(names), g.by(names, "le")
+	uniform := g.oneLayoutPerGroup(names)
+	if !uniform {
+		defer g.seriesApart()() // the clean-up counts each group's series
+	}
 	buckets := "sum by " + withLe + " (" + g.terms(names, "_bucket", nil, nil, g.rangeRate) + ")"
-	if !g.oneLayoutPerGroup(names) {
+	if !uniform {
 		rates := sameLe(g.terms(names, "_bucket", nil, nil, g.rangeRate))
 		infs := g.terms(names, "_bucket", nil, []string{`le="+Inf"`}, g.rangeRate)
 		buckets = "sum by " + withLe + " (" + rates + ") and on " + withLe + " (count by " + withLe + " (" + rates + ") == on " +
 			group + " group_left () count by " + group + " (" + infs + "))"
+	}
+	if len(g.q.Quantiles) > 1 && (g.q.GroupBy == query.GroupModel || g.q.GroupBy == query.GroupFleet) {
+		// Several quantiles of a few groups: the server sums the bucket rates once and the quantiles are taken here,
+		// instead of the server reading every bucket series once per quantile. Per endpoint or engine the groups'
+		// buckets would outweigh the quantiles, and the server takes them.
+		return []Expr{{Measure: name, Unit: unit, PromQL: buckets, Quantiles: g.q.Quantiles}}
 	}
 	var out []Expr
 	for _, q := range g.q.Quantiles {
@@ -521,13 +567,17 @@ func (g *gen) attainment(names []string, goodput bool) string {
 	t := *g.q.Threshold
 	b := derive.BoundsAround(g.bounds, t)
 	group := g.by(names)
+	uniform := g.oneLayoutPerGroup(names)
+	if !uniform {
+		defer g.seriesApart()() // the clean-up counts each group's series
+	}
 	inf := "sum by " + group + " (" + g.terms(names, "_bucket", nil, []string{`le="+Inf"`}, g.rangeRate) + ")"
 	infCount := "count by " + group + " (" + g.terms(names, "_bucket", nil, []string{`le="+Inf"`}, g.rangeRate) + ")"
 	at := func(le float64) string {
 		// A bound is matched in every form exporters write it (Python 1.0, Rust 1), as direct mode compares numbers.
 		m := "le=~" + strconv.Quote(leForms(le))
 		rates := g.terms(names, "_bucket", nil, []string{m}, g.rangeRate)
-		if g.oneLayoutPerGroup(names) {
+		if uniform {
 			return "sum by " + group + " (" + rates + ")"
 		}
 		return "(sum by " + group + " (" + rates + ") and on " + group + " (count by " + group + " (" + rates + ") == on " + group + " " + infCount + "))"

@@ -180,3 +180,31 @@ func TestCleanUpOnlyWhereLayoutsMayDiffer(t *testing.T) {
 		}
 	}
 }
+
+// TestSeveralQuantilesReadBucketsOnce: several quantiles per model or fleet are one expression of summed bucket
+// rates, the quantiles taken from its answer (BucketQuantiles); per endpoint or engine, where the groups' buckets
+// outnumber the quantiles, the server takes each quantile.
+func TestSeveralQuantilesReadBucketsOnce(t *testing.T) {
+	for _, c := range []struct {
+		group query.Group
+		exprs int
+	}{{query.GroupModel, 1}, {query.GroupFleet, 1}, {query.GroupEndpoint, 3}, {query.GroupEngine, 3}} {
+		q := query.Query{QueryType: query.TypeLatency, Metric: "ttft", Quantiles: []float64{0.5, 0.95, 0.99}, GroupBy: c.group}
+		if err := q.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		exprs, err := Generate(q, mixedFleet, nil, 5*time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(exprs) != c.exprs {
+			t.Fatalf("%s: %d expressions, want %d", c.group, len(exprs), c.exprs)
+		}
+		if c.exprs == 1 && (len(exprs[0].Quantiles) != 3 || strings.Contains(exprs[0].PromQL, "histogram_quantile") || !strings.Contains(exprs[0].PromQL, "le)")) {
+			t.Errorf("%s: %+v, want the summed bucket rates by le with three quantiles to take", c.group, exprs[0])
+		}
+		if c.exprs == 3 && (len(exprs[0].Quantiles) != 0 || !strings.HasPrefix(exprs[0].PromQL, "histogram_quantile(0.5, ")) {
+			t.Errorf("%s: %s, want histogram_quantile per quantile", c.group, exprs[0].PromQL)
+		}
+	}
+}

@@ -25,13 +25,37 @@ const RecordedPrefix = "inferscope:"
 // window computes its rates as before.
 var RecordedWindows = []time.Duration{time.Minute, 5 * time.Minute}
 
-// RecordedSelector selects every recorded series (Discovery.Names lists their names beside vLLM's).
-const RecordedSelector = `{__name__=~"inferscope:.+"}`
-
 // RecordedName is the series a generated rule writes for rate(name[window]), every label of the rated series kept.
 func RecordedName(name string, window time.Duration) string {
 	return RecordedPrefix + name + ":rate" + model.Duration(window).String()
 }
+
+// Summed series: a rate summed over a fleet's endpoints and engines, every other label kept (model_name, le,
+// finished_reason, …). A query per model or for the fleet that selects every endpoint and engine reads these: for a
+// latency histogram tens of series instead of one per bucket and engine, tens of thousands on a large fleet.
+
+// EndpointLabels are the labels a summed series drops: those that tell one endpoint's (or engine's) series from
+// another's. A query that filters or groups by one of them reads the per-series rates.
+var EndpointLabels = []string{"instance", "job", "engine", "pid"}
+
+// SummedName is the series a generated rule writes for sum without (EndpointLabels) (RecordedName(name, window)).
+func SummedName(name string, window time.Duration) string {
+	return RecordedName(name, window) + ":sum_endpoints"
+}
+
+// RuleSet chooses the rules RuleGroupsOf writes.
+type RuleSet int
+
+const (
+	// AllRules are the rates and their sums, each window's in one group: the sums follow the rates they read,
+	// evaluated in order at the same time, so a sum is exactly that of the recorded rates.
+	AllRules RuleSet = iota
+	// RateRules are the rates alone.
+	RateRules
+	// SumRules are the sums alone (for Prometheus's rule importer, which cannot evaluate a rule over another rule's
+	// series in one pass).
+	SumRules
+)
 
 // RatedNames lists, sorted, every sample name the generated PromQL may take a rate of: the catalog's counters, and
 // the _bucket, _sum and _count series of its histograms and of every latency family. Ray Serve's copies are left
@@ -67,18 +91,36 @@ func RatedNames() []string {
 	return out
 }
 
-// RuleGroups is the `groups:` list of a Prometheus rules file recording RatedNames at every RecordedWindows,
-// evaluated every interval (the scrape interval: a recorded rate is then at most one scrape older than a computed
-// one), indented by indent spaces.
+// RuleGroups is the `groups:` list of a Prometheus rules file recording RatedNames at every RecordedWindows and
+// their sums over endpoints (SummedName), evaluated every interval (the scrape interval: a recorded rate is then at
+// most one scrape older than a computed one), indented by indent spaces.
 func RuleGroups(interval time.Duration, indent int) string {
+	return RuleGroupsOf(interval, indent, AllRules)
+}
+
+// RuleGroupsOf is RuleGroups with only the rules of one set.
+func RuleGroupsOf(interval time.Duration, indent int, set RuleSet) string {
 	pad := strings.Repeat(" ", indent)
 	var b strings.Builder
 	fmt.Fprintf(&b, "%sgroups:\n", pad)
+	rule := func(record, expr string) {
+		fmt.Fprintf(&b, "%s      - record: %s\n%s        expr: %s\n", pad, strconv.Quote(record), pad, strconv.Quote(expr))
+	}
 	for _, w := range RecordedWindows {
-		fmt.Fprintf(&b, "%s  - name: inferscope-rates-%s\n%s    interval: %s\n%s    rules:\n", pad, model.Duration(w), pad, model.Duration(interval), pad)
-		for _, n := range RatedNames() {
-			fmt.Fprintf(&b, "%s      - record: %s\n%s        expr: %s\n", pad, strconv.Quote(RecordedName(n, w)), pad,
-				strconv.Quote("rate({__name__="+strconv.Quote(n)+"}["+model.Duration(w).String()+"])"))
+		name := "inferscope-rates-" + model.Duration(w).String()
+		if set == SumRules {
+			name = "inferscope-sums-" + model.Duration(w).String()
+		}
+		fmt.Fprintf(&b, "%s  - name: %s\n%s    interval: %s\n%s    rules:\n", pad, name, pad, model.Duration(interval), pad)
+		if set != SumRules {
+			for _, n := range RatedNames() {
+				rule(RecordedName(n, w), "rate({__name__="+strconv.Quote(n)+"}["+model.Duration(w).String()+"])")
+			}
+		}
+		if set != RateRules {
+			for _, n := range RatedNames() {
+				rule(SummedName(n, w), "sum without ("+strings.Join(EndpointLabels, ", ")+") ({__name__="+strconv.Quote(RecordedName(n, w))+"})")
+			}
 		}
 	}
 	return b.String()

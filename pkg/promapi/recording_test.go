@@ -126,7 +126,68 @@ func TestRecordingRulesFileIsValid(t *testing.T) {
 	if err != nil {
 		t.Fatalf("promtool check rules: %v\n%s", err, out)
 	}
-	if !strings.Contains(string(out), "SUCCESS: "+strconv.Itoa(len(RatedNames())*len(RecordedWindows))+" rules found") {
+	if !strings.Contains(string(out), "SUCCESS: "+strconv.Itoa(2*len(RatedNames())*len(RecordedWindows))+" rules found") {
 		t.Errorf("promtool check rules: %s", out)
 	}
+}
+
+// TestGenerateReadsRecordedSums: a query per model or for the fleet over every endpoint and engine reads the recorded
+// sums over endpoints; one filtered or grouped by an endpoint label, one whose endpoints may answer under several
+// names, and quantiles over histograms whose layouts may differ (the clean-up counts series) read the per-series
+// rates.
+func TestGenerateReadsRecordedSums(t *testing.T) {
+	const ttft = "vllm:time_to_first_token_seconds_bucket"
+	layouts := map[string]string{ttft: "+Inf,0.1,0.5"}
+	names := func(extra ...string) Names {
+		n := Names{"vllm:request_success_total": true, ttft: true}
+		for _, e := range extra {
+			n[e] = true
+		}
+		for k := range n {
+			for _, w := range RecordedWindows {
+				n[RecordedName(k, w)], n[SummedName(k, w)] = true, true
+			}
+		}
+		return n
+	}
+	errors := query.Query{QueryType: query.TypeThroughput, Measure: "errors", Window: "5m"}
+	p95 := query.Query{QueryType: query.TypeLatency, Metric: "ttft", Quantiles: []float64{0.95}, Window: "5m"}
+	for _, c := range []struct {
+		name    string
+		q       query.Query
+		names   Names
+		layouts map[string]string
+		summed  bool
+	}{
+		{"errors per model", with(errors, query.GroupModel, ""), names(), nil, true},
+		{"errors for the fleet", with(errors, query.GroupFleet, ".*"), names(), nil, true},
+		{"errors per endpoint", with(errors, query.GroupEndpoint, ""), names(), nil, false},
+		{"errors per model on some endpoints", with(errors, query.GroupModel, "a|b"), names(), nil, false},
+		{"TTFT p95 per model, one layout", with(p95, query.GroupModel, ""), names(), layouts, true},
+		{"TTFT p95 per model, layouts unknown", with(p95, query.GroupModel, ""), names(), nil, false},
+		{"TTFT p95 per model, a second name", with(p95, query.GroupModel, ""), names("dynamo_frontend_time_to_first_token_seconds_bucket"), layouts, false},
+	} {
+		w, err := c.q.WindowDuration()
+		if err != nil {
+			t.Fatal(err)
+		}
+		exprs, err := Generate(c.q, c.names, &Facts{Layouts: c.layouts}, w)
+		if err != nil || len(exprs) == 0 {
+			t.Fatalf("%s: %v, %d expressions", c.name, err, len(exprs))
+		}
+		for _, e := range exprs {
+			if strings.Contains(e.PromQL, ":sum_endpoints") != c.summed || strings.Contains(e.PromQL, "rate(") {
+				t.Errorf("%s: %s, want sums read %v and no rate()", c.name, e.PromQL, c.summed)
+			}
+		}
+	}
+}
+
+// with is q grouped by group over the endpoints endpoint matches, validated.
+func with(q query.Query, group query.Group, endpoint string) query.Query {
+	q.GroupBy, q.Endpoint = group, endpoint
+	if err := q.Validate(); err != nil {
+		panic(err)
+	}
+	return q
 }

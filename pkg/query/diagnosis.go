@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/data"
@@ -16,6 +17,9 @@ import (
 
 // DiagnosisWindow is how much recent data each diagnosis rule looks at; "sustained" means over all of it.
 const DiagnosisWindow = 5 * time.Minute
+
+// diagnosisParallel bounds how many of the diagnosis rules' queries run at once.
+const diagnosisParallel = 4
 
 // Finding is one diagnosed problem on one endpoint (and engine, where the symptom is per engine).
 type Finding struct {
@@ -29,7 +33,7 @@ type Finding struct {
 }
 
 // Evaluator answers one query over the diagnosis window; the data source passes its direct or Prometheus path, so
-// the diagnosis reads the same in both modes.
+// the diagnosis reads the same in both modes. Diagnose calls it from several goroutines at once.
 type Evaluator func(ctx context.Context, q Query) ([]Output, error)
 
 // rule maps what a query shows to a symptom, its likely cause and the knob to turn (pkg/rules' advice), comparing
@@ -175,9 +179,27 @@ func Diagnose(ctx context.Context, base Query, eval Evaluator) (findings []Findi
 		return nil
 	}
 	rules := diagnosisRules()
+	// The rules' queries are independent: they run diagnosisParallel at a time (round trips to a Prometheus add
+	// up otherwise) and are read in the rules' order, so findings and skips keep it.
+	type answer struct {
+		hits map[findingKey]float64
+		err  error
+	}
+	answers := make([]answer, len(rules))
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, diagnosisParallel)
+	for i := range rules {
+		wg.Add(1)
+		slots <- struct{}{}
+		go func() {
+			defer func() { <-slots; wg.Done() }()
+			answers[i].hits, answers[i].err = rules[i].matching(ctx, base, eval)
+		}()
+	}
+	wg.Wait()
 	for i := range rules {
 		r := &rules[i]
-		hits, err := r.matching(ctx, base, eval)
+		hits, err := answers[i].hits, answers[i].err
 		if err != nil {
 			if err := skip(r, err); err != nil {
 				return nil, nil, err

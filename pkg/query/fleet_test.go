@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/inferscope/inferscope-vllm/pkg/derive"
 	"github.com/inferscope/inferscope-vllm/pkg/exposition"
@@ -15,7 +16,7 @@ import (
 // memSource is a Source over series held in memory, for tests.
 type memSource struct {
 	series  map[string][]Series // endpoint -> series
-	selects int                 // Select calls, to see that a cancelled query stops reading
+	selects atomic.Int64        // Select calls, to see that a cancelled query stops reading (diagnosis rules select concurrently)
 	rev     uint64
 }
 
@@ -41,7 +42,7 @@ func (m *memSource) Names(endpoint string) []string {
 }
 
 func (m *memSource) Select(endpoint, name string, from, to int64, match func(exposition.Labels) bool, maxPoints int) ([]Series, bool) {
-	m.selects++
+	m.selects.Add(1)
 	var out []Series
 	for _, s := range m.series[endpoint] {
 		if s.Name != name || match != nil && !match(s.Labels) {

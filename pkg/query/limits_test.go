@@ -155,8 +155,8 @@ func TestCancelledQueryStops(t *testing.T) {
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}
-	if src.selects > 0 {
-		t.Fatalf("%d selects after the query was cancelled", src.selects)
+	if src.selects.Load() > 0 {
+		t.Fatalf("%d selects after the query was cancelled", src.selects.Load())
 	}
 }
 
