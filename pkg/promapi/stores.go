@@ -22,7 +22,46 @@ const maxStores = 1000
 // names them by: once its health check fails, the querier leaves such a store out of every answer without a
 // warning, so the answer's own warnings do not tell. Servers without the endpoint (all but Thanos Query) have none.
 func (c *Client) DownStores(ctx context.Context) ([]string, error) {
-	data, _, err := c.call(ctx, "/api/v1/stores", nil, http.MethodGet)
+	var out []string
+	shaped := true
+	_, err := c.stream(ctx, "/api/v1/stores", nil, http.MethodGet, func(dec *json.Decoder) error {
+		// Read store by store, never the whole answer: any server is asked, and one that is not Thanos Query may
+		// answer this path with anything, however large.
+		shaped = false
+		if err := expectDelim(dec, '{'); err != nil {
+			return errStop
+		}
+		read := 0
+		for dec.More() {
+			if _, err := dec.Token(); err != nil { // the store type
+				return err
+			}
+			if err := expectDelim(dec, '['); err != nil {
+				return errStop
+			}
+			for dec.More() {
+				if read++; read > maxStores {
+					return errStop
+				}
+				var st struct {
+					Name      string  `json:"name"`
+					LastError *string `json:"lastError"`
+				}
+				if err := dec.Decode(&st); err != nil {
+					return errStop
+				}
+				if st.LastError != nil && *st.LastError != "" {
+					out = append(out, c.serverText(st.Name))
+				}
+			}
+			if _, err := dec.Token(); err != nil { // ]
+				return err
+			}
+		}
+		shaped = true
+		_, err := dec.Token() // }
+		return err
+	})
 	if err != nil {
 		var e *Error
 		if errors.As(err, &e) && e.Status != 0 && e.Status != http.StatusUnauthorized && e.Status != http.StatusForbidden && e.Status < 500 {
@@ -30,20 +69,8 @@ func (c *Client) DownStores(ctx context.Context) ([]string, error) {
 		}
 		return nil, err
 	}
-	var byType map[string][]struct {
-		Name      string  `json:"name"`
-		LastError *string `json:"lastError"`
-	}
-	if json.Unmarshal(data, &byType) != nil {
+	if !shaped && len(out) == 0 {
 		return nil, nil // an answer not shaped as Thanos's: nothing to say
-	}
-	var out []string
-	for _, stores := range byType {
-		for _, s := range stores {
-			if s.LastError != nil && *s.LastError != "" && len(out) < maxStores {
-				out = append(out, c.serverText(s.Name))
-			}
-		}
 	}
 	sort.Strings(out)
 	return out, nil
