@@ -3,6 +3,7 @@ package history
 import (
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/inferscope/inferscope-vllm/pkg/derive"
@@ -40,8 +41,8 @@ type tail struct {
 	// pts is appended to by the writer only; readers take capacity-capped subslices, so an append never writes
 	// where a reader looks, and a compaction allocates a new array.
 	pts []derive.Point
-	// read is the endpoint's newest time when a selection last read the tail (readers set it under tails.mu).
-	read int64
+	// read is the endpoint's newest time when a selection last read the tail.
+	read atomic.Int64
 }
 
 // tails are an endpoint's decoded series tails. Readers (under the endpoint's read lock) look up and add entries
@@ -56,7 +57,7 @@ type tails struct {
 	bytes int64
 }
 
-// tailCost is what a tail of capacity c holds.
+// cost is what a tail of capacity c holds.
 func tailCost(c int) int64 { return tailEntrySize + memoPointSize*int64(c) }
 
 // serve sets got[i] to the points in [lo, hi] of every picked series whose tail covers lo, marking those tails read
@@ -77,7 +78,7 @@ func (ts *tails) serve(picked []int32, got [][]derive.Point, lo, hi, now int64) 
 		if got[i] == nil {
 			got[i] = noPoints // served, with no points in range
 		}
-		tl.read = now
+		tl.read.Store(now)
 		n++
 	}
 	return n
@@ -109,7 +110,7 @@ func (ts *tails) start(s *Store, ids []int32, pts [][]derive.Point, lo, now int6
 		}
 		tl := &tail{from: lo, keep: min(now-lo, tailSpan) + tailSlack, pts: make([]derive.Point, len(pts[i]), c)}
 		copy(tl.pts, pts[i])
-		tl.read = now
+		tl.read.Store(now)
 		if int(id) >= len(ts.m) && !ts.grow(s, id) {
 			s.tailBytes.Add(-cost)
 			return
@@ -157,7 +158,7 @@ func (ts *tails) push(s *Store, id int32, p derive.Point, now int64) {
 	if tl == nil {
 		return
 	}
-	if now-tl.read > tailIdle {
+	if now-tl.read.Load() > tailIdle {
 		ts.drop(s, id)
 		return
 	}
