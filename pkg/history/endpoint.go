@@ -30,8 +30,6 @@ type endpoint struct {
 
 	// memo keeps decoded selections between the queries of a refresh, until the next write.
 	memo memo
-	// tails keep the newest decoded points of the series queries read, extended at every write.
-	tails tails
 
 	blocks  []*block // sealed, oldest first
 	head    headBlock
@@ -85,7 +83,6 @@ func (ep *endpoint) clear() {
 	ep.head = headBlock{seq: ep.nextSeq}
 	ep.nextSeq++
 	ep.rowSeq, ep.lastT, ep.hasRows = 0, 0, false
-	ep.tails.clear(ep.st)
 	ep.rev = ep.st.revs.Add(1)
 	ep.blockBytes, ep.headBytes, ep.reported = 0, 0, 0
 }
@@ -168,7 +165,6 @@ func (ep *endpoint) append(t int64, sc *exposition.Scrape) {
 					ep.rev = ep.st.revs.Add(1) // a point among earlier rows changes what they answered
 				}
 				ep.headBytes += ep.head.appendPoint(id, row, pt, explicit, smp.Value)
-				ep.tails.push(ep.st, id, derive.Point{T: pt, V: smp.Value}, t)
 				sr.lastT, sr.lastSeq = pt, uint32(ep.head.seq) // #nosec G115 -- sequence numbers are kept in 32 bits; 2^32 scrapes are 136 years at 1 s
 			}
 		}
@@ -211,7 +207,6 @@ func (ep *endpoint) markStale(id int32, row uint8, t int64) {
 		ownTS = true
 	}
 	ep.headBytes += ep.head.appendPoint(id, row, t, ownTS, derive.StaleNaN)
-	ep.tails.push(ep.st, id, derive.Point{T: t, V: derive.StaleNaN}, t)
 	sr.lastT, sr.lastSeq = t, uint32(ep.head.seq) // #nosec G115 -- sequence numbers are kept in 32 bits; 2^32 scrapes are 136 years at 1 s
 }
 
@@ -316,7 +311,6 @@ func (ep *endpoint) forget(id int32) {
 	}
 	ep.headBytes -= ep.head.series[id].cost()
 	ep.head.series[id] = headSeries{}
-	ep.tails.drop(ep.st, id)
 	*sr = series{}
 	ep.free = append(ep.free, id)
 	ep.st.syms.release(x)

@@ -1,7 +1,6 @@
 package history
 
 import (
-	"math"
 	"sync"
 
 	"github.com/inferscope/inferscope-vllm/pkg/derive"
@@ -39,29 +38,22 @@ func (ep *endpoint) selectSeries(name string, from, to int64, match func(exposit
 	if lo > hi || len(ids) == 0 || !ep.hasRows {
 		return nil, true
 	}
-	// A range starting in the newest minutes reads on to the newest point, whatever its end: what it decodes
-	// becomes the series' tails, which the next refreshes read instead of decoding (see tail.go).
-	read := hi
-	tailing := ep.st.tailMax > 0 && lo >= ep.lastT-tailSpan
-	if tailing {
-		read = math.MaxInt64
-	}
-	// Blocks overlapping [lo, read], the head last.
+	// Blocks overlapping [lo, hi], the head last.
 	var blocks []*block
 	for _, b := range ep.blocks {
-		if b.minT <= read && b.maxT >= lo {
+		if b.minT <= hi && b.maxT >= lo {
 			blocks = append(blocks, b)
 		}
 	}
-	withHead := len(ep.head.ts) > 0 && ep.head.minT <= read && ep.head.maxT >= lo
+	withHead := len(ep.head.ts) > 0 && ep.head.minT <= hi && ep.head.maxT >= lo
 
 	// First pass: pick series and bound their point counts from the stream headers (counted once per refresh,
 	// see memo), so the point budget holds before anything is decoded.
-	key, readKey := memoKey{name: name, lo: lo, hi: hi}, memoKey{name: name, lo: lo, hi: read}
-	cands, counts := ep.memo.counted(readKey)
+	key := memoKey{name: name, lo: lo, hi: hi}
+	cands, counts := ep.memo.counted(key)
 	if cands == nil {
 		cands, counts = ep.count(ids, blocks, withHead)
-		ep.memo.keepCounts(ep.st, readKey, cands, counts)
+		ep.memo.keepCounts(ep.st, key, cands, counts)
 	}
 	picked := make([]int32, 0, len(cands))
 	var pickedCounts []int
@@ -82,30 +74,20 @@ func (ep *endpoint) selectSeries(name string, from, to int64, match func(exposit
 	if len(picked) == 0 {
 		return nil, true
 	}
-	// Second pass: take the tails kept since an earlier refresh and what another query of this refresh decoded,
-	// decode the rest into one array (and keep it for the next query, and as tails where it reaches the newest
-	// point), and share the points: Series are read-only.
+	// Second pass: take what another query of this refresh decoded, decode the rest into one array (and keep it for
+	// the next query), and share the points: Series are read-only.
 	got := make([][]derive.Point, len(picked))
-	if served := ep.tails.serve(picked, got, lo, hi, ep.lastT); served < len(picked) {
-		ep.memo.lookup(key, picked, got)
-	}
-	var missing []int32
-	var at []int
-	bound := 0 // the missing series' points in the blocks read: what their decoding may hold at most
-	for i, id := range picked {
-		if got[i] == nil {
-			missing, at = append(missing, id), append(at, i)
-			bound += pickedCounts[i]
-		}
-	}
-	if len(missing) > 0 {
-		decoded := ep.decode(missing, blocks, withHead, lo, read, bound)
-		if tailing {
-			ep.tails.start(ep.st, missing, decoded, lo, ep.lastT)
-			for j := range decoded {
-				decoded[j] = within(decoded[j], lo, hi)
+	if ep.memo.lookup(key, picked, got) < len(picked) {
+		missing := make([]int32, 0, len(picked))
+		var at []int
+		bound := 0 // the missing series' points in the blocks read: what their decoding may hold at most
+		for i, id := range picked {
+			if got[i] == nil {
+				missing, at = append(missing, id), append(at, i)
+				bound += pickedCounts[i]
 			}
 		}
+		decoded := ep.decode(missing, blocks, withHead, lo, hi, bound)
 		for j, i := range at {
 			got[i] = decoded[j]
 		}

@@ -28,9 +28,6 @@ type Options struct {
 	// MemoBytes bounds the decoded points kept between the queries of a refresh; 0 means DefaultMemoBytes, or
 	// MaxBytes/8 if that is smaller; negative means none are kept.
 	MemoBytes int64
-	// TailBytes bounds the decoded newest points kept per read series between scrapes (see tail.go); 0 means
-	// DefaultTailBytes, or MaxBytes/4 if that is smaller; negative means none are kept.
-	TailBytes int64
 }
 
 // Series is one series' points. They may be shared with other readers: keep them, never modify them.
@@ -55,10 +52,6 @@ type Store struct {
 	// memoBytes is what the endpoints' memos hold (not part of Bytes: it is dropped at every write); memoMax bounds it.
 	memoBytes atomic.Int64
 	memoMax   int64
-	// tailBytes is what the endpoints' tails hold (not part of Bytes: like the memo, it is a decoded copy of what
-	// Bytes counts); tailMax bounds it.
-	tailBytes atomic.Int64
-	tailMax   int64
 	// revs numbers endpoint revisions store-wide, so a removed and re-added endpoint never repeats one.
 	revs atomic.Uint64
 	syms interner
@@ -78,19 +71,12 @@ func New(opts Options) *Store {
 		retention: opts.Retention.Milliseconds(),
 		maxBytes:  opts.MaxBytes,
 		memoMax:   opts.MemoBytes,
-		tailMax:   opts.TailBytes,
 		eps:       make(map[string]*endpoint),
 	}
 	if s.memoMax == 0 {
 		s.memoMax = DefaultMemoBytes
 		if opts.MaxBytes > 0 {
 			s.memoMax = min(s.memoMax, opts.MaxBytes/8)
-		}
-	}
-	if s.tailMax == 0 {
-		s.tailMax = DefaultTailBytes
-		if opts.MaxBytes > 0 {
-			s.tailMax = min(s.tailMax, opts.MaxBytes/4)
 		}
 	}
 	s.syms = interner{sets: make(map[uint64][]*ident), strs: make(map[string]*symbol), bytes: &s.bytes}

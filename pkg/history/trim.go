@@ -35,9 +35,6 @@ func (ep *endpoint) dropBlocks(n int) {
 	oldest := ep.head.seq
 	if len(ep.blocks) > 0 {
 		oldest = ep.blocks[0].seq
-		ep.tails.dropBefore(ep.st, ep.blocks[0].minT)
-	} else if len(ep.head.ts) > 0 {
-		ep.tails.dropBefore(ep.st, ep.head.minT)
 	}
 	for id := range ep.series {
 		if sr := &ep.series[id]; sr.id != nil && !sr.live && sr.lastSeq < uint32(oldest) { // #nosec G115 -- sequence numbers are compared in their 32-bit form everywhere; 2^32 scrapes are 136 years at 1 s
