@@ -23,11 +23,9 @@ const maxStores = 1000
 // warning, so the answer's own warnings do not tell. Servers without the endpoint (all but Thanos Query) have none.
 func (c *Client) DownStores(ctx context.Context) ([]string, error) {
 	var out []string
-	shaped := true
 	_, err := c.stream(ctx, "/api/v1/stores", nil, http.MethodGet, func(dec *json.Decoder) error {
 		// Read store by store, never the whole answer: any server is asked, and one that is not Thanos Query may
-		// answer this path with anything, however large.
-		shaped = false
+		// answer this path with anything, however large; an answer not shaped as Thanos's names no store.
 		if err := expectDelim(dec, '{'); err != nil {
 			return errStop
 		}
@@ -58,7 +56,6 @@ func (c *Client) DownStores(ctx context.Context) ([]string, error) {
 				return err
 			}
 		}
-		shaped = true
 		_, err := dec.Token() // }
 		return err
 	})
@@ -68,9 +65,6 @@ func (c *Client) DownStores(ctx context.Context) ([]string, error) {
 			return nil, nil // not a Thanos querier
 		}
 		return nil, err
-	}
-	if !shaped && len(out) == 0 {
-		return nil, nil // an answer not shaped as Thanos's: nothing to say
 	}
 	sort.Strings(out)
 	return out, nil
@@ -104,6 +98,7 @@ func DownStoresError(stores []string) error {
 		plural(len(stores), "it", "them") + " out of every answer (see its /stores page)"}
 }
 
+// plural is one for a single store, many otherwise.
 func plural(n int, one, many string) string {
 	if n == 1 {
 		return one
