@@ -30,10 +30,15 @@ import (
 func addrOf(eps []map[string]string, name string) string {
 	for _, e := range eps {
 		if e["name"] == name {
-			return strings.TrimSuffix(strings.TrimPrefix(e["url"], "http://"), "/metrics")
+			return hostPort(e["url"])
 		}
 	}
 	return ""
+}
+
+// hostPort is a simulator's /metrics URL as a scrape target's address (Prometheus's instance label).
+func hostPort(metricsURL string) string {
+	return strings.TrimSuffix(strings.TrimPrefix(metricsURL, "http://"), "/metrics")
 }
 
 // contentFleet is a data source over simulated deployments, driven through the built executable.
@@ -68,7 +73,7 @@ func startPromFleet(t *testing.T, p *harness.Plugin, uid string, eps []map[strin
 	for _, e := range eps {
 		// One scrape job for the fleet, as deployments have: raw up answers for the jobs that scrape vLLM, so an
 		// endpoint down since before its first scrape is found through its job.
-		targets = append(targets, promtest.Target{Job: "vllm", Addr: strings.TrimSuffix(strings.TrimPrefix(e["url"], "http://"), "/metrics")})
+		targets = append(targets, promtest.Target{Job: "vllm", Addr: hostPort(e["url"])})
 	}
 	interval, err := time.ParseDuration(testScrapeInterval)
 	if err != nil {

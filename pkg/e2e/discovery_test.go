@@ -30,7 +30,7 @@ func TestDiscoveryOfAHundredThousandTargetsStaysWithinMemory(t *testing.T) {
 	var healthy []string
 	for range 4 {
 		u := fixtureServer(t, "synthetic_v1_8engines_full.txt", 0)
-		healthy = append(healthy, strings.TrimSuffix(strings.TrimPrefix(u, "http://"), "/metrics"))
+		healthy = append(healthy, hostPort(u))
 	}
 	bulk := make([]string, 100_000-len(healthy))
 	for i := range bulk {

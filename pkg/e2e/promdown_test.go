@@ -21,9 +21,9 @@ func TestPrometheusModeSeesDownEndpoints(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a simulator and Prometheus")
 	}
-	live := strings.TrimSuffix(strings.TrimPrefix(startSim(t, "-flavor=vllm-v1", "-qps=5", "-seed=1"), "http://"), "/metrics")
-	dead := strings.TrimSuffix(strings.TrimPrefix(stoppedEndpoint(t), "http://"), "/metrics")
-	other := strings.TrimSuffix(strings.TrimPrefix(stoppedEndpoint(t), "http://"), "/metrics")
+	live := hostPort(startSim(t, "-flavor=vllm-v1", "-qps=5", "-seed=1"))
+	dead := hostPort(stoppedEndpoint(t))
+	other := hostPort(stoppedEndpoint(t))
 	prom := promtest.Start(t, promtest.Options{ScrapeInterval: time.Second, Targets: []promtest.Target{
 		{Job: "vllm", Addr: live}, {Job: "vllm", Addr: dead}, {Job: "node", Addr: other},
 	}})

@@ -365,7 +365,7 @@ func TestPrometheusModeLiveMatchesDirect(t *testing.T) {
 	var targets []promtest.Target
 	for _, args := range sims {
 		u := startSim(t, args...)
-		host := strings.TrimSuffix(strings.TrimPrefix(u, "http://"), "/metrics")
+		host := hostPort(u)
 		endpoints = append(endpoints, map[string]string{"name": host, "url": u})
 		targets = append(targets, promtest.Target{Addr: host})
 	}

@@ -144,7 +144,7 @@ func TestScaleOutNotices(t *testing.T) {
 	}
 	promtest.EnginesOf(t, promtest.ThanosHA, promtest.Cortex)
 	u := startSim(t, "-flavor=vllm-v1", "-engines=2", "-qps=10", "-speed=4", "-seed=7")
-	targets := []promtest.Target{{Addr: strings.TrimSuffix(strings.TrimPrefix(u, "http://"), "/metrics")}}
+	targets := []promtest.Target{{Addr: hostPort(u)}}
 	p := harness.Start(t, harness.Executable(t, harness.DatasourceExecutable))
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
