@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -28,12 +27,7 @@ func fleetEndpoints(t *testing.T) []map[string]string {
 
 // brokenEndpoints are the three ways an endpoint fails: refused, garbage, and hanging past the timeout.
 func brokenEndpoints(t *testing.T) []map[string]string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	stopped := "http://" + ln.Addr().String() + "/metrics"
-	ln.Close()
+	stopped := "http://" + refusedAddr(t) + "/metrics"
 	garbage := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
 		_, _ = w.Write([]byte("vllm:num_requests_running{engine=\"0\" 3\nthis is not an exposition\n"))
