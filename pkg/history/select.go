@@ -117,14 +117,10 @@ func (ep *endpoint) count(ids []int32, blocks []*block, withHead bool) (cands, c
 	for _, id := range ids {
 		n := 0
 		for _, b := range blocks {
-			if st, ok := b.stream(id); ok {
-				n += st.n
-			}
+			n += b.points(id)
 		}
-		if withHead {
-			if st, ok := ep.head.stream(id); ok {
-				n += st.n
-			}
+		if withHead && int(id) < len(ep.head.series) {
+			n += int(ep.head.series[id].n)
 		}
 		if n > 0 {
 			cands, counts = append(cands, id), append(counts, int32(n)) // #nosec G115 -- at most blockRows points per block, blocks of one retention

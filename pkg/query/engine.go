@@ -470,18 +470,26 @@ type group struct {
 func (c *evalCtx) groupLabels(l map[string]string) map[string]string {
 	out := make(map[string]string, len(l))
 	for k, v := range l {
-		switch {
-		case c.q.GroupBy == GroupEngine:
-		case (k == vllm.RankOutputLabel || k == vllm.AscendRankOutputLabel) && c.q.GroupBy != GroupEngine:
-			continue
-		case k == "endpoint" && (c.q.GroupBy == GroupModel || c.q.GroupBy == GroupFleet):
-			continue
-		case k == "model_name" && c.q.GroupBy == GroupFleet:
-			continue
+		if c.reports(k) {
+			out[k] = v
 		}
-		out[k] = v
 	}
 	return out
+}
+
+// reports tells whether the query's GroupBy keeps the output label k.
+func (c *evalCtx) reports(k string) bool {
+	switch {
+	case c.q.GroupBy == GroupEngine:
+		return true
+	case k == vllm.RankOutputLabel || k == vllm.AscendRankOutputLabel:
+		return false
+	case k == "endpoint" && (c.q.GroupBy == GroupModel || c.q.GroupBy == GroupFleet):
+		return false
+	case k == "model_name" && c.q.GroupBy == GroupFleet:
+		return false
+	}
+	return true
 }
 
 // groupInputs groups inputs by their reported labels, in a stable order.
@@ -489,11 +497,11 @@ func (c *evalCtx) groupInputs(ins []input) []*group {
 	byKey := map[string]*group{}
 	var out []*group
 	for _, in := range ins {
-		l := c.groupLabels(in.labels)
-		k := LabelKey(l)
+		// The key is built from the input's labels directly: a group's label map is made once, not once per input.
+		k := labelKey(in.labels, c.reports)
 		g, ok := byKey[k]
 		if !ok {
-			g = &group{key: k, labels: l}
+			g = &group{key: k, labels: c.groupLabels(in.labels)}
 			byKey[k] = g
 			out = append(out, g)
 		}
@@ -504,12 +512,18 @@ func (c *evalCtx) groupInputs(ins []input) []*group {
 }
 
 // LabelKey is a label set's identity: names sorted, names and values NUL-separated.
-func LabelKey(l map[string]string) string {
+func LabelKey(l map[string]string) string { return labelKey(l, nil) }
+
+// labelKey is LabelKey of the labels of l that keep accepts (all when keep is nil).
+func labelKey(l map[string]string, keep func(string) bool) string {
 	// Label sets here are small: sorting a stack array and sizing the string once keeps a query's many keys to one
 	// allocation each.
 	var arr [8]string
 	keys, n := arr[:0], 0
 	for k, v := range l {
+		if keep != nil && !keep(k) {
+			continue
+		}
 		keys = append(keys, k)
 		n += len(k) + len(v) + 2
 	}
