@@ -42,6 +42,12 @@ type Source interface {
 	Revision(endpoint string) uint64
 }
 
+// LatestSource is a Source that can return, of the points before carry, only each series' newest: what instant
+// values at carry or later read, so a gauge's five-minute lookback is not copied for every step evaluated.
+type LatestSource interface {
+	SelectLatest(endpoint, name string, from, carry, to int64, match func(exposition.Labels) bool, maxPoints int) ([]Series, bool)
+}
+
 // Engine evaluates queries over a Source the way Prometheus evaluates the equivalent PromQL.
 type Engine struct {
 	Source         Source
@@ -310,24 +316,36 @@ type input struct {
 	le       float64           // bucket bound for _bucket series
 }
 
+// reads is what the steps of a fetch read before the first: reach is the rate window for rates, the lookback for
+// instant values; instant ones read only the newest point at or before each step.
+type reads struct {
+	reach   int64
+	instant bool
+}
+
+// rateReads reads the rate window before each step.
+func (c *evalCtx) rateReads() reads { return reads{reach: c.window} }
+
+// instantReads reads the newest point within the lookback at or before each step.
+func (c *evalCtx) instantReads() reads { return reads{reach: c.lookback, instant: true} }
+
 // fetch selects every series of a signal (with a sample-name suffix such as "_bucket") on the selected
-// endpoints that match the model and rank filters and the catalog's matchers, with the points the steps read: reach
-// before the first is the rate window for rates, the lookback for instant values. keep names the labels carried
-// into the output besides endpoint, model and rank.
-func (c *evalCtx) fetch(sig vllm.Signal, suffix string, match []measure.Matcher, reach int64, keep ...string) []input {
+// endpoints that match the model and rank filters and the catalog's matchers, with the points the steps read (r).
+// keep names the labels carried into the output besides endpoint, model and rank.
+func (c *evalCtx) fetch(sig vllm.Signal, suffix string, match []measure.Matcher, r reads, keep ...string) []input {
 	var out []input
 	for _, ep := range c.endpoints {
 		base, ok := sig.Name(func(n string) bool { return ep.names[n] })
 		if !ok {
 			continue
 		}
-		out = append(out, c.fetchName(ep.name, base+suffix, match, reach, keep...)...)
+		out = append(out, c.fetchName(ep.name, base+suffix, match, r, keep...)...)
 	}
 	return out
 }
 
 // fetchName selects one sample name on one endpoint (see fetch).
-func (c *evalCtx) fetchName(endpoint, name string, catalogMatch []measure.Matcher, reach int64, keep ...string) []input {
+func (c *evalCtx) fetchName(endpoint, name string, catalogMatch []measure.Matcher, r reads, keep ...string) []input {
 	if c.stopped() != nil {
 		return nil
 	}
@@ -354,7 +372,13 @@ func (c *evalCtx) fetchName(endpoint, name string, catalogMatch []measure.Matche
 		return true
 	}
 	b := c.budget
-	selected, fits := c.e.Source.Select(endpoint, name, c.from-reach, c.to, match, MaxFetchedPoints-b.fetched)
+	var selected []Series
+	var fits bool
+	if ls, ok := c.e.Source.(LatestSource); ok && r.instant {
+		selected, fits = ls.SelectLatest(endpoint, name, c.from-r.reach, c.from, c.to, match, MaxFetchedPoints-b.fetched)
+	} else {
+		selected, fits = c.e.Source.Select(endpoint, name, c.from-r.reach, c.to, match, MaxFetchedPoints-b.fetched)
+	}
 	for _, s := range selected {
 		b.fetched += len(s.Points)
 	}
