@@ -349,7 +349,6 @@ func (c *evalCtx) fetchName(endpoint, name string, catalogMatch []measure.Matche
 	if c.stopped() != nil {
 		return nil
 	}
-	var out []input
 	rankSrc, rankOut := vllm.RankLabel(name)
 	worker := vllm.RankWorker(name)
 	rankOf := func(ls exposition.Labels) string {
@@ -387,9 +386,11 @@ func (c *evalCtx) fetchName(endpoint, name string, catalogMatch []measure.Matche
 			MaxFetchedSeries, MaxFetchedPoints))
 		return nil
 	}
+	out := make([]input, 0, len(selected))
 	for _, s := range selected {
 		model, rank := modelOf(s.Labels), rankOf(s.Labels)
-		labels := map[string]string{"endpoint": endpoint}
+		labels := make(map[string]string, 3+len(keep)) // sized once: a query makes one per series it reads
+		labels["endpoint"] = endpoint
 		if model != "" {
 			labels["model_name"] = model
 		}
