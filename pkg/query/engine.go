@@ -678,31 +678,6 @@ func maxMerge(a, b []derive.Point) []derive.Point {
 	return out
 }
 
-// rates returns, per group, the summed per-second rate of its counters at each step: sum by (...) (rate(x[w])).
-// Members are summed in their order at every step, as a step-by-step loop would.
-func (c *evalCtx) rates(groups []*group) []map[int64]float64 {
-	out := make([]map[int64]float64, len(groups))
-	sums := make([]float64, len(c.steps))
-	seen := make([]bool, len(c.steps))
-	for gi, g := range groups {
-		clear(sums)
-		clear(seen)
-		for _, m := range g.members {
-			derive.RateSteps(m.series.Points, c.steps, c.window, func(i int, v float64) {
-				sums[i] += v
-				seen[i] = true
-			})
-		}
-		out[gi] = map[int64]float64{}
-		for i, t := range c.steps {
-			if seen[i] {
-				out[gi][t] = sums[i]
-			}
-		}
-	}
-	return out
-}
-
 // bucketRates is derive.BucketRates of a group's bucket series at every step: rates[i] holds, in member order,
 // the buckets whose series has a rate at step i. One pass per series (derive.RateSteps) instead of one per step.
 func (c *evalCtx) bucketRates(members []input) bucketSteps {
@@ -745,21 +720,35 @@ func (bs bucketSteps) scratch() *commonScratch {
 	return sc
 }
 
-// rate evaluates grouped counters as per-second rates.
+// rate evaluates grouped counters as per-second rates: sum by (...) (rate(x[w])). Members are summed in their
+// order at every step, as a step-by-step loop would.
 func (c *evalCtx) rate(ins []input) []Output {
-	groups := c.groupInputs(ins)
-	rates := c.rates(groups)
 	var outs []Output
-	for gi, g := range groups {
-		o := Output{Labels: g.labels}
-		for _, t := range c.steps {
-			if v, ok := rates[gi][t]; ok {
-				o.Points = append(o.Points, derive.Point{T: t, V: v})
+	sums := make([]float64, len(c.steps))
+	seen := make([]bool, len(c.steps))
+	for _, g := range c.groupInputs(ins) {
+		clear(sums)
+		clear(seen)
+		n := 0
+		for _, m := range g.members {
+			derive.RateSteps(m.series.Points, c.steps, c.window, func(i int, v float64) {
+				sums[i] += v
+				if !seen[i] {
+					seen[i] = true
+					n++
+				}
+			})
+		}
+		if n == 0 {
+			continue
+		}
+		o := Output{Labels: g.labels, Points: make([]derive.Point, 0, n)}
+		for i, t := range c.steps {
+			if seen[i] {
+				o.Points = append(o.Points, derive.Point{T: t, V: sums[i]})
 			}
 		}
-		if len(o.Points) > 0 {
-			outs = append(outs, o)
-		}
+		outs = append(outs, o)
 	}
 	return outs
 }
