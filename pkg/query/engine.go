@@ -3,6 +3,7 @@ package query
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"regexp"
 	"slices"
@@ -387,20 +388,27 @@ func (c *evalCtx) fetchName(endpoint, name string, catalogMatch []measure.Matche
 		return nil
 	}
 	out := make([]input, 0, len(selected))
+	var labels map[string]string
+	var prevModel, prevRank string
 	for _, s := range selected {
 		model, rank := modelOf(s.Labels), rankOf(s.Labels)
-		labels := make(map[string]string, 3+len(keep)) // sized once: a query makes one per series it reads
-		labels["endpoint"] = endpoint
-		if model != "" {
-			labels["model_name"] = model
-		}
-		if rank != "" {
-			labels[rankOut] = rank
-		}
-		for _, k := range keep {
-			if v, ok := s.Labels.Lookup(k); ok {
-				labels[k] = v
+		// A histogram's buckets come one after another with the same labels: without labels to keep, they share one
+		// map (inputs' labels are read-only), and groupInputs keys it once.
+		if labels == nil || len(keep) > 0 || model != prevModel || rank != prevRank {
+			labels = make(map[string]string, 3+len(keep))
+			labels["endpoint"] = endpoint
+			if model != "" {
+				labels["model_name"] = model
 			}
+			if rank != "" {
+				labels[rankOut] = rank
+			}
+			for _, k := range keep {
+				if v, ok := s.Labels.Lookup(k); ok {
+					labels[k] = v
+				}
+			}
+			prevModel, prevRank = model, rank
 		}
 		in := input{endpoint: endpoint, series: s, labels: labels}
 		if strings.HasSuffix(name, "_bucket") {
@@ -521,14 +529,20 @@ func (c *evalCtx) reports(k string) bool {
 func (c *evalCtx) groupInputs(ins []input) []*group {
 	byKey := map[string]*group{}
 	var out []*group
+	var g *group
+	var prev map[string]string
 	for _, in := range ins {
-		// The key is built from the input's labels directly: a group's label map is made once, not once per input.
-		k := labelKey(in.labels, c.reports)
-		g, ok := byKey[k]
-		if !ok {
-			g = &group{key: k, labels: c.groupLabels(in.labels)}
-			byKey[k] = g
-			out = append(out, g)
+		// Consecutive inputs with equal labels (a histogram's buckets) join the same group without a key built; a
+		// key is built from the input's labels directly, and a group's label map once.
+		if g == nil || !maps.Equal(prev, in.labels) {
+			k := labelKey(in.labels, c.reports)
+			var ok bool
+			if g, ok = byKey[k]; !ok {
+				g = &group{key: k, labels: c.groupLabels(in.labels)}
+				byKey[k] = g
+				out = append(out, g)
+			}
+			prev = in.labels
 		}
 		g.members = append(g.members, in)
 	}

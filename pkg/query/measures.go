@@ -497,6 +497,7 @@ func named(outs []Output, measure string) []Output {
 func (c *evalCtx) rawInputs(endpoint, name string) []input {
 	ins := c.fetchName(endpoint, name, nil, c.instantReads())
 	for i := range ins {
+		ins[i].labels = copyLabels(ins[i].labels) // fetchName's maps may be shared between series
 		for _, l := range ins[i].series.Labels {
 			if _, ok := ins[i].labels[l.Name]; !ok && l.Value != "" { // empty is absent, as in Prometheus
 				ins[i].labels[l.Name] = l.Value
