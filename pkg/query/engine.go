@@ -3,8 +3,8 @@ package query
 import (
 	"context"
 	"fmt"
-	"maps"
 	"math"
+	"reflect"
 	"regexp"
 	"slices"
 	"sort"
@@ -530,11 +530,11 @@ func (c *evalCtx) groupInputs(ins []input) []*group {
 	byKey := map[string]*group{}
 	var out []*group
 	var g *group
-	var prev map[string]string
+	var prev uintptr
 	for _, in := range ins {
-		// Consecutive inputs with equal labels (a histogram's buckets) join the same group without a key built; a
-		// key is built from the input's labels directly, and a group's label map once.
-		if g == nil || !maps.Equal(prev, in.labels) {
+		// Consecutive inputs sharing one label map (a histogram's buckets, see fetchName) join the same group without
+		// a key built; a key is built from the input's labels directly, and a group's label map once.
+		if m := reflect.ValueOf(in.labels).Pointer(); g == nil || m != prev {
 			k := labelKey(in.labels, c.reports)
 			var ok bool
 			if g, ok = byKey[k]; !ok {
@@ -542,7 +542,7 @@ func (c *evalCtx) groupInputs(ins []input) []*group {
 				byKey[k] = g
 				out = append(out, g)
 			}
-			prev = in.labels
+			prev = m
 		}
 		g.members = append(g.members, in)
 	}
