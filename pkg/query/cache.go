@@ -304,6 +304,7 @@ func merge(pieces [][][]Output, n int) ([][]Output, error) {
 		index := map[string]int{}
 		var at [][]int // per piece, the index in out[i] of each of its series
 		var total []int
+		var keys []string // of out[i]'s series
 		for _, p := range pieces {
 			seen := make(map[string]bool, len(p[i]))
 			js := make([]int, len(p[i]))
@@ -318,7 +319,7 @@ func merge(pieces [][][]Output, n int) ([][]Output, error) {
 					j = len(out[i])
 					index[key] = j
 					out[i] = append(out[i], Output{Measure: o.Measure, Labels: copyLabels(o.Labels), Unit: o.Unit})
-					total = append(total, 0)
+					total, keys = append(total, 0), append(keys, key)
 				}
 				js[k] = j
 				total[j] += len(o.Points)
@@ -334,7 +335,7 @@ func merge(pieces [][][]Output, n int) ([][]Output, error) {
 				out[i][j].Points = append(out[i][j].Points, o.Points...)
 			}
 		}
-		sortCanonical(out[i])
+		sortByKeys(out[i], keys)
 	}
 	return out, nil
 }

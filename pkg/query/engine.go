@@ -138,13 +138,22 @@ func (c *evalCtx) outputs(outputs []measure.Output) ([][]Output, error) {
 
 // sortCanonical orders one output's series by measure name, then labels; series with equal keys keep their order.
 func sortCanonical(outs []Output) {
+	keys := make([]string, len(outs))
+	for i, o := range outs {
+		keys[i] = canonicalKey(o)
+	}
+	sortByKeys(outs, keys)
+}
+
+// sortByKeys is sortCanonical with each series' canonicalKey given.
+func sortByKeys(outs []Output, keys []string) {
 	type keyed struct {
 		key string
 		out Output
 	}
 	ks := make([]keyed, len(outs))
 	for i, o := range outs {
-		ks[i] = keyed{canonicalKey(o), o}
+		ks[i] = keyed{keys[i], o}
 	}
 	slices.SortStableFunc(ks, func(a, b keyed) int { return strings.Compare(a.key, b.key) })
 	for i, k := range ks {
