@@ -322,7 +322,7 @@ func (c *evalCtx) retentionNotice() []string {
 type input struct {
 	endpoint string
 	series   Series
-	labels   map[string]string // output labels before grouping
+	labels   map[string]string // output labels before grouping; read-only, shared by a histogram's buckets
 	le       float64           // bucket bound for _bucket series
 }
 
