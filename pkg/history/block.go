@@ -235,6 +235,15 @@ func (h *headBlock) bytes() int64 {
 	return n
 }
 
+// points is how many points series id has in the block: stream's count without preparing the stream, for the
+// first pass of every selection.
+func (b *block) points(id int32) int {
+	if id < 0 || int(id)+1 >= len(b.off) || b.off[id] == b.off[id+1] {
+		return 0
+	}
+	return int(b.data[b.off[id]+1] & headerMask)
+}
+
 // stream returns series id's points in the block.
 func (b *block) stream(id int32) (stream, bool) {
 	if id < 0 || int(id)+1 >= len(b.off) {

@@ -10,10 +10,11 @@ import (
 // the TTFT buckets of every endpoint up to seven times. A memo keeps what one of them decoded for the others until
 // the endpoint's next write, so each series is decoded once per refresh rather than once per query.
 
-// memoKey names one decoded range of one sample name.
+// memoKey names one decoded range of one sample name; carry is where a latest-only selection starts keeping every
+// point (see SelectLatest), lo for a plain one and 0 for a first pass, which does not depend on it.
 type memoKey struct {
-	name   string
-	lo, hi int64
+	name          string
+	lo, hi, carry int64
 }
 
 // memo holds an endpoint's decoded selections since its last write. Readers share it under the endpoint's read

@@ -23,17 +23,25 @@ func (s *Store) Select(endpoint, name string, from, to int64, match func(exposit
 // SelectBounded is Select that returns nothing and false, before decoding anything, when the selection holds
 // more than maxPoints points (0: no bound), so a query's budget holds however large one selection is.
 func (s *Store) SelectBounded(endpoint, name string, from, to int64, match func(exposition.Labels) bool, maxPoints int) ([]Series, bool) {
+	return s.SelectLatest(endpoint, name, from, from, to, match, maxPoints)
+}
+
+// SelectLatest is SelectBounded that keeps, of each series' points before carry, only the newest: all that an
+// instant value at carry or later reads (the newest point at or before it), so a gauge's lookback is decoded but
+// not copied. The point bound counts what the blocks hold, as SelectBounded's does.
+func (s *Store) SelectLatest(endpoint, name string, from, carry, to int64, match func(exposition.Labels) bool, maxPoints int) ([]Series, bool) {
 	ep := s.rlock(endpoint)
 	if ep == nil {
 		return nil, true
 	}
 	defer ep.mu.RUnlock()
-	return ep.selectSeries(name, from, to, match, maxPoints)
+	return ep.selectSeries(name, from, carry, to, match, maxPoints)
 }
 
-// selectSeries implements SelectBounded under the read lock.
-func (ep *endpoint) selectSeries(name string, from, to int64, match func(exposition.Labels) bool, maxPoints int) ([]Series, bool) {
+// selectSeries implements SelectLatest under the read lock.
+func (ep *endpoint) selectSeries(name string, from, carry, to int64, match func(exposition.Labels) bool, maxPoints int) ([]Series, bool) {
 	lo, hi := max(from, ep.floor()), to
+	carry = max(carry, lo)
 	ids := ep.byName[name]
 	if lo > hi || len(ids) == 0 || !ep.hasRows {
 		return nil, true
@@ -77,6 +85,7 @@ func (ep *endpoint) selectSeries(name string, from, to int64, match func(exposit
 	// Second pass: take what another query of this refresh decoded, decode the rest into one array (and keep it for
 	// the next query), and share the points: Series are read-only.
 	got := make([][]derive.Point, len(picked))
+	key.carry = carry
 	if ep.memo.lookup(key, picked, got) < len(picked) {
 		missing := make([]int32, 0, len(picked))
 		var at []int
@@ -87,7 +96,7 @@ func (ep *endpoint) selectSeries(name string, from, to int64, match func(exposit
 				bound += pickedCounts[i]
 			}
 		}
-		decoded := ep.decode(missing, blocks, withHead, lo, hi, bound)
+		decoded := ep.decode(missing, blocks, withHead, lo, carry, hi, bound)
 		for j, i := range at {
 			got[i] = decoded[j]
 		}
@@ -117,14 +126,10 @@ func (ep *endpoint) count(ids []int32, blocks []*block, withHead bool) (cands, c
 	for _, id := range ids {
 		n := 0
 		for _, b := range blocks {
-			if st, ok := b.stream(id); ok {
-				n += st.n
-			}
+			n += b.points(id)
 		}
-		if withHead {
-			if st, ok := ep.head.stream(id); ok {
-				n += st.n
-			}
+		if withHead && int(id) < len(ep.head.series) {
+			n += int(ep.head.series[id].n)
 		}
 		if n > 0 {
 			cands, counts = append(cands, id), append(counts, int32(n)) // #nosec G115 -- at most blockRows points per block, blocks of one retention
@@ -133,16 +138,18 @@ func (ep *endpoint) count(ids []int32, blocks []*block, withHead bool) (cands, c
 	return cands, counts
 }
 
-// decode returns the points in [lo, hi] of each of ids from blocks (and the head if withHead), in one array of the
-// exact size (a range usually takes a part of the blocks it overlaps); each series' slice is full, so appending to
-// it copies. bound is how many points the blocks hold for ids, so the scratch it decodes into never grows.
-func (ep *endpoint) decode(ids []int32, blocks []*block, withHead bool, lo, hi int64, bound int) [][]derive.Point {
+// decode returns the points in [lo, hi] of each of ids from blocks (and the head if withHead), of those before
+// carry only the newest, in one array of the exact size (a range usually takes a part of the blocks it overlaps);
+// each series' slice is full, so appending to it copies. bound is how many points the blocks hold for ids, so the
+// scratch it decodes into never grows.
+func (ep *endpoint) decode(ids []int32, blocks []*block, withHead bool, lo, carry, hi int64, bound int) [][]derive.Point {
 	scratch := decodeScratch.Get().(*[]derive.Point)
 	if cap(*scratch) < bound {
 		*scratch = make([]derive.Point, 0, bound)
 	}
 	pts := (*scratch)[:0]
 	ends := make([]int, len(ids))
+	start := 0 // of the series being decoded
 	for i, id := range ids {
 		for _, b := range blocks {
 			if st, ok := b.stream(id); ok {
@@ -154,6 +161,8 @@ func (ep *endpoint) decode(ids []int32, blocks []*block, withHead bool, lo, hi i
 				pts = st.decode(pts, lo, hi)
 			}
 		}
+		pts = latestBefore(pts, start, carry)
+		start = len(pts)
 		ends[i] = len(pts)
 	}
 	exact := make([]derive.Point, len(pts))
@@ -163,12 +172,25 @@ func (ep *endpoint) decode(ids []int32, blocks []*block, withHead bool, lo, hi i
 		decodeScratch.Put(scratch)
 	}
 	out := make([][]derive.Point, len(ids))
-	start := 0
+	start = 0
 	for i, end := range ends {
 		out[i] = exact[start:end:end]
 		start = end
 	}
 	return out
+}
+
+// latestBefore drops from pts[start:] (one series' points, ascending) every point before carry but the newest.
+func latestBefore(pts []derive.Point, start int, carry int64) []derive.Point {
+	j := start
+	for j < len(pts) && pts[j].T < carry {
+		j++
+	}
+	if j-start < 2 {
+		return pts
+	}
+	pts[start] = pts[j-1]
+	return append(pts[:start+1], pts[j:]...)
 }
 
 // decodeScratch holds the buffers selections decode into before they know their size.

@@ -296,15 +296,19 @@ func pointRange(pts []derive.Point, lo, hi int64) (int, int) {
 }
 
 // merge joins pieces covering consecutive step spans into one answer: per catalog output, each series' points in
-// piece order, series in canonical order. The result owns its points and labels.
+// piece order, series in canonical order. The result owns its points and labels; each series' points fill their
+// array exactly, so store can keep them as they are and an append by a reader copies.
 func merge(pieces [][][]Output, n int) ([][]Output, error) {
 	out := make([][]Output, n)
 	for i := range n {
 		index := map[string]int{}
-		var keys []string
+		var at [][]int // per piece, the index in out[i] of each of its series
+		var total []int
+		var keys []string // of out[i]'s series
 		for _, p := range pieces {
-			seen := map[string]bool{}
-			for _, o := range p[i] {
+			seen := make(map[string]bool, len(p[i]))
+			js := make([]int, len(p[i]))
+			for k, o := range p[i] {
 				key := canonicalKey(o)
 				if seen[key] {
 					return nil, errNotCacheable
@@ -314,13 +318,24 @@ func merge(pieces [][][]Output, n int) ([][]Output, error) {
 				if !ok {
 					j = len(out[i])
 					index[key] = j
-					keys = append(keys, key)
 					out[i] = append(out[i], Output{Measure: o.Measure, Labels: copyLabels(o.Labels), Unit: o.Unit})
+					total, keys = append(total, 0), append(keys, key)
 				}
+				js[k] = j
+				total[j] += len(o.Points)
+			}
+			at = append(at, js)
+		}
+		for j := range out[i] {
+			out[i][j].Points = make([]derive.Point, 0, total[j])
+		}
+		for pi, p := range pieces {
+			for k, o := range p[i] {
+				j := at[pi][k]
 				out[i][j].Points = append(out[i][j].Points, o.Points...)
 			}
 		}
-		sortCanonical(out[i])
+		sortByKeys(out[i], keys)
 	}
 	return out, nil
 }
@@ -351,7 +366,9 @@ func (k *Cache) store(key string, c *evalCtx, groups [][]Output) {
 			if b == 0 {
 				continue
 			}
-			kept := Output{Measure: o.Measure, Unit: o.Unit, Labels: copyLabels(o.Labels), Points: append([]derive.Point(nil), o.Points[:b]...)}
+			// The points are shared with the answer (merge made them for it), which readers treat as read-only, as
+			// they do a view; the full slice expression keeps an append to either from writing into the other.
+			kept := Output{Measure: o.Measure, Unit: o.Unit, Labels: copyLabels(o.Labels), Points: o.Points[:b:b]}
 			e.groups[i] = append(e.groups[i], kept)
 			e.bytes += 96 + int64(len(o.Measure)+len(o.Unit)) + 16*int64(len(kept.Points))
 			for name, v := range kept.Labels {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"reflect"
 	"regexp"
 	"slices"
 	"sort"
@@ -40,6 +41,12 @@ type Source interface {
 	// Revision changes whenever the endpoint's sample names change or a point is written at or before a scrape
 	// already held; while it stays the same, history only grows after newest and shrinks from oldest.
 	Revision(endpoint string) uint64
+}
+
+// LatestSource is a Source that can return, of the points before carry, only each series' newest: what instant
+// values at carry or later read, so a gauge's five-minute lookback is not copied for every step evaluated.
+type LatestSource interface {
+	SelectLatest(endpoint, name string, from, carry, to int64, match func(exposition.Labels) bool, maxPoints int) ([]Series, bool)
 }
 
 // Engine evaluates queries over a Source the way Prometheus evaluates the equivalent PromQL.
@@ -131,13 +138,22 @@ func (c *evalCtx) outputs(outputs []measure.Output) ([][]Output, error) {
 
 // sortCanonical orders one output's series by measure name, then labels; series with equal keys keep their order.
 func sortCanonical(outs []Output) {
+	keys := make([]string, len(outs))
+	for i, o := range outs {
+		keys[i] = canonicalKey(o)
+	}
+	sortByKeys(outs, keys)
+}
+
+// sortByKeys is sortCanonical with each series' canonicalKey given.
+func sortByKeys(outs []Output, keys []string) {
 	type keyed struct {
 		key string
 		out Output
 	}
 	ks := make([]keyed, len(outs))
 	for i, o := range outs {
-		ks[i] = keyed{canonicalKey(o), o}
+		ks[i] = keyed{keys[i], o}
 	}
 	slices.SortStableFunc(ks, func(a, b keyed) int { return strings.Compare(a.key, b.key) })
 	for i, k := range ks {
@@ -306,32 +322,43 @@ func (c *evalCtx) retentionNotice() []string {
 type input struct {
 	endpoint string
 	series   Series
-	labels   map[string]string // output labels before grouping
+	labels   map[string]string // output labels before grouping; read-only, shared by a histogram's buckets
 	le       float64           // bucket bound for _bucket series
 }
 
+// reads is what the steps of a fetch read before the first: reach is the rate window for rates, the lookback for
+// instant values; instant ones read only the newest point at or before each step.
+type reads struct {
+	reach   int64
+	instant bool
+}
+
+// rateReads reads the rate window before each step.
+func (c *evalCtx) rateReads() reads { return reads{reach: c.window} }
+
+// instantReads reads the newest point within the lookback at or before each step.
+func (c *evalCtx) instantReads() reads { return reads{reach: c.lookback, instant: true} }
+
 // fetch selects every series of a signal (with a sample-name suffix such as "_bucket") on the selected
-// endpoints that match the model and rank filters and the catalog's matchers, with the points the steps read: reach
-// before the first is the rate window for rates, the lookback for instant values. keep names the labels carried
-// into the output besides endpoint, model and rank.
-func (c *evalCtx) fetch(sig vllm.Signal, suffix string, match []measure.Matcher, reach int64, keep ...string) []input {
+// endpoints that match the model and rank filters and the catalog's matchers, with the points the steps read (r).
+// keep names the labels carried into the output besides endpoint, model and rank.
+func (c *evalCtx) fetch(sig vllm.Signal, suffix string, match []measure.Matcher, r reads, keep ...string) []input {
 	var out []input
 	for _, ep := range c.endpoints {
 		base, ok := sig.Name(func(n string) bool { return ep.names[n] })
 		if !ok {
 			continue
 		}
-		out = append(out, c.fetchName(ep.name, base+suffix, match, reach, keep...)...)
+		out = append(out, c.fetchName(ep.name, base+suffix, match, r, keep...)...)
 	}
 	return out
 }
 
 // fetchName selects one sample name on one endpoint (see fetch).
-func (c *evalCtx) fetchName(endpoint, name string, catalogMatch []measure.Matcher, reach int64, keep ...string) []input {
+func (c *evalCtx) fetchName(endpoint, name string, catalogMatch []measure.Matcher, r reads, keep ...string) []input {
 	if c.stopped() != nil {
 		return nil
 	}
-	var out []input
 	rankSrc, rankOut := vllm.RankLabel(name)
 	worker := vllm.RankWorker(name)
 	rankOf := func(ls exposition.Labels) string {
@@ -354,7 +381,13 @@ func (c *evalCtx) fetchName(endpoint, name string, catalogMatch []measure.Matche
 		return true
 	}
 	b := c.budget
-	selected, fits := c.e.Source.Select(endpoint, name, c.from-reach, c.to, match, MaxFetchedPoints-b.fetched)
+	var selected []Series
+	var fits bool
+	if ls, ok := c.e.Source.(LatestSource); ok && r.instant {
+		selected, fits = ls.SelectLatest(endpoint, name, c.from-r.reach, c.from, c.to, match, MaxFetchedPoints-b.fetched)
+	} else {
+		selected, fits = c.e.Source.Select(endpoint, name, c.from-r.reach, c.to, match, MaxFetchedPoints-b.fetched)
+	}
 	for _, s := range selected {
 		b.fetched += len(s.Points)
 	}
@@ -363,19 +396,28 @@ func (c *evalCtx) fetchName(endpoint, name string, catalogMatch []measure.Matche
 			MaxFetchedSeries, MaxFetchedPoints))
 		return nil
 	}
+	out := make([]input, 0, len(selected))
+	var labels map[string]string
+	var prevModel, prevRank string
 	for _, s := range selected {
 		model, rank := modelOf(s.Labels), rankOf(s.Labels)
-		labels := map[string]string{"endpoint": endpoint}
-		if model != "" {
-			labels["model_name"] = model
-		}
-		if rank != "" {
-			labels[rankOut] = rank
-		}
-		for _, k := range keep {
-			if v, ok := s.Labels.Lookup(k); ok {
-				labels[k] = v
+		// A histogram's buckets come one after another with the same labels: without labels to keep, they share one
+		// map (inputs' labels are read-only), and groupInputs keys it once.
+		if labels == nil || len(keep) > 0 || model != prevModel || rank != prevRank {
+			labels = make(map[string]string, 3+len(keep))
+			labels["endpoint"] = endpoint
+			if model != "" {
+				labels["model_name"] = model
 			}
+			if rank != "" {
+				labels[rankOut] = rank
+			}
+			for _, k := range keep {
+				if v, ok := s.Labels.Lookup(k); ok {
+					labels[k] = v
+				}
+			}
+			prevModel, prevRank = model, rank
 		}
 		in := input{endpoint: endpoint, series: s, labels: labels}
 		if strings.HasSuffix(name, "_bucket") {
@@ -470,32 +512,46 @@ type group struct {
 func (c *evalCtx) groupLabels(l map[string]string) map[string]string {
 	out := make(map[string]string, len(l))
 	for k, v := range l {
-		switch {
-		case c.q.GroupBy == GroupEngine:
-		case (k == vllm.RankOutputLabel || k == vllm.AscendRankOutputLabel) && c.q.GroupBy != GroupEngine:
-			continue
-		case k == "endpoint" && (c.q.GroupBy == GroupModel || c.q.GroupBy == GroupFleet):
-			continue
-		case k == "model_name" && c.q.GroupBy == GroupFleet:
-			continue
+		if c.reports(k) {
+			out[k] = v
 		}
-		out[k] = v
 	}
 	return out
+}
+
+// reports tells whether the query's GroupBy keeps the output label k.
+func (c *evalCtx) reports(k string) bool {
+	switch {
+	case c.q.GroupBy == GroupEngine:
+		return true
+	case k == vllm.RankOutputLabel || k == vllm.AscendRankOutputLabel:
+		return false
+	case k == "endpoint" && (c.q.GroupBy == GroupModel || c.q.GroupBy == GroupFleet):
+		return false
+	case k == "model_name" && c.q.GroupBy == GroupFleet:
+		return false
+	}
+	return true
 }
 
 // groupInputs groups inputs by their reported labels, in a stable order.
 func (c *evalCtx) groupInputs(ins []input) []*group {
 	byKey := map[string]*group{}
 	var out []*group
+	var g *group
+	var prev uintptr
 	for _, in := range ins {
-		l := c.groupLabels(in.labels)
-		k := LabelKey(l)
-		g, ok := byKey[k]
-		if !ok {
-			g = &group{key: k, labels: l}
-			byKey[k] = g
-			out = append(out, g)
+		// Consecutive inputs sharing one label map (a histogram's buckets, see fetchName) join the same group without
+		// a key built; a key is built from the input's labels directly, and a group's label map once.
+		if m := reflect.ValueOf(in.labels).Pointer(); g == nil || m != prev {
+			k := labelKey(in.labels, c.reports)
+			var ok bool
+			if g, ok = byKey[k]; !ok {
+				g = &group{key: k, labels: c.groupLabels(in.labels)}
+				byKey[k] = g
+				out = append(out, g)
+			}
+			prev = m
 		}
 		g.members = append(g.members, in)
 	}
@@ -504,12 +560,18 @@ func (c *evalCtx) groupInputs(ins []input) []*group {
 }
 
 // LabelKey is a label set's identity: names sorted, names and values NUL-separated.
-func LabelKey(l map[string]string) string {
+func LabelKey(l map[string]string) string { return labelKey(l, nil) }
+
+// labelKey is LabelKey of the labels of l that keep accepts (all when keep is nil).
+func labelKey(l map[string]string, keep func(string) bool) string {
 	// Label sets here are small: sorting a stack array and sizing the string once keeps a query's many keys to one
 	// allocation each.
 	var arr [8]string
 	keys, n := arr[:0], 0
 	for k, v := range l {
+		if keep != nil && !keep(k) {
+			continue
+		}
 		keys = append(keys, k)
 		n += len(k) + len(v) + 2
 	}
@@ -639,31 +701,6 @@ func maxMerge(a, b []derive.Point) []derive.Point {
 	return out
 }
 
-// rates returns, per group, the summed per-second rate of its counters at each step: sum by (...) (rate(x[w])).
-// Members are summed in their order at every step, as a step-by-step loop would.
-func (c *evalCtx) rates(groups []*group) []map[int64]float64 {
-	out := make([]map[int64]float64, len(groups))
-	sums := make([]float64, len(c.steps))
-	seen := make([]bool, len(c.steps))
-	for gi, g := range groups {
-		clear(sums)
-		clear(seen)
-		for _, m := range g.members {
-			derive.RateSteps(m.series.Points, c.steps, c.window, func(i int, v float64) {
-				sums[i] += v
-				seen[i] = true
-			})
-		}
-		out[gi] = map[int64]float64{}
-		for i, t := range c.steps {
-			if seen[i] {
-				out[gi][t] = sums[i]
-			}
-		}
-	}
-	return out
-}
-
 // bucketRates is derive.BucketRates of a group's bucket series at every step: rates[i] holds, in member order,
 // the buckets whose series has a rate at step i. One pass per series (derive.RateSteps) instead of one per step.
 func (c *evalCtx) bucketRates(members []input) bucketSteps {
@@ -706,21 +743,35 @@ func (bs bucketSteps) scratch() *commonScratch {
 	return sc
 }
 
-// rate evaluates grouped counters as per-second rates.
+// rate evaluates grouped counters as per-second rates: sum by (...) (rate(x[w])). Members are summed in their
+// order at every step, as a step-by-step loop would.
 func (c *evalCtx) rate(ins []input) []Output {
-	groups := c.groupInputs(ins)
-	rates := c.rates(groups)
 	var outs []Output
-	for gi, g := range groups {
-		o := Output{Labels: g.labels}
-		for _, t := range c.steps {
-			if v, ok := rates[gi][t]; ok {
-				o.Points = append(o.Points, derive.Point{T: t, V: v})
+	sums := make([]float64, len(c.steps))
+	seen := make([]bool, len(c.steps))
+	for _, g := range c.groupInputs(ins) {
+		clear(sums)
+		clear(seen)
+		n := 0
+		for _, m := range g.members {
+			derive.RateSteps(m.series.Points, c.steps, c.window, func(i int, v float64) {
+				sums[i] += v
+				if !seen[i] {
+					seen[i] = true
+					n++
+				}
+			})
+		}
+		if n == 0 {
+			continue
+		}
+		o := Output{Labels: g.labels, Points: make([]derive.Point, 0, n)}
+		for i, t := range c.steps {
+			if seen[i] {
+				o.Points = append(o.Points, derive.Point{T: t, V: sums[i]})
 			}
 		}
-		if len(o.Points) > 0 {
-			outs = append(outs, o)
-		}
+		outs = append(outs, o)
 	}
 	return outs
 }

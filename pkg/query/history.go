@@ -19,7 +19,12 @@ func (h HistorySource) Bounds(endpoint string) (int64, int64, bool) { return h.S
 
 // Select returns an endpoint's series of one name in [from, to].
 func (h HistorySource) Select(endpoint, name string, from, to int64, match func(exposition.Labels) bool, maxPoints int) ([]Series, bool) {
-	in, ok := h.Store.SelectBounded(endpoint, name, from, to, match, maxPoints)
+	return h.SelectLatest(endpoint, name, from, from, to, match, maxPoints)
+}
+
+// SelectLatest is Select keeping, of the points before carry, each series' newest (history.Store.SelectLatest).
+func (h HistorySource) SelectLatest(endpoint, name string, from, carry, to int64, match func(exposition.Labels) bool, maxPoints int) ([]Series, bool) {
+	in, ok := h.Store.SelectLatest(endpoint, name, from, carry, to, match, maxPoints)
 	out := make([]Series, len(in))
 	for i, s := range in {
 		out[i] = Series{Name: s.Name, Labels: s.Labels, Points: s.Points}

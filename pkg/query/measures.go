@@ -23,7 +23,7 @@ func (c *evalCtx) eval(n measure.Node) []Output {
 	case *measure.Gauge:
 		outs = c.gauge(c.fetchUnless(n.Signal, n.Unless, n.Match, n.Keep), aggOf(n.Agg), scaleOf(n.Scale))
 	case *measure.Rate:
-		outs = c.rate(c.fetch(n.Signal, n.Suffix, n.Match, c.window, n.Keep...))
+		outs = c.rate(c.fetch(n.Signal, n.Suffix, n.Match, c.rateReads(), n.Keep...))
 	case *measure.Div:
 		outs = join(c.eval(n.Num), c.eval(n.Den), n.Ignoring, divide(n.Form))
 	case *measure.Add:
@@ -33,13 +33,13 @@ func (c *evalCtx) eval(n measure.Node) []Output {
 			outs = append(outs, c.eval(p)...)
 		}
 	case *measure.Quantiles:
-		outs = c.quantiles(c.fetch(c.signal(n.Signal), "_bucket", nil, c.window), c.q.Quantiles)
+		outs = c.quantiles(c.fetch(c.signal(n.Signal), "_bucket", nil, c.rateReads()), c.q.Quantiles)
 	case *measure.Attainment:
 		sig := c.signal(n.Signal)
-		outs = c.attainment(c.fetch(sig, "_bucket", nil, c.window), derive.BoundsAround(c.bucketBounds(sig), *c.q.Threshold), n.Goodput)
+		outs = c.attainment(c.fetch(sig, "_bucket", nil, c.rateReads()), derive.BoundsAround(c.bucketBounds(sig), *c.q.Threshold), n.Goodput)
 	case *measure.Mean:
 		sig := c.signal(n.Signal)
-		outs = join(c.rate(c.fetch(sig, "_sum", nil, c.window)), c.rate(c.fetch(sig, "_count", nil, c.window)), "", derive.HistogramMean)
+		outs = join(c.rate(c.fetch(sig, "_sum", nil, c.rateReads())), c.rate(c.fetch(sig, "_count", nil, c.rateReads())), "", derive.HistogramMean)
 	case *measure.InfoProduct:
 		outs = c.gauge(c.infoProduct(n), aggSum, 1)
 	case *measure.Balance:
@@ -158,7 +158,7 @@ func (c *evalCtx) fetchUnless(sig vllm.Signal, unless []vllm.Signal, match []mea
 			}
 		}
 		if base, ok := sig.Name(has); ok && !better {
-			out = append(out, c.fetchName(ep.name, base, match, c.lookback, keep...)...)
+			out = append(out, c.fetchName(ep.name, base, match, c.instantReads(), keep...)...)
 		}
 	}
 	return out
@@ -169,11 +169,11 @@ func (c *evalCtx) fetchUnless(sig vllm.Signal, unless []vllm.Signal, match []mea
 func (c *evalCtx) infoProduct(n *measure.InfoProduct) []input {
 	unfiltered := *c // the info gauge names no model: read it without the model filter (budget and memo shared)
 	unfiltered.modelRe = nil
-	ins := unfiltered.fetch(n.Signal, "", nil, c.lookback)
+	ins := unfiltered.fetch(n.Signal, "", nil, c.instantReads())
 	var models map[string]string // endpoint \x00 engine → model_name
 	if len(n.ModelFrom.Names) > 0 {
 		models = map[string]string{}
-		for _, m := range c.fetch(n.ModelFrom, "", nil, c.lookback) {
+		for _, m := range c.fetch(n.ModelFrom, "", nil, c.instantReads()) {
 			models[m.endpoint+"\x00"+m.labels[vllm.RankOutputLabel]] = m.labels["model_name"]
 		}
 	}
@@ -293,11 +293,11 @@ func (c *evalCtx) perRank() *evalCtx {
 // the lowest per reported group.
 func (c *evalCtx) engineState() []Output {
 	rc := c.perRank()
-	asleep := rc.gauge(rc.fetch(vllm.EngineSleepState, "", measure.AsleepMatch, rc.lookback), aggMax, 1)
+	asleep := rc.gauge(rc.fetch(vllm.EngineSleepState, "", measure.AsleepMatch, rc.instantReads()), aggMax, 1)
 	anyModel := *rc // engine_healthy names no model: a model filter must not hide an unhealthy engine
 	anyModel.modelRe = nil
 	unhealthy := map[string]map[int64]bool{}
-	for _, h := range anyModel.gauge(anyModel.fetch(vllm.EngineHealthy, "", nil, rc.lookback), aggMin, 1) {
+	for _, h := range anyModel.gauge(anyModel.fetch(vllm.EngineHealthy, "", nil, rc.instantReads()), aggMin, 1) {
 		at := map[int64]bool{}
 		for _, p := range h.Points {
 			at[p.T] = p.V == 0
@@ -385,8 +385,8 @@ func (c *evalCtx) perGPU(n *measure.PerGPU) []Output {
 	add := func(a, b float64) (float64, bool) { return a + b, true }
 	var rates, totals []Output
 	for i, sig := range n.Signals {
-		r := c.rate(c.fetch(sig, "", nil, c.window))
-		t := c.gauge(c.fetch(sig, "", nil, c.lookback), aggSum, 1)
+		r := c.rate(c.fetch(sig, "", nil, c.rateReads()))
+		t := c.gauge(c.fetch(sig, "", nil, c.instantReads()), aggSum, 1)
 		if i == 0 {
 			rates, totals = r, t
 			continue
@@ -467,9 +467,9 @@ func (c *evalCtx) raw() []Output {
 	for _, ep := range c.endpoints {
 		switch {
 		case ep.names[name+"_bucket"] && c.q.Histogram == HistogramQuantiles:
-			quantileIns = append(quantileIns, c.fetchName(ep.name, name+"_bucket", nil, c.window)...)
+			quantileIns = append(quantileIns, c.fetchName(ep.name, name+"_bucket", nil, c.rateReads())...)
 		case ep.names[name+"_bucket"]:
-			bucketIns = append(bucketIns, c.fetchName(ep.name, name+"_bucket", nil, c.lookback, "le")...)
+			bucketIns = append(bucketIns, c.fetchName(ep.name, name+"_bucket", nil, c.instantReads(), "le")...)
 		case ep.names[name]:
 			plainIns = append(plainIns, c.rawInputs(ep.name, name)...)
 		}
@@ -495,8 +495,9 @@ func named(outs []Output, measure string) []Output {
 }
 
 func (c *evalCtx) rawInputs(endpoint, name string) []input {
-	ins := c.fetchName(endpoint, name, nil, c.lookback)
+	ins := c.fetchName(endpoint, name, nil, c.instantReads())
 	for i := range ins {
+		ins[i].labels = copyLabels(ins[i].labels) // fetchName's maps may be shared between series
 		for _, l := range ins[i].series.Labels {
 			if _, ok := ins[i].labels[l.Name]; !ok && l.Value != "" { // empty is absent, as in Prometheus
 				ins[i].labels[l.Name] = l.Value
