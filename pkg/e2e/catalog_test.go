@@ -51,6 +51,7 @@ var catalogFleet = []struct {
 // both modes must answer and agree within TestPrometheusModeMatchesDirectOnSameSamples's tolerances (1e-9
 // relative, 1e-6 for quantiles); on the others both must answer nothing — so an entry's flavor list is true.
 func TestCatalogWalk(t *testing.T) {
+	t.Parallel() // see doc.go
 	onEngines(t, catalogArgs(), 12*time.Minute, true, nil, walkCatalog)
 }
 
@@ -163,6 +164,7 @@ func runsWhatItNeeds(runs, needs []string) bool {
 // out the sample before the window, so rate-based values are compared as means over the range (victoriaRates);
 // everything else — which series, their labels and units, and every gauge value — must be exactly as in direct mode.
 func TestCatalogWalkVictoriaMetrics(t *testing.T) {
+	t.Parallel() // see doc.go
 	onEngines(t, catalogArgs(), 12*time.Minute, true, func(layout) []promtest.Engine { return []promtest.Engine{promtest.VictoriaMetrics} },
 		func(t *testing.T, run *simRun, prom *promtest.Server) { walkCatalogWith(t, run, prom, victoriaRates) })
 }

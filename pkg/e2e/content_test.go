@@ -207,6 +207,7 @@ func stoppedEndpoint(t *testing.T) string {
 // instance short of CPU memory, an LMCache that finds almost nothing, a dead endpoint) and stays quiet in a healthy
 // one — in both modes: each fleet is also scraped by a Prometheus that a Prometheus-mode data source queries.
 func TestDashboardPanelsAndAlertRules(t *testing.T) {
+	t.Parallel() // see doc.go
 	p := harness.Start(t, harness.Executable(t, harness.DatasourceExecutable))
 	tripEps, stopParked := tripFleet(t)
 	healthyEps, slowEps := healthyFleet(t), slowBurnFleet(t)

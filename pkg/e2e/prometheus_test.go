@@ -79,6 +79,7 @@ func promModeQueries() []query.Query {
 // relative (1e-6 for quantiles, whose interpolation amplifies last-bit differences of summed bucket rates),
 // as in TestSimulatorMathMatchesPrometheus.
 func TestPrometheusModeMatchesDirectOnSameSamples(t *testing.T) {
+	t.Parallel() // see doc.go
 	// The same assertions on Prometheus 2.42 and 3, where each agrees with direct mode (see layouts).
 	onEngines(t, modeFleet, 15*time.Minute, true, nil, prometheusModeMatchesDirect)
 }
@@ -350,6 +351,7 @@ func frameOutputs(frames data.Frames) []query.Output {
 // TestPrometheusModeMatchesDirectOnSameSamples. The range is 16 s: over 8 s, a small queue's means drifted apart
 // by more than a request under the full suite's load (once in five runs), from sampling phase alone.
 func TestPrometheusModeLiveMatchesDirect(t *testing.T) {
+	t.Parallel() // see doc.go
 	if testing.Short() {
 		t.Skip("starts simulators and Prometheus")
 	}

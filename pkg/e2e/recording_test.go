@@ -29,6 +29,7 @@ const recordingTolerance = 0.02
 // the same samples, give every rate-reading catalog entry the numbers it computes without them, at both recorded
 // windows; the data source reads the recorded series (no rate() left for them) as soon as the server holds them.
 func TestRecordingRulesMatchComputedRates(t *testing.T) {
+	t.Parallel() // see doc.go
 	if testing.Short() {
 		t.Skip("starts Prometheus twice")
 	}

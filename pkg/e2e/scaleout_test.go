@@ -69,6 +69,7 @@ func scaleOutLayout(engines ...promtest.Engine) func(layout) []promtest.Engine {
 // On current VictoriaMetrics (1.151) it compares as TestCatalogWalkVictoriaMetrics does on 1.79 (rate-based means
 // within 25 % or 0.05, everything else exact). One simulated run serves all four.
 func TestCatalogWalkScaleOut(t *testing.T) {
+	t.Parallel() // see doc.go
 	if testing.Short() {
 		t.Skip("starts Thanos and Cortex")
 	}
@@ -86,6 +87,7 @@ func TestCatalogWalkScaleOut(t *testing.T) {
 // TestPrometheusModeMatchesDirectScaleOut is TestPrometheusModeMatchesDirectOnSameSamples through Thanos (HA pair
 // with deduplication, and shards) and Cortex (tenant header), with its tolerances unchanged.
 func TestPrometheusModeMatchesDirectScaleOut(t *testing.T) {
+	t.Parallel() // see doc.go
 	if testing.Short() {
 		t.Skip("starts Thanos and Cortex")
 	}
@@ -139,6 +141,7 @@ func TestHAPairWithoutDedup(t *testing.T) {
 // says to set X-Scope-OrgID when the tenant header is missing and answers when it is set as a custom header,
 // whose value appears in no message.
 func TestScaleOutNotices(t *testing.T) {
+	t.Parallel() // see doc.go
 	if testing.Short() {
 		t.Skip("starts simulators, Thanos and Cortex")
 	}

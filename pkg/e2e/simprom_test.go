@@ -161,6 +161,7 @@ func (r *simRun) openMetrics() string {
 // samples. Tolerance: 1e-9 relative for gauges, rates and ratios; 1e-6 for quantiles, whose interpolation
 // amplifies last-bit differences in summed bucket rates.
 func TestSimulatorMathMatchesPrometheus(t *testing.T) {
+	t.Parallel() // see doc.go
 	flavors := map[string][]string{
 		"v1":     {"-flavor=vllm-v1", "-engines=4", "-routing=skewed", "-qps=30", "-spec-tokens=3", "-seed=11"},
 		"v0":     {"-flavor=vllm-v0", "-qps=6", "-seed=12"},

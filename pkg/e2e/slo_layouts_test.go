@@ -15,6 +15,7 @@ import (
 // answer the same series and values in both modes: a group lacking a bound the threshold needs answers nothing in
 // either (README "SLO attainment").
 func TestSLOAttainmentOnMixedLayoutsInBothModes(t *testing.T) {
+	t.Parallel() // see doc.go
 	fleet := map[string][]string{
 		"v1":       modeFleet["v1"],
 		"v0":       modeFleet["v0"],
