@@ -9,7 +9,7 @@
 #     (version-checked; the scale-out tests in pkg/internal/promtest and pkg/e2e start them). Thanos's and Cortex's
 #     go.mod carry replace directives, so `go install mod@version` refuses them: each is built in a scratch module
 #     whose go.mod is the project's own with the module line renamed, requiring the project at its tag.
-#     One build at a time, under nice: a cold build of all three takes several minutes (figures in README "Scaling out").
+#     One build at a time, under nice: a cold build of all three takes several minutes (figures in README "Test").
 # Usage: scripts/engines.sh [--ci]
 #   --ci  install or build whatever is missing, and fail if that is impossible (the tests then fail rather than skip);
 #   without it (scripts/test.sh) the same happens when run as root, and otherwise a warning says what will be skipped.
