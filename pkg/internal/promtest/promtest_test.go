@@ -145,3 +145,25 @@ func TestThanosHADedup(t *testing.T) {
 		})
 	}
 }
+
+// TestTwoServersOfEachEngineAtOnce: the e2e tests that start engines run in parallel, so two servers of one engine
+// must run side by side, each answering its own samples. Cortex's alertmanager gossip once listened on the fixed
+// 0.0.0.0:9094, and the second Cortex failed to start.
+func TestTwoServersOfEachEngineAtOnce(t *testing.T) {
+	base := time.Now().Add(-time.Hour).Truncate(time.Minute)
+	for _, eng := range EnginesOf(t, ScaleEngines...) {
+		t.Run(eng.String(), func(t *testing.T) {
+			first := Start(t, Options{Engine: eng, OpenMetrics: demoCounter(base, `instance="first"`)})
+			second := Start(t, Options{Engine: eng, OpenMetrics: demoCounter(base, `instance="second"`)})
+			for want, s := range map[string]*Server{"first": first, "second": second} {
+				v, err := s.Query(context.Background(), "demo_requests_total", base.Add(4*time.Minute))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(v) == 0 || string(v[0].Metric["instance"]) != want {
+					t.Fatalf("%s server answers %v, want its own series", want, v)
+				}
+			}
+		})
+	}
+}

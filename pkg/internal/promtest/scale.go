@@ -311,7 +311,8 @@ func labelValue(line, name string) string {
 
 // cortexConfig is Cortex's single-process configuration with blocks on the local filesystem (after the project's
 // docs/configuration/single-process-config-blocks-local.yaml at v1.21.1), multi-tenant, on loopback only, and
-// with ingestion limits lifted so a test's backfill goes in at once.
+// with ingestion limits lifted so a test's backfill goes in at once. The alertmanager's gossip is off: it listens on
+// 0.0.0.0:9094 by default, a fixed port that a second Cortex (tests run in parallel) cannot bind.
 func cortexConfig(dir, httpPort, grpcPort string) string {
 	return fmt.Sprintf(`auth_enabled: true
 server:
@@ -379,6 +380,8 @@ ruler_storage:
     directory: %[1]s/rules
 alertmanager:
   external_url: http://127.0.0.1/alertmanager
+  cluster:
+    listen_address: ""
   sharding_ring:
     instance_addr: 127.0.0.1
     kvstore:
