@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -165,5 +166,23 @@ func TestTwoServersOfEachEngineAtOnce(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestRemoteWriteRetriesServerErrors: a push the server answers 5xx is sent again (Cortex's internal calls time out
+// on a loaded machine), a bounded number of times.
+func TestRemoteWriteRetriesServerErrors(t *testing.T) {
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if calls.Add(1) <= 2 {
+			http.Error(w, "context deadline exceeded", http.StatusInternalServerError)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	defer srv.Close()
+	remoteWrite(t, srv.URL, nil, demoCounter(time.Now().Add(-time.Hour).Truncate(time.Minute), `instance="e0"`))
+	if n := calls.Load(); n != 3 {
+		t.Fatalf("%d requests, want two refused and one accepted", n)
 	}
 }

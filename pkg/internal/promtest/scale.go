@@ -312,7 +312,8 @@ func labelValue(line, name string) string {
 // cortexConfig is Cortex's single-process configuration with blocks on the local filesystem (after the project's
 // docs/configuration/single-process-config-blocks-local.yaml at v1.21.1), multi-tenant, on loopback only, and
 // with ingestion limits lifted so a test's backfill goes in at once. The alertmanager's gossip is off: it listens on
-// 0.0.0.0:9094 by default, a fixed port that a second Cortex (tests run in parallel) cannot bind.
+// 0.0.0.0:9094 by default, a fixed port that a second Cortex (tests run in parallel) cannot bind. The distributor
+// waits 30 s for its ingester, not 2 s: on a loaded machine the in-process call timed out and a push failed.
 func cortexConfig(dir, httpPort, grpcPort string) string {
 	return fmt.Sprintf(`auth_enabled: true
 server:
@@ -326,6 +327,7 @@ server:
   grpc_server_max_concurrent_streams: 1000
 distributor:
   shard_by_all_labels: true
+  remote_timeout: 30s
   pool:
     health_check_ingesters: true
   ring:
@@ -436,6 +438,9 @@ func startCortex(t testing.TB, opts Options) string {
 // maxRemoteWrite bounds one remote-write request's uncompressed size, well under Cortex's 100 MB.
 const maxRemoteWrite = 4 << 20
 
+// remoteWriteAttempts bounds how often one remote-write request is sent when the server answers 5xx.
+const remoteWriteAttempts = 5
+
 // remoteWrite sends OpenMetrics samples (with timestamps) in the Prometheus remote-write protocol (1.0: a snappy
 // WriteRequest), series by series in time order, leaving out _created lines as promtool does.
 func remoteWrite(t testing.TB, url string, header http.Header, openMetrics string) {
@@ -487,24 +492,33 @@ func remoteWrite(t testing.TB, url string, header http.Header, openMetrics strin
 		if len(req) == 0 {
 			return
 		}
-		r, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(snappyLiteral(req)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for k, v := range header {
-			r.Header[k] = v
-		}
-		r.Header.Set("Content-Type", "application/x-protobuf")
-		r.Header.Set("Content-Encoding", "snappy")
-		r.Header.Set("X-Prometheus-Remote-Write-Version", "0.1.0")
-		resp, err := client.Do(r)
-		if err != nil {
-			t.Fatalf("remote write: %v", err)
-		}
-		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-		_ = resp.Body.Close()
-		if resp.StatusCode/100 != 2 {
-			t.Fatalf("remote write: %s: %s", resp.Status, msg)
+		body := snappyLiteral(req)
+		// A 5xx is retried, as Prometheus's own remote write does, a few times with a growing pause: a loaded
+		// machine makes Cortex's internal calls time out now and then. A 4xx is the request's fault and fails.
+		for attempt := 1; ; attempt++ {
+			r, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for k, v := range header {
+				r.Header[k] = v
+			}
+			r.Header.Set("Content-Type", "application/x-protobuf")
+			r.Header.Set("Content-Encoding", "snappy")
+			r.Header.Set("X-Prometheus-Remote-Write-Version", "0.1.0")
+			resp, err := client.Do(r)
+			if err != nil {
+				t.Fatalf("remote write: %v", err)
+			}
+			msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+			_ = resp.Body.Close()
+			if resp.StatusCode/100 == 2 {
+				break
+			}
+			if resp.StatusCode/100 != 5 || attempt == remoteWriteAttempts {
+				t.Fatalf("remote write (attempt %d): %s: %s", attempt, resp.Status, msg)
+			}
+			time.Sleep(time.Duration(attempt) * time.Second)
 		}
 		req = req[:0]
 	}
