@@ -471,6 +471,21 @@ func (c *evalCtx) bucketBounds(sig vllm.Signal) []float64 {
 		return b
 	}
 	var out []float64
+	if c.e.Cache != nil {
+		out = c.e.Cache.bucketBounds(c, sig.ID, func() []float64 { return c.readBucketBounds(sig) })
+	} else {
+		out = c.readBucketBounds(sig)
+	}
+	if c.bounds == nil {
+		c.bounds = map[string][]float64{}
+	}
+	c.bounds[sig.ID] = out
+	return out
+}
+
+// readBucketBounds is bucketBounds read from the history.
+func (c *evalCtx) readBucketBounds(sig vllm.Signal) []float64 {
+	var out []float64
 	for _, ep := range c.endpoints {
 		base, ok := sig.Name(func(n string) bool { return ep.names[n] })
 		if !ok {
@@ -485,10 +500,6 @@ func (c *evalCtx) bucketBounds(sig vllm.Signal) []float64 {
 		}, 0)
 	}
 	sort.Float64s(out)
-	if c.bounds == nil {
-		c.bounds = map[string][]float64{}
-	}
-	c.bounds[sig.ID] = out
 	return out
 }
 
