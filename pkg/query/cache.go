@@ -85,9 +85,11 @@ type cachedNames struct {
 	bytes int64
 }
 
-// cachedBounds is bucketBounds' answer for one query, range and signal, with the history it read: per selected
-// endpoint its revision and the part of the range it held (boundsReads).
+// cachedBounds is bucketBounds' answer for one query (its cacheKey) and signal over the range starting at from, with
+// the history it read: per selected endpoint its revision and the part of the range it held (boundsReads). A query
+// keeps the newest per signal, as it keeps one cacheEntry.
 type cachedBounds struct {
+	from   int64
 	reads  []boundsRead
 	bounds []float64
 	bytes  int64
@@ -120,16 +122,16 @@ func boundsReads(c *evalCtx) []boundsRead {
 
 // bucketBounds returns compute's answer for c and the signal, from an earlier evaluation that read the same history.
 func (k *Cache) bucketBounds(c *evalCtx, sigID string, compute func() []float64) []float64 {
-	key := cacheKey(c) + "/" + strconv.FormatInt(c.from, 10) + "/" + sigID
+	key := cacheKey(c) + "/" + sigID
 	reads := boundsReads(c)
 	k.mu.Lock()
-	if b, ok := k.bounds[key]; ok && slices.Equal(b.reads, reads) {
+	if b, ok := k.bounds[key]; ok && b.from == c.from && slices.Equal(b.reads, reads) {
 		k.mu.Unlock()
 		return b.bounds
 	}
 	k.mu.Unlock()
 	bounds := compute()
-	b := cachedBounds{reads: reads, bounds: bounds, bytes: int64(len(key)) + 96 + 8*int64(len(bounds))}
+	b := cachedBounds{from: c.from, reads: reads, bounds: bounds, bytes: int64(len(key)) + 96 + 8*int64(len(bounds))}
 	for _, r := range reads {
 		b.bytes += int64(len(r.name)) + 48
 	}
