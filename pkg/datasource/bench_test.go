@@ -95,7 +95,7 @@ type refreshFleet struct {
 	n     int
 }
 
-func newRefreshFleet(b *testing.B, n int) *refreshFleet {
+func newRefreshFleet(b testing.TB, n int) *refreshFleet {
 	b.Helper()
 	cfg, err := sim.ParseArgs([]string{"-flavor=vllm-v1", "-engines=2", "-qps=8", "-spec-tokens=3", "-error-rate=0.02", "-seed=7"},
 		func(string) string { return "" }, io.Discard)
@@ -119,7 +119,7 @@ func newRefreshFleet(b *testing.B, n int) *refreshFleet {
 }
 
 // scrape records the fleet's next scrape, 5 s after the previous one, on every endpoint.
-func (f *refreshFleet) scrape(b *testing.B) {
+func (f *refreshFleet) scrape(b testing.TB) {
 	f.el += 5 * time.Second
 	f.sim.AdvanceTo(f.el)
 	var buf bytes.Buffer
@@ -138,7 +138,7 @@ func (f *refreshFleet) scrape(b *testing.B) {
 
 // refresh sends every panel of the dashboard as Grafana does on a refresh: one request per panel, over the last
 // hour ending at the newest scrape.
-func (f *refreshFleet) refresh(b *testing.B, panels []dashtest.Panel) {
+func (f *refreshFleet) refresh(b testing.TB, panels []dashtest.Panel) {
 	end := f.start.Add(f.el)
 	for _, p := range panels {
 		req := &backend.QueryDataRequest{}

@@ -150,9 +150,11 @@ func (st Settings) MaxMemoryBytes() int64 { return st.MaxMemoryMB << 20 }
 const CacheShare = 8
 
 // RetentionMargin is history kept beyond the retention, so that a range as long as the retention still reads whole
-// rate windows at its start (the shipped dashboards' longest is 10 minutes; gauges' lookback is 5): its first steps
-// answer as Prometheus's do, and do not change at every refresh as older scrapes are dropped.
-const RetentionMargin = 10 * time.Minute
+// rate windows at its start (the fleet overview's longest is 15 minutes; gauges' lookback is 5), with a minute for the
+// range's alignment to its step and the scrape interval: its first steps answer as Prometheus's do, and the results
+// cache keeps them instead of evaluating them again at every refresh as older scrapes are dropped
+// (TestRetentionMarginCoversFleetWindows).
+const RetentionMargin = 16 * time.Minute
 
 // HistoryRetention is how far back direct mode's history reaches.
 func (st Settings) HistoryRetention() time.Duration {

@@ -227,6 +227,17 @@ func (s *Store) Revision(endpoint string) uint64 {
 	return ep.rev
 }
 
+// Span is Revision and Bounds of endpoint read under one lock, as a query reads them for every endpoint it selects.
+func (s *Store) Span(endpoint string) (rev uint64, oldest, newest int64, ok bool) {
+	ep := s.rlock(endpoint)
+	if ep == nil {
+		return 0, 0, 0, false
+	}
+	defer ep.mu.RUnlock()
+	oldest, newest, ok = ep.bounds()
+	return ep.rev, oldest, newest, ok
+}
+
 // Names returns the distinct sample names of the series endpoint holds,
 // sorted.
 func (s *Store) Names(endpoint string) []string {

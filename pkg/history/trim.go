@@ -1,8 +1,6 @@
 package history
 
-import (
-	"sort"
-)
+import "slices"
 
 // trimRetention drops the sealed blocks whose scrapes are all before cutoff.
 // Points between a block's start and cutoff stay until the whole block
@@ -54,21 +52,24 @@ func (ep *endpoint) bounds() (oldest, newest int64, ok bool) {
 		return 0, 0, false
 	}
 	fl := ep.floor()
-	for _, ts := range ep.rowColumns() {
-		if i := sort.Search(len(ts), func(i int) bool { return ts[i] >= fl }); i < len(ts) {
-			return ts[i], ep.lastT, true
+	// Every query reads this for every endpoint it selects: the columns are searched in place, oldest first.
+	for _, b := range ep.blocks {
+		if t, ok := firstAtOrAfter(b.ts, fl); ok {
+			return t, ep.lastT, true
 		}
+	}
+	if t, ok := firstAtOrAfter(ep.head.ts, fl); ok {
+		return t, ep.lastT, true
 	}
 	return ep.lastT, ep.lastT, true // unreachable: the newest row is >= floor
 }
 
-// rowColumns returns the timestamp columns of all blocks, oldest first.
-func (ep *endpoint) rowColumns() [][]int64 {
-	cols := make([][]int64, 0, len(ep.blocks)+1)
-	for _, b := range ep.blocks {
-		cols = append(cols, b.ts)
+// firstAtOrAfter is the first of the ascending ts at or after t.
+func firstAtOrAfter(ts []int64, t int64) (int64, bool) {
+	if i, _ := slices.BinarySearch(ts, t); i < len(ts) {
+		return ts[i], true
 	}
-	return append(cols, ep.head.ts)
+	return 0, false
 }
 
 // enforceCap drops the oldest data until Bytes is under MaxBytes, taking it only from endpoints above their fair

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strconv"
 	"sync"
 
@@ -35,6 +36,7 @@ type Cache struct {
 	lru     list.List
 	flights map[string]*flight
 	names   map[string]cachedNames
+	bounds  map[string]cachedBounds
 	stats   CacheStats
 }
 
@@ -48,7 +50,8 @@ type CacheStats struct {
 
 // NewCache returns a cache holding at most maxBytes of counted memory.
 func NewCache(maxBytes int64) *Cache {
-	return &Cache{maxBytes: maxBytes, entries: map[string]*list.Element{}, flights: map[string]*flight{}, names: map[string]cachedNames{}}
+	return &Cache{maxBytes: maxBytes, entries: map[string]*list.Element{}, flights: map[string]*flight{}, names: map[string]cachedNames{},
+		bounds: map[string]cachedBounds{}}
 }
 
 // Stats reports the counters and the memory held.
@@ -80,6 +83,77 @@ type cachedNames struct {
 	rev   uint64
 	set   map[string]bool
 	bytes int64
+}
+
+// cachedBounds is bucketBounds' answer for one query (its cacheKey) and signal over the range starting at from, with
+// the history it read: per selected endpoint its revision and the part of the range it held (boundsReads). A query
+// keeps the newest per signal, as it keeps one cacheEntry.
+type cachedBounds struct {
+	from   int64
+	reads  []boundsRead
+	bounds []float64
+	bytes  int64
+}
+
+// boundsRead is what an endpoint held of the range bucketBounds read: under one revision, history only grows after
+// newest and shrinks from oldest (Source), so the same revision and held span hold the same series.
+type boundsRead struct {
+	name   string
+	rev    uint64
+	lo, hi int64
+	held   bool
+}
+
+// maxCachedBounds bounds how many bucketBounds answers a Cache keeps; past it they are all dropped, as they cost a
+// refresh one reading of the bucket series' labels each.
+const maxCachedBounds = 1024
+
+// boundsReads is what bucketBounds of c reads, per selected endpoint.
+func boundsReads(c *evalCtx) []boundsRead {
+	out := make([]boundsRead, len(c.endpoints))
+	for i, ep := range c.endpoints {
+		out[i] = boundsRead{name: ep.name, rev: ep.rev, held: ep.held}
+		if ep.held {
+			out[i].lo, out[i].hi = max(c.from-c.window, ep.oldest), min(c.to, ep.newest)
+		}
+	}
+	return out
+}
+
+// bucketBounds returns compute's answer for c and the signal, from an earlier evaluation that read the same history.
+func (k *Cache) bucketBounds(c *evalCtx, sigID string, compute func() []float64) []float64 {
+	key := cacheKey(c) + "/" + sigID
+	reads := boundsReads(c)
+	k.mu.Lock()
+	if b, ok := k.bounds[key]; ok && b.from == c.from && slices.Equal(b.reads, reads) {
+		k.mu.Unlock()
+		return b.bounds
+	}
+	k.mu.Unlock()
+	bounds := compute()
+	b := cachedBounds{from: c.from, reads: reads, bounds: bounds, bytes: int64(len(key)) + 96 + 8*int64(len(bounds))}
+	for _, r := range reads {
+		b.bytes += int64(len(r.name)) + 48
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if old, ok := k.bounds[key]; ok {
+		k.bytes -= old.bytes
+	} else if len(k.bounds) >= maxCachedBounds {
+		k.dropBounds()
+	}
+	k.bounds[key] = b
+	k.bytes += b.bytes
+	k.evict()
+	return bounds
+}
+
+// dropBounds forgets every kept bucketBounds answer; k.mu is held.
+func (k *Cache) dropBounds() {
+	for key, b := range k.bounds {
+		delete(k.bounds, key)
+		k.bytes -= b.bytes
+	}
 }
 
 // errNotCacheable stops merging when an output holds two series with one identity, which only an uncached
@@ -391,7 +465,7 @@ func (k *Cache) store(key string, c *evalCtx, groups [][]Output) {
 	k.evict()
 }
 
-// evict drops least recently used entries, then the name sets, until the counted memory fits; k.mu is held.
+// evict drops least recently used entries, then the bucket bounds and name sets, until the counted memory fits; k.mu is held.
 func (k *Cache) evict() {
 	for k.bytes > k.maxBytes && k.lru.Len() > 0 {
 		el := k.lru.Back()
@@ -401,6 +475,7 @@ func (k *Cache) evict() {
 		k.bytes -= e.bytes
 	}
 	if k.bytes > k.maxBytes {
+		k.dropBounds()
 		for name, n := range k.names {
 			delete(k.names, name)
 			k.bytes -= n.bytes

@@ -49,6 +49,12 @@ type LatestSource interface {
 	SelectLatest(endpoint, name string, from, carry, to int64, match func(exposition.Labels) bool, maxPoints int) ([]Series, bool)
 }
 
+// SpanSource is a Source that reads an endpoint's Revision and Bounds at once, as every query does for every
+// endpoint it selects.
+type SpanSource interface {
+	Span(endpoint string) (rev uint64, oldest, newest int64, ok bool)
+}
+
 // Engine evaluates queries over a Source the way Prometheus evaluates the equivalent PromQL.
 type Engine struct {
 	Source         Source
@@ -276,19 +282,25 @@ func (e *Engine) newEvalCtx(ctx context.Context, q Query, rng Range, requestedFr
 	m := q.Matchers()
 	c.modelRe, c.rankRe, c.labelRes = m.Model, m.Engine, m.Labels
 	endpointRe := m.Endpoint
+	spans, _ := e.Source.(SpanSource)
 	for _, ep := range e.Source.Endpoints() {
 		if endpointRe != nil && !endpointRe.MatchString(ep) {
 			continue
 		}
-		// The revision is read before the names and bounds, so a change racing with this query can only make the
-		// cache distrust what it stores, never trust what changed.
-		en := endpointNames{name: ep, rev: e.Source.Revision(ep)}
+		// The revision is read before the names, and before or with the bounds, so a change racing with this query
+		// can only make the cache distrust what it stores, never trust what changed.
+		en := endpointNames{name: ep}
+		if spans != nil {
+			en.rev, en.oldest, en.newest, en.held = spans.Span(ep)
+		} else {
+			en.rev = e.Source.Revision(ep)
+			en.oldest, en.newest, en.held = e.Source.Bounds(ep)
+		}
 		if e.Cache != nil {
 			en.names = e.Cache.nameSet(ep, en.rev, e.Source.Names)
 		} else {
 			en.names = nameSet(e.Source.Names(ep))
 		}
-		en.oldest, en.newest, en.held = e.Source.Bounds(ep)
 		c.endpoints = append(c.endpoints, en)
 	}
 	return c
@@ -471,6 +483,21 @@ func (c *evalCtx) bucketBounds(sig vllm.Signal) []float64 {
 		return b
 	}
 	var out []float64
+	if c.e.Cache != nil {
+		out = c.e.Cache.bucketBounds(c, sig.ID, func() []float64 { return c.readBucketBounds(sig) })
+	} else {
+		out = c.readBucketBounds(sig)
+	}
+	if c.bounds == nil {
+		c.bounds = map[string][]float64{}
+	}
+	c.bounds[sig.ID] = out
+	return out
+}
+
+// readBucketBounds is bucketBounds read from the history.
+func (c *evalCtx) readBucketBounds(sig vllm.Signal) []float64 {
+	var out []float64
 	for _, ep := range c.endpoints {
 		base, ok := sig.Name(func(n string) bool { return ep.names[n] })
 		if !ok {
@@ -485,10 +512,6 @@ func (c *evalCtx) bucketBounds(sig vllm.Signal) []float64 {
 		}, 0)
 	}
 	sort.Float64s(out)
-	if c.bounds == nil {
-		c.bounds = map[string][]float64{}
-	}
-	c.bounds[sig.ID] = out
 	return out
 }
 

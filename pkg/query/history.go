@@ -32,5 +32,10 @@ func (h HistorySource) SelectLatest(endpoint, name string, from, carry, to int64
 	return out, ok
 }
 
+// Span is Revision and Bounds read together (history.Store.Span).
+func (h HistorySource) Span(endpoint string) (uint64, int64, int64, bool) {
+	return h.Store.Span(endpoint)
+}
+
 // Revision changes when what the store holds of an endpoint's past changes other than by trimming.
 func (h HistorySource) Revision(endpoint string) uint64 { return h.Store.Revision(endpoint) }

@@ -1,0 +1,72 @@
+package datasource
+
+import (
+	"testing"
+	"time"
+
+	"github.com/inferscope/inferscope-vllm/pkg/internal/dashtest"
+)
+
+// TestRetentionMarginCoversFleetWindows checks that the history kept beyond the retention holds the longest rate
+// window of the fleet overview plus a minute (the range's alignment to its step and one scrape interval), so a range
+// as long as the retention reads whole windows at its first steps.
+func TestRetentionMarginCoversFleetWindows(t *testing.T) {
+	panels, err := dashtest.Panels("../../dashboards/vllm-fleet.json", map[string]string{"endpoint": ".*", "model": ".*", "engine": ".*", "datasource": "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	longest := time.Duration(0)
+	for _, p := range panels {
+		for _, tg := range p.Targets {
+			w, ok := tg["window"].(string)
+			if !ok {
+				continue
+			}
+			d, err := time.ParseDuration(w)
+			if err != nil {
+				t.Fatalf("%s: window %q: %v", p.Title, w, err)
+			}
+			longest = max(longest, d)
+		}
+	}
+	if longest == 0 {
+		t.Fatal("no windows read from the fleet overview")
+	}
+	if RetentionMargin < longest+time.Minute {
+		t.Errorf("RetentionMargin %s < the fleet overview's longest window %s plus a minute", RetentionMargin, longest)
+	}
+}
+
+// TestSameStepRefreshComputesNothing refreshes the fleet overview over the last hour of a fleet whose oldest scrapes
+// are being dropped, then again after a scrape that adds no step: every step of the second refresh comes from the
+// results cache, the first steps of the longest windows included.
+func TestSameStepRefreshComputesNothing(t *testing.T) {
+	panels, err := dashtest.Panels("../../dashboards/vllm-fleet.json", map[string]string{"endpoint": ".*", "model": ".*", "engine": ".*", "datasource": "bench"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := newRefreshFleet(t, 1)
+	cache := f.d.mode.(*direct).engine.Cache
+	const step = 15 * time.Second
+	f.refresh(t, panels)
+	sameStep := 0
+	for range 6 { // two full steps: four refreshes add no step, each after a scrape that dropped the oldest
+		before, at := cache.Stats(), f.start.Add(f.el).UnixMilli()/step.Milliseconds()
+		f.scrape(t)
+		f.refresh(t, panels)
+		if f.start.Add(f.el).UnixMilli()/step.Milliseconds() != at {
+			continue
+		}
+		sameStep++
+		after := cache.Stats()
+		if got := after.Computed - before.Computed; got != 0 {
+			t.Errorf("a refresh within the same step evaluated %d steps, want all %d from the cache", got, after.Reused-before.Reused)
+		}
+		if after.Reused == before.Reused {
+			t.Error("the refresh took no step from the cache")
+		}
+	}
+	if sameStep != 4 {
+		t.Fatalf("%d refreshes within a step, want 4", sameStep)
+	}
+}
