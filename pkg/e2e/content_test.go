@@ -196,9 +196,9 @@ func healthyFleet(t *testing.T) []map[string]string {
 	}
 }
 
+// stoppedEndpoint is the /metrics URL of an endpoint that refuses connections for the whole test.
 func stoppedEndpoint(t *testing.T) string {
-	eps := brokenEndpoints(t)
-	return eps[0]["url"]
+	return "http://" + refusedAddr(t) + "/metrics"
 }
 
 // TestDashboardPanelsAndAlertRules sends every dashboard panel's queries and every alert rule's queries through

@@ -27,7 +27,6 @@ func fleetEndpoints(t *testing.T) []map[string]string {
 
 // brokenEndpoints are the three ways an endpoint fails: refused, garbage, and hanging past the timeout.
 func brokenEndpoints(t *testing.T) []map[string]string {
-	stopped := "http://" + refusedAddr(t) + "/metrics"
 	garbage := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
 		_, _ = w.Write([]byte("vllm:num_requests_running{engine=\"0\" 3\nthis is not an exposition\n"))
@@ -42,7 +41,7 @@ func brokenEndpoints(t *testing.T) []map[string]string {
 	}))
 	t.Cleanup(func() { close(release); hanging.Close() })
 	return []map[string]string{
-		{"name": "stopped", "url": stopped},
+		{"name": "stopped", "url": stoppedEndpoint(t)},
 		{"name": "garbage", "url": garbage.URL + "/metrics"},
 		{"name": "hanging", "url": hanging.URL + "/metrics"},
 	}

@@ -1,4 +1,4 @@
-//go:build linux
+//go:build unix
 
 package e2e
 
@@ -15,7 +15,13 @@ import (
 // answer, so an endpoint meant to be down reads as up.
 func refusedAddr(t *testing.T) string {
 	t.Helper()
-	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	// As package net does: no child started meanwhile inherits the socket before it is marked close-on-exec.
+	syscall.ForkLock.RLock()
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0)
+	if err == nil {
+		syscall.CloseOnExec(fd)
+	}
+	syscall.ForkLock.RUnlock()
 	if err != nil {
 		t.Fatal(err)
 	}
