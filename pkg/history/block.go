@@ -244,6 +244,14 @@ func (b *block) points(id int32) int {
 	return int(b.data[b.off[id]+1] & headerMask)
 }
 
+// points is how many points series id has in the head (its stream's count).
+func (h *headBlock) points(id int32) int {
+	if id < 0 || int(id) >= len(h.series) {
+		return 0
+	}
+	return int(h.series[id].n)
+}
+
 // stream returns series id's points in the block.
 func (b *block) stream(id int32) (stream, bool) {
 	if id < 0 || int(id)+1 >= len(b.off) {

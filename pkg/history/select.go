@@ -128,8 +128,8 @@ func (ep *endpoint) count(ids []int32, blocks []*block, withHead bool) (cands, c
 		for _, b := range blocks {
 			n += b.points(id)
 		}
-		if withHead && int(id) < len(ep.head.series) {
-			n += int(ep.head.series[id].n)
+		if withHead {
+			n += ep.head.points(id)
 		}
 		if n > 0 {
 			cands, counts = append(cands, id), append(counts, int32(n)) // #nosec G115 -- at most blockRows points per block, blocks of one retention
