@@ -126,6 +126,7 @@ func (d *direct) answer(ctx context.Context, q query.Query, r query.Request) (*q
 	d.fleet.waitFirst(wait)
 	d.scraper.WaitFirstScrape(wait, selected)
 	cancel()
+	d.scraper.Settle() // so the steps up to now are final between rounds (the results cache keeps them)
 	res, err := d.engine.Eval(ctx, q, r)
 	if err != nil {
 		return nil, err

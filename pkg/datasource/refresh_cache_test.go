@@ -1,6 +1,7 @@
 package datasource
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -39,34 +40,42 @@ func TestRetentionMarginCoversFleetWindows(t *testing.T) {
 
 // TestSameStepRefreshComputesNothing refreshes the fleet overview over the last hour of a fleet whose oldest scrapes
 // are being dropped, then again after a scrape that adds no step: every step of the second refresh comes from the
-// results cache, the first steps of the longest windows included.
+// results cache, the first steps of the longest windows included, and the newest step too when the refresh comes
+// after its scrape.
 func TestSameStepRefreshComputesNothing(t *testing.T) {
 	panels, err := dashtest.Panels("../../dashboards/vllm-fleet.json", map[string]string{"endpoint": ".*", "model": ".*", "engine": ".*", "datasource": "bench"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := newRefreshFleet(t, 1)
-	cache := f.d.mode.(*direct).engine.Cache
-	const step = 15 * time.Second
-	f.refresh(t, panels)
-	sameStep := 0
-	for range 6 { // two full steps: four refreshes add no step, each after a scrape that dropped the oldest
-		before, at := cache.Stats(), f.start.Add(f.el).UnixMilli()/step.Milliseconds()
-		f.scrape(t)
-		f.refresh(t, panels)
-		if f.start.Add(f.el).UnixMilli()/step.Milliseconds() != at {
-			continue
-		}
-		sameStep++
-		after := cache.Stats()
-		if got := after.Computed - before.Computed; got != 0 {
-			t.Errorf("a refresh within the same step evaluated %d steps, want all %d from the cache", got, after.Reused-before.Reused)
-		}
-		if after.Reused == before.Reused {
-			t.Error("the refresh took no step from the cache")
-		}
-	}
-	if sameStep != 4 {
-		t.Fatalf("%d refreshes within a step, want 4", sameStep)
+	// A refresh at its scrape's time, and one 3 s after: a step can begin between the newest scrape and the
+	// refresh, and the watermark must make it final then, not at the next refresh, which would evaluate it again.
+	for _, lag := range []time.Duration{0, 3 * time.Second} {
+		t.Run(fmt.Sprintf("lag=%s", lag), func(t *testing.T) {
+			f := newRefreshFleet(t, 1)
+			f.lag = lag
+			cache := f.d.mode.(*direct).engine.Cache
+			const step = 15 * time.Second
+			f.refresh(t, panels)
+			sameStep := 0
+			for range 6 { // two full steps: four refreshes add no step, each after a scrape that dropped the oldest
+				before, at := cache.Stats(), f.end().UnixMilli()/step.Milliseconds()
+				f.scrape(t)
+				f.refresh(t, panels)
+				if f.end().UnixMilli()/step.Milliseconds() != at {
+					continue
+				}
+				sameStep++
+				after := cache.Stats()
+				if got := after.Computed - before.Computed; got != 0 {
+					t.Errorf("a refresh within the same step evaluated %d steps, want all %d from the cache", got, after.Reused-before.Reused)
+				}
+				if after.Reused == before.Reused {
+					t.Error("the refresh took no step from the cache")
+				}
+			}
+			if sameStep != 4 {
+				t.Fatalf("%d refreshes within a step, want 4", sameStep)
+			}
+		})
 	}
 }

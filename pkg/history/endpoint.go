@@ -38,7 +38,8 @@ type endpoint struct {
 	lastT   int64  // time of the newest row
 	hasRows bool
 	// rev is the store-wide revision stamp of the last change that can alter answers about past rows: a sample
-	// name gained or lost, a point written at or before an earlier row (its own timestamp), the endpoint created.
+	// name gained or lost, a point written at or before an earlier row (its own timestamp) or the store's
+	// watermark (Store.AdvanceWatermark), the endpoint created.
 	rev uint64
 
 	// Bytes accounting: blockBytes sums blocks[i].bytes, headBytes tracks
@@ -137,6 +138,10 @@ func (ep *endpoint) append(t int64, sc *exposition.Scrape) {
 	}
 	ep.trimRetention(t - ep.st.retention)
 	prevT, hadRows := ep.lastT, ep.hasRows
+	watermark := ep.st.watermark.Load()
+	if t <= watermark {
+		ep.rev = ep.st.revs.Add(1) // a row where the writer said none would come: readers may have taken that time as complete
+	}
 	row := ep.newRow(t)
 	rs := uint32(ep.rowSeq) // #nosec G115 -- sequence numbers are kept in 32 bits; 2^32 scrapes are 136 years at 1 s
 	cur := ep.cur[:0]
@@ -161,8 +166,8 @@ func (ep *endpoint) append(t int64, sc *exposition.Scrape) {
 				if pt <= sr.lastT {
 					continue // out of order: dropped as Prometheus does
 				}
-				if explicit && hadRows && pt <= prevT {
-					ep.rev = ep.st.revs.Add(1) // a point among earlier rows changes what they answered
+				if explicit && (hadRows && pt <= prevT || pt <= watermark) {
+					ep.rev = ep.st.revs.Add(1) // a point among earlier rows, or at or before the watermark, changes what they answered
 				}
 				ep.headBytes += ep.head.appendPoint(id, row, pt, explicit, smp.Value)
 				sr.lastT, sr.lastSeq = pt, uint32(ep.head.seq) // #nosec G115 -- sequence numbers are kept in 32 bits; 2^32 scrapes are 136 years at 1 s
@@ -186,6 +191,9 @@ func (ep *endpoint) markDown(t int64) {
 		return
 	}
 	ep.trimRetention(t - ep.st.retention)
+	if t <= ep.st.watermark.Load() {
+		ep.rev = ep.st.revs.Add(1) // as in append
+	}
 	row := ep.newRow(t)
 	for _, id := range ep.prev {
 		ep.markStale(id, row, t)

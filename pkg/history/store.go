@@ -57,6 +57,8 @@ type Store struct {
 	syms interner
 	// trimMu makes one goroutine at a time enforce the cap; others skip it.
 	trimMu sync.Mutex
+	// watermark is the writer's word that nothing more lands at or before it (AdvanceWatermark); minTime until given.
+	watermark atomic.Int64
 }
 
 // New returns an empty Store.
@@ -80,7 +82,23 @@ func New(opts Options) *Store {
 		}
 	}
 	s.syms = interner{sets: make(map[uint64][]*ident), strs: make(map[string]*symbol), bytes: &s.bytes}
+	s.watermark.Store(minTime)
 	return s
+}
+
+// AdvanceWatermark records the writer's word that it will write nothing at or before t, to any endpoint: a scraper
+// with no scrape in flight gives it for the moment before now, since its next scrape is stamped later. Bounds then
+// reports every endpoint's history complete up to t, not only up to its newest scrape, so a step between that
+// scrape and t is final although no scrape has come after it yet. Were a point written at or before t after all
+// (the wall clock stepped back), the endpoint's Revision changes, as it does for a point written among earlier
+// scrapes. The watermark never goes back.
+func (s *Store) AdvanceWatermark(t int64) {
+	for {
+		old := s.watermark.Load()
+		if t <= old || s.watermark.CompareAndSwap(old, t) {
+			return
+		}
+	}
 }
 
 // Bytes returns the estimated bytes held by all endpoints: compressed
@@ -203,8 +221,9 @@ func (s *Store) MarkDown(endpoint string, t int64) {
 
 // Bounds returns the time span of endpoint's history actually held: the
 // first scrape at or after the retention cutoff that has not been trimmed
-// for memory, and the newest scrape (successful or marked down). ok is false
-// if nothing is held. Points with explicit timestamps may lie outside.
+// for memory, and the newest scrape (successful or marked down) or, if later,
+// the store's watermark (AdvanceWatermark). ok is false if nothing is held.
+// Points with explicit timestamps may lie outside.
 func (s *Store) Bounds(endpoint string) (oldest, newest int64, ok bool) {
 	ep := s.rlock(endpoint)
 	if ep == nil {
@@ -214,8 +233,9 @@ func (s *Store) Bounds(endpoint string) (oldest, newest int64, ok bool) {
 	return ep.bounds()
 }
 
-// Revision identifies the state of endpoint's past: it changes when the endpoint's sample names change or a sample
-// with its own timestamp lands at or before an earlier scrape, and on Remove. Between two equal revisions, points
+// Revision identifies the state of endpoint's past: it changes when the endpoint's sample names change, a sample
+// with its own timestamp lands at or before an earlier scrape, anything lands at or before the watermark
+// (AdvanceWatermark), and on Remove. Between two equal revisions, points
 // are only appended after the newest scrape and trimmed from the oldest (see Bounds), so an answer computed from
 // scrapes up to the newest then is still right for every instant whose reads Bounds still holds. 0: not held.
 func (s *Store) Revision(endpoint string) uint64 {

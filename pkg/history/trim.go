@@ -52,16 +52,17 @@ func (ep *endpoint) bounds() (oldest, newest int64, ok bool) {
 		return 0, 0, false
 	}
 	fl := ep.floor()
+	newest = max(ep.lastT, ep.st.watermark.Load())
 	// Every query reads this for every endpoint it selects: the columns are searched in place, oldest first.
 	for _, b := range ep.blocks {
 		if t, ok := firstAtOrAfter(b.ts, fl); ok {
-			return t, ep.lastT, true
+			return t, newest, true
 		}
 	}
 	if t, ok := firstAtOrAfter(ep.head.ts, fl); ok {
-		return t, ep.lastT, true
+		return t, newest, true
 	}
-	return ep.lastT, ep.lastT, true // unreachable: the newest row is >= floor
+	return ep.lastT, newest, true // unreachable: the newest row is >= floor
 }
 
 // firstAtOrAfter is the first of the ascending ts at or after t.

@@ -18,7 +18,8 @@ import (
 // few at the range's start whose reads reach history trimmed since. Direct-mode history only grows after each
 // endpoint's newest scrape and shrinks from its oldest (Source.Bounds), and a step's value reads only its rate window
 // (rates) or the newest scrape at or before it (gauges: a series missing from a scrape got a staleness marker there),
-// so a step at or before every selected endpoint's newest scrape is final until
+// so a step at or before every selected endpoint's newest time (its newest scrape, or the writer's watermark when
+// later: in direct mode the scraper's word, between rounds, that nothing more is stamped before now) is final until
 //   - the selected endpoints, or one's Revision, change (its sample names decide which series a measure reads), or
 //   - trimming takes a point the step reads: a cached step t stays only while t − reach ≥ oldest held, where reach
 //     is the rate window for formulas that read rates and 0 for gauges.
@@ -414,7 +415,7 @@ func merge(pieces [][][]Output, n int) ([][]Output, error) {
 	return out, nil
 }
 
-// store keeps the steps of groups that are final: at or before every selected endpoint's newest scrape.
+// store keeps the steps of groups that are final: at or before every selected endpoint's newest (Source.Bounds).
 func (k *Cache) store(key string, c *evalCtx, groups [][]Output) {
 	settled := c.endpoints[0].newest
 	for _, ep := range c.endpoints {

@@ -28,6 +28,8 @@ type Target struct {
 // Recorder is where scrapes go; the history store implements it.
 type Recorder interface {
 	Append(endpoint string, t int64, sc *exposition.Scrape)
+	// AdvanceWatermark is the scraper's word that nothing more is appended at or before t (Scraper.Settle).
+	AdvanceWatermark(t int64)
 }
 
 // Options tunes a Scraper.
@@ -90,12 +92,15 @@ type Scraper struct {
 	gone []Status
 
 	// round serialises scrape rounds: a health check's round waits for the background one, so history always
-	// receives an endpoint's scrapes in time order. started counts the rounds begun.
+	// receives an endpoint's scrapes in time order. Every Append happens under it (Settle relies on that). started
+	// counts the rounds begun.
 	round   sync.Mutex
 	started atomic.Uint64
-	mu      sync.RWMutex
-	status  map[string]Status
-	subs    map[chan int64]struct{}
+	// roundFrom is when the holder of round took it (lockRound): nothing it appends is stamped earlier.
+	roundFrom atomic.Int64
+	mu        sync.RWMutex
+	status    map[string]Status
+	subs      map[chan int64]struct{}
 	// tried holds, per target, a channel closed when its first scrape has finished, so that the first queries
 	// after Grafana creates the instance can wait for data instead of answering empty.
 	tried map[string]chan struct{}
@@ -143,7 +148,7 @@ func initial(t Target) Status {
 // down alert fires), its history stays, and its status is listed as gone. A target whose URL, role or model
 // changed keeps its name's history.
 func (s *Scraper) SetTargets(targets []Target) {
-	s.round.Lock()
+	s.lockRound()
 	defer s.round.Unlock()
 	now := time.Now()
 	next := make(map[string]bool, len(targets))
@@ -238,7 +243,7 @@ func (s *Scraper) Stop() {
 // that waited behind the background loop would otherwise wait for one round after another.
 func (s *Scraper) ScrapeAll(ctx context.Context) {
 	before := s.started.Load()
-	s.round.Lock()
+	s.lockRound()
 	defer s.round.Unlock()
 	if s.started.Load() > before {
 		return
@@ -250,10 +255,32 @@ func (s *Scraper) ScrapeAll(ctx context.Context) {
 	s.scrape(ctx, targets)
 }
 
+// Settle tells the recorder that nothing more will be appended at or before the millisecond before now, or, while
+// a round is in flight, before the round began: every Append runs in a round (or SetTargets) under s.round and is
+// stamped at or after the round took it, so one that begins after this has a later time. A refresh's newest step
+// then reads as final as soon as its time has passed, not only once every endpoint's next scrape has come in:
+// without it, a refresh between a step boundary and the next round evaluates that step, and the one after
+// evaluates it again.
+func (s *Scraper) Settle() {
+	if !s.round.TryLock() {
+		// The holder may not have stamped roundFrom yet: the previous round's start is earlier still, so as true.
+		s.rec.AdvanceWatermark(s.roundFrom.Load() - 1)
+		return
+	}
+	defer s.round.Unlock()
+	s.rec.AdvanceWatermark(time.Now().UnixMilli() - 1)
+}
+
+// lockRound takes s.round and notes when (roundFrom).
+func (s *Scraper) lockRound() {
+	s.round.Lock()
+	s.roundFrom.Store(time.Now().UnixMilli())
+}
+
 // ScrapePending scrapes now the targets never scraped yet (new from discovery), so that they need not wait for the
 // next round; the others keep their rhythm.
 func (s *Scraper) ScrapePending(ctx context.Context) {
-	s.round.Lock()
+	s.lockRound()
 	defer s.round.Unlock()
 	var pending []Target
 	s.mu.RLock()

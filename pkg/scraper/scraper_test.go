@@ -33,6 +33,9 @@ func (r *recorder) Append(endpoint string, _ int64, sc *exposition.Scrape) {
 	r.got[endpoint] = append(r.got[endpoint], sc)
 }
 
+// AdvanceWatermark ignores the watermark: these tests read what was appended.
+func (r *recorder) AdvanceWatermark(int64) {}
+
 func (r *recorder) up(endpoint string) (float64, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
