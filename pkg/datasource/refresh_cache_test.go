@@ -2,6 +2,8 @@ package datasource
 
 import (
 	"fmt"
+	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -36,6 +38,24 @@ func TestRetentionMarginCoversFleetWindows(t *testing.T) {
 	if RetentionMargin < longest+time.Minute {
 		t.Errorf("RetentionMargin %s < the fleet overview's longest window %s plus a minute", RetentionMargin, longest)
 	}
+}
+
+// TestReadmeStatesRetentionMargin keeps the README's retention row saying the margin RetentionMargin is.
+func TestReadmeStatesRetentionMargin(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("plus %d minutes", int(RetentionMargin.Minutes()))
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(line, "| `retention` |") {
+			if !strings.Contains(line, want) {
+				t.Errorf("the README's retention row does not say %q (RetentionMargin): %s", want, line)
+			}
+			return
+		}
+	}
+	t.Error("the README has no `retention` settings row")
 }
 
 // TestSameStepRefreshComputesNothing refreshes the fleet overview over the last hour of a fleet whose oldest scrapes
