@@ -41,6 +41,9 @@ type endpoint struct {
 	// name gained or lost, a point written at or before an earlier row (its own timestamp) or the store's
 	// watermark (Store.AdvanceWatermark), the endpoint created.
 	rev uint64
+	// ownTimes is set once a point came with its own timestamp: such points may be stamped before the watermark
+	// at every scrape, so the watermark no longer extends the endpoint's bounds (its newest is its newest scrape).
+	ownTimes bool
 
 	// Bytes accounting: blockBytes sums blocks[i].bytes, headBytes tracks
 	// head.bytes incrementally; reported is what Store.bytes holds for us.
@@ -83,7 +86,7 @@ func (ep *endpoint) clear() {
 	ep.nextSeq = 1
 	ep.head = headBlock{seq: ep.nextSeq}
 	ep.nextSeq++
-	ep.rowSeq, ep.lastT, ep.hasRows = 0, 0, false
+	ep.rowSeq, ep.lastT, ep.hasRows, ep.ownTimes = 0, 0, false, false
 	ep.rev = ep.st.revs.Add(1)
 	ep.blockBytes, ep.headBytes, ep.reported = 0, 0, 0
 }
@@ -166,9 +169,10 @@ func (ep *endpoint) append(t int64, sc *exposition.Scrape) {
 				if pt <= sr.lastT {
 					continue // out of order: dropped as Prometheus does
 				}
-				if explicit && (hadRows && pt <= prevT || pt <= watermark) {
+				if explicit && (hadRows && pt <= prevT || !ep.ownTimes && pt <= watermark) {
 					ep.rev = ep.st.revs.Add(1) // a point among earlier rows, or at or before the watermark, changes what they answered
 				}
+				ep.ownTimes = ep.ownTimes || explicit
 				ep.headBytes += ep.head.appendPoint(id, row, pt, explicit, smp.Value)
 				sr.lastT, sr.lastSeq = pt, uint32(ep.head.seq) // #nosec G115 -- sequence numbers are kept in 32 bits; 2^32 scrapes are 136 years at 1 s
 			}

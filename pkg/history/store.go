@@ -222,7 +222,8 @@ func (s *Store) MarkDown(endpoint string, t int64) {
 // Bounds returns the time span of endpoint's history actually held: the
 // first scrape at or after the retention cutoff that has not been trimmed
 // for memory, and the newest scrape (successful or marked down) or, if later,
-// the store's watermark (AdvanceWatermark). ok is false if nothing is held.
+// the store's watermark (AdvanceWatermark), unless the endpoint's points have come
+// with their own timestamps. ok is false if nothing is held.
 // Points with explicit timestamps may lie outside.
 func (s *Store) Bounds(endpoint string) (oldest, newest int64, ok bool) {
 	ep := s.rlock(endpoint)

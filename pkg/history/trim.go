@@ -52,7 +52,10 @@ func (ep *endpoint) bounds() (oldest, newest int64, ok bool) {
 		return 0, 0, false
 	}
 	fl := ep.floor()
-	newest = max(ep.lastT, ep.st.watermark.Load())
+	newest = ep.lastT
+	if !ep.ownTimes {
+		newest = max(newest, ep.st.watermark.Load())
+	}
 	// Every query reads this for every endpoint it selects: the columns are searched in place, oldest first.
 	for _, b := range ep.blocks {
 		if t, ok := firstAtOrAfter(b.ts, fl); ok {

@@ -54,6 +54,17 @@ func TestWatermarkCompletesBounds(t *testing.T) {
 	if s.Revision("a") == rev {
 		t.Error("a point with its own timestamp at or before the watermark left the revision as it was")
 	}
+	// Such an endpoint may stamp every scrape's points before the watermark: it is no longer extended by it, so
+	// points stamped between its scrapes change nothing cached and need no new revision.
+	s.AdvanceWatermark(50_000)
+	if _, n, _ := s.Bounds("a"); n != 40_000 {
+		t.Errorf("newest of an endpoint with its own timestamps = %d, want its newest scrape 40000, not the watermark", n)
+	}
+	rev = s.Revision("a")
+	s.Append("a", 55_000, parseText(t, "vllm:num_requests_running{engine=\"0\"} 4 45000\n"))
+	if s.Revision("a") != rev {
+		t.Error("a point stamped between two scrapes of an endpoint with its own timestamps changed the revision")
+	}
 
 	rev = s.Revision("b")
 	s.MarkDown("b", 29_000)

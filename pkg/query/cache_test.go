@@ -138,7 +138,8 @@ func cacheQueries(rng *rand.Rand) []Query {
 // TestCacheMatchesUncached refreshes every catalog entry (and the diagnosis) over a live simulated fleet at random
 // moments, ranges and steps, and requires the cached engine's answers to be identical to an uncached engine's on the
 // same history: values bit for bit, series, labels, order and notices. The history's retention is shorter than the
-// longest range, so trimming moves under the cache, and some scrapes fail or write into the past. The uncached
+// longest range, so trimming moves under the cache, and some scrapes fail or write into the past, or land before a
+// watermark given at every other refresh (history.Store.AdvanceWatermark). The uncached
 // engine reads every point of a gauge's lookback (fullReads), the cached one only the newest before its first step
 // (LatestSource), so the test holds both shortcuts to the plain evaluation.
 func TestCacheMatchesUncached(t *testing.T) {
@@ -166,6 +167,11 @@ func TestCacheMatchesUncached(t *testing.T) {
 			}
 		}
 		now := f.start.Add(f.el + time.Duration(rng.IntN(10_000))*time.Millisecond) // up to two scrapes not yet recorded
+		if refresh%2 == 0 {
+			// The writer's word that nothing more comes before now, as the scraper gives it between rounds; the
+			// scrapes still to come before now break it, which must change their endpoints' revisions.
+			f.store.AdvanceWatermark(now.UnixMilli() - 1)
+		}
 		span := []time.Duration{10 * time.Minute, 30 * time.Minute, 30 * time.Minute, 30 * time.Minute}[rng.IntN(4)]
 		r := Request{From: now.Add(-span), To: now, Interval: []time.Duration{5 * time.Second, 15 * time.Second}[rng.IntN(2)], MaxDataPoints: 1000}
 		for _, q := range queries {
@@ -283,6 +289,48 @@ func TestCacheEvaluatesOnlyOpenSteps(t *testing.T) {
 	}
 	if d := warm.Reused - cold.Reused; d != 60+7*61 { // the first shifts the range by one step, the others repeat it
 		t.Errorf("reused %d steps, want %d", d, 60+7*61)
+	}
+}
+
+// TestCacheRedoesStepsABrokenWatermarkReaches: steps after an endpoint's newest scrape, final on the writer's
+// watermark, are evaluated again once a scrape lands at or before it after all (the wall clock stepped back), and
+// answer as if never cached.
+func TestCacheRedoesStepsABrokenWatermarkReaches(t *testing.T) {
+	f := newLiveFleet(t, time.Hour)
+	for range 10 * 12 {
+		f.scrape("", "")
+	}
+	cached := &Engine{Source: HistorySource{Store: f.store}, ScrapeInterval: 5 * time.Second, Cache: NewCache(64 << 20)}
+	plain := &Engine{Source: fullReads{HistorySource{Store: f.store}}, ScrapeInterval: 5 * time.Second}
+	now := f.start.Add(f.el + 9*time.Second)
+	f.store.AdvanceWatermark(now.UnixMilli() - 1)
+	r := Request{From: now.Add(-2 * time.Minute), To: now, Interval: time.Second}
+	ctx := context.Background()
+	eval := func(e *Engine, q Query) *Result {
+		t.Helper()
+		res, err := e.Eval(ctx, q, r)
+		if err != nil {
+			t.Fatalf("%+v: %v", q, err)
+		}
+		return res
+	}
+	queries := []Query{{QueryType: TypeKVCacheUsage}, {QueryType: TypeThroughput, Measure: "generation_tokens"}}
+	var earlier []*Result
+	for _, q := range queries {
+		eval(cached, q)
+		earlier = append(earlier, eval(plain, q))
+	}
+	f.scrape("", "") // stamped 5 s after the newest: before the watermark
+	changed := false
+	for i, q := range queries {
+		want := eval(plain, q)
+		if diff := resultDiff(want, eval(cached, q)); diff != "" {
+			t.Errorf("%+v after a scrape before the watermark: %s", q, diff)
+		}
+		changed = changed || resultDiff(earlier[i], want) != ""
+	}
+	if !changed {
+		t.Fatal("the late scrape changed no answer: the test shows nothing")
 	}
 }
 
