@@ -28,10 +28,11 @@ import (
 )
 
 // The fleet benchmark's scale. CI runs it once with the defaults (every size, half a minute of history) so it cannot
-// rot; the README's figures come from a longer history: -fleet.history=10m.
+// rot; the README's figures come from a longer history and warm phase (-fleet.history=10m or 60m, -fleet.warm=1m).
 var (
 	fleetSizes   = flag.String("fleet.sizes", "1,256", "comma-separated fleet sizes (endpoints) BenchmarkFleetDashboard runs (the README's figures add 64)")
 	fleetHistory = flag.Duration("fleet.history", 30*time.Second, "how long BenchmarkFleetDashboard scrapes before its first refresh")
+	fleetWarm    = flag.Duration("fleet.warm", 20*time.Second, "how long BenchmarkFleetDashboard refreshes warm, every 5 s, after the cold refresh (at least a 15 s step; longer averages more refreshes that add a step)")
 	fleetQueries = flag.Bool("fleet.queries", false, "after the refreshes, time every panel query alone and log the slowest with their PromQL (where Prometheus mode's time goes)")
 )
 
@@ -292,7 +293,7 @@ var plainPromQL = map[string][]string{
 // executable, driven over gRPC as Grafana drives it, refreshing every panel over the last hour at a 15 s step for
 // fleets of simulated endpoints (-fleet.sizes: 1 and 256 unless told) scraped every 5 s, in direct mode and in Prometheus mode against
 // Prometheus 3 scraping the same endpoints, without and with the generated recording rules. Cold is the first refresh of a data source (empty results cache); warm
-// is the mean of the refreshes that follow every 5 s for 20 s (a full 15 s step and more), reported apart for
+// is the mean of the refreshes that follow every 5 s for -fleet.warm (20 s: a full 15 s step and more), reported apart for
 // refreshes that add a step and those that do not. CPU is the plugin process's (from /proc), so scraping runs in
 // it too: scrape-cores is its CPU per second while idle before the first refresh, and the -net figures subtract it.
 func BenchmarkFleetDashboard(b *testing.B) {
@@ -302,6 +303,9 @@ func BenchmarkFleetDashboard(b *testing.B) {
 		b.Fatal(err)
 	}
 	exe := harness.Executable(b, harness.DatasourceExecutable)
+	if *fleetWarm < dashboardStep+fleetScrape {
+		b.Fatalf("-fleet.warm %s: a warm figure spans at least a step and a scrape (%s)", *fleetWarm, dashboardStep+fleetScrape)
+	}
 	var sizes []int
 	for _, s := range strings.Split(*fleetSizes, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
@@ -406,7 +410,7 @@ func benchDashboard(b *testing.B, exe string, panels []dashtest.Panel, fleet *be
 		d := &dashboardClient{p: p, pc: pc, panels: panels}
 		cold := d.refresh(b)
 		var warm, stepped, still []fleetRefresh
-		for deadline := time.Now().Add(dashboardStep + fleetScrape); time.Now().Before(deadline); {
+		for deadline := time.Now().Add(*fleetWarm); time.Now().Before(deadline); {
 			time.Sleep(fleetScrape)
 			r := d.refresh(b)
 			warm = append(warm, r)
