@@ -3,6 +3,8 @@ package datasource
 import (
 	"fmt"
 	"os"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -40,13 +42,20 @@ func TestRetentionMarginCoversFleetWindows(t *testing.T) {
 	}
 }
 
-// TestReadmeStatesRetentionMargin keeps the README's retention row saying the margin RetentionMargin is.
+// TestReadmeStatesRetentionMargin keeps the README saying the margin RetentionMargin is: in the retention row and
+// wherever it names an "N-minute margin".
 func TestReadmeStatesRetentionMargin(t *testing.T) {
 	b, err := os.ReadFile("../../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := fmt.Sprintf("plus %d minutes", int(RetentionMargin.Minutes()))
+	minutes := int(RetentionMargin.Minutes())
+	for _, m := range regexp.MustCompile(`(\d+)-minute margin`).FindAllStringSubmatch(string(b), -1) {
+		if m[1] != strconv.Itoa(minutes) {
+			t.Errorf("the README says %q; RetentionMargin is %d minutes", m[0], minutes)
+		}
+	}
+	want := fmt.Sprintf("plus %d minutes", minutes)
 	for _, line := range strings.Split(string(b), "\n") {
 		if strings.HasPrefix(line, "| `retention` |") {
 			if !strings.Contains(line, want) {
