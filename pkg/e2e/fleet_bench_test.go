@@ -390,13 +390,32 @@ func benchPlainPromQL(b *testing.B, exe string, panels []dashtest.Panel, url str
 	b.ReportMetric(float64(ours.wall)/float64(plainWall), "ours/plain")
 }
 
+// waitPhase sleeps until the wall clock is off into a period of d (at most d).
+func waitPhase(d, off time.Duration) {
+	now := time.Now()
+	at := now.Truncate(d).Add(off)
+	if !at.After(now) {
+		at = at.Add(d)
+	}
+	time.Sleep(time.Until(at))
+}
+
 // benchDashboard starts one data source over the fleet, lets it (or its Prometheus) scrape for -fleet.history, then
 // refreshes the dashboard cold and warm and reports the figures.
 func benchDashboard(b *testing.B, exe string, panels []dashtest.Panel, fleet *benchFleet, jsonData map[string]any, url string) {
 	for b.Loop() {
 		p := harness.Start(b, exe)
 		pc := harness.DataSourceContext(b, harness.DataSource{UID: "fleet-bench", URL: url, JSONData: jsonData}, nil)
+		// Direct mode's scrape rounds run every 5 s from the instance's creation: create it 3.5 s into a step, so
+		// rounds come 3.5, 8.5 and 13.5 s into each, and refresh half an interval after a round (1, 6 and 11 s into
+		// each step), where a viewer's refresh, not timed to the scrapes, lands on average. The refresh 1 s into a
+		// step then ends in a step that no round has reached yet, as about half the steps of a real refresh do.
+		// (Prometheus scrapes on its own schedule.)
+		if jsonData["mode"] == "direct" {
+			waitPhase(dashboardStep, 3500*time.Millisecond)
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		created := time.Now()
 		if _, err := p.CheckHealth(ctx, pc); err != nil { // creates the instance, which starts scraping
 			cancel()
 			b.Fatal(err)
@@ -404,14 +423,17 @@ func benchDashboard(b *testing.B, exe string, panels []dashtest.Panel, fleet *be
 		cancel()
 		idleFrom := time.Now()
 		idleCPU := p.CPUTime()
-		time.Sleep(*fleetHistory)
+		time.Sleep(time.Until(created.Add(*fleetHistory + fleetScrape/2)))
 		scrapeCores := (p.CPUTime() - idleCPU).Seconds() / time.Since(idleFrom).Seconds()
 
 		d := &dashboardClient{p: p, pc: pc, panels: panels}
+		coldAt := time.Now()
 		cold := d.refresh(b)
 		var warm, stepped, still []fleetRefresh
-		for deadline := time.Now().Add(*fleetWarm); time.Now().Before(deadline); {
-			time.Sleep(fleetScrape)
+		// Refreshes keep their phase (every 5 s from the cold one), as Grafana's auto-refresh does; one that found
+		// the previous still running starts when it ends.
+		for k := 1; time.Duration(k)*fleetScrape <= *fleetWarm; k++ {
+			time.Sleep(time.Until(coldAt.Add(time.Duration(k) * fleetScrape)))
 			r := d.refresh(b)
 			warm = append(warm, r)
 			if r.newStep {
