@@ -6,6 +6,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"runtime/debug"
+	"runtime/metrics"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -227,7 +231,11 @@ func BenchmarkDashboardRefresh(b *testing.B) {
 				coldCPU += processCPU(b) - c0
 				eng.Cache = cache
 			}
+			b.StopTimer()
+			six := f.coldSixAtATime(b, panels)
 			ms := func(d time.Duration, n int) float64 { return float64(d.Microseconds()) / 1000 / float64(max(n, 1)) }
+			b.ReportMetric(ms(six.cpu, 1), "ms-cold6-cpu")
+			b.ReportMetric(float64(six.peak)/(1<<20), "cold6-peak-MiB")
 			b.ReportMetric(ms(cold, b.N), "ms-cold")
 			b.ReportMetric(ms(warm, refreshes), "ms-warm")
 			b.ReportMetric(ms(newStep, newSteps), "ms-warm-newstep")
@@ -242,6 +250,63 @@ func BenchmarkDashboardRefresh(b *testing.B) {
 			b.ReportMetric(float64(f.store.Bytes())/(1<<20), "history-MiB")
 		})
 	}
+}
+
+// sixLoad is what a cold load six panel requests at a time cost.
+type sixLoad struct {
+	cpu  time.Duration
+	peak uint64 // the most memory the Go runtime held meanwhile (not released to the system), heap and the rest
+}
+
+// coldSixAtATime loads the dashboard cold (an empty results cache) as Grafana does, six panel requests at a time,
+// under the runtime memory limit a data source with the default maxMemoryMB sets (memlimit.go), and samples the
+// memory the runtime holds: what the query working set adds to history.
+func (f *refreshFleet) coldSixAtATime(b *testing.B, panels []dashtest.Panel) sixLoad {
+	eng := f.d.mode.(*direct).engine
+	cache := eng.Cache
+	defer func() { eng.Cache = cache }()
+	eng.Cache = query.NewCache(f.d.settings.CacheBytes())
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(Settings{MaxMemoryMB: DefaultMaxMemoryMB}.MaxMemoryBytes() + memOverhead))
+	debug.FreeOSMemory() // what the benchmark's earlier phases left mapped does not count
+	// All the runtime has mapped but what it released to the operating system: about what the process's RSS holds.
+	sample := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
+	var peak atomic.Uint64
+	stop, sampled := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(sampled)
+		for {
+			metrics.Read(sample)
+			if v := sample[0].Value.Uint64() - sample[1].Value.Uint64(); v > peak.Load() {
+				peak.Store(v)
+			}
+			select {
+			case <-stop:
+				return
+			case <-time.After(2 * time.Millisecond):
+			}
+		}
+	}()
+	c0 := processCPU(b)
+	work := make(chan dashtest.Panel)
+	var wg sync.WaitGroup
+	for range 6 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for p := range work {
+				f.refresh(b, []dashtest.Panel{p})
+			}
+		}()
+	}
+	for _, p := range panels {
+		work <- p
+	}
+	close(work)
+	wg.Wait()
+	cpu := processCPU(b) - c0
+	close(stop)
+	<-sampled
+	return sixLoad{cpu: cpu, peak: peak.Load()}
 }
 
 // processCPU is the benchmark process's user plus system CPU time so far: on a busy machine, what a refresh

@@ -237,6 +237,11 @@ func (k *Cache) eval(c *evalCtx, outputs []measure.Output) ([][]Output, error) {
 			return
 		}
 		s := c.segment(from, to)
+		var done func()
+		if done, err = admit(ctx, len(s.steps)); err != nil {
+			return
+		}
+		defer done()
 		var g [][]Output
 		if g, err = s.outputs(outputs); err == nil {
 			pieces = append(pieces, g)
@@ -260,6 +265,11 @@ func (k *Cache) eval(c *evalCtx, outputs []measure.Output) ([][]Output, error) {
 		}
 		full := c.segment(c.from, c.to)
 		full.budget = &readBudget{}
+		done, err := admit(ctx, len(full.steps))
+		if err != nil {
+			return nil, err
+		}
+		defer done()
 		return full.outputs(outputs)
 	}
 	k.mu.Lock()

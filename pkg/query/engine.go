@@ -110,7 +110,12 @@ func (e *Engine) Eval(ctx context.Context, q Query, r Request) (*Result, error) 
 	if e.Cache != nil {
 		groups, err = e.Cache.eval(c, outputs)
 	} else {
+		var done func()
+		if done, err = admit(ctx, len(c.steps)); err != nil {
+			return nil, err
+		}
 		groups, err = c.outputs(outputs)
+		done()
 	}
 	if err != nil {
 		return nil, err
