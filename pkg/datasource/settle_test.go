@@ -2,32 +2,19 @@ package datasource
 
 import (
 	"context"
-	"io"
-	"log"
-	"net/http/httptest"
 	"testing"
 	"time"
 
 	"github.com/inferscope/inferscope-vllm/pkg/history"
 	"github.com/inferscope/inferscope-vllm/pkg/query"
 	"github.com/inferscope/inferscope-vllm/pkg/scraper"
-	"github.com/inferscope/inferscope-vllm/pkg/sim"
 )
 
 // TestDirectModeAnswersFromTheWatermark: a panel refreshed twice between two scrape rounds, with steps after the
 // newest scrape, evaluates those steps once. Direct mode has the scraper give history its watermark before
 // answering, so the steps whose time has passed are final although no scrape has come after them yet.
 func TestDirectModeAnswersFromTheWatermark(t *testing.T) {
-	cfg, err := sim.ParseArgs([]string{"-flavor=vllm-v1", "-engines=2", "-qps=5", "-seed=3"}, func(string) string { return "" }, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := sim.NewServer(cfg, log.New(io.Discard, "", 0))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(srv.Handler())
-	defer ts.Close()
+	ts := simEndpoint(t)
 	store := history.New(history.Options{})
 	sc := scraper.New([]scraper.Target{{Name: "sim", URL: ts.URL + "/metrics"}}, store,
 		scraper.Options{Interval: time.Hour, Timeout: 30 * time.Second, Client: ts.Client()}) // rounds only when the test asks

@@ -37,9 +37,9 @@ func (s *countingSender) count() int {
 	return s.frames
 }
 
-// TestStreamsEvaluateEachScrapeOnce: live panels on a scraped simulator — two channels whose queries differ only in
-// their legend, and a third query — evaluate, after each scrape, only the newest step, once per distinct query.
-func TestStreamsEvaluateEachScrapeOnce(t *testing.T) {
+// simEndpoint serves a simulated vLLM V1 server with two engines on loopback until the test ends.
+func simEndpoint(t *testing.T) *httptest.Server {
+	t.Helper()
 	cfg, err := sim.ParseArgs([]string{"-flavor=vllm-v1", "-engines=2", "-qps=5", "-seed=3"}, func(string) string { return "" }, io.Discard)
 	if err != nil {
 		t.Fatal(err)
@@ -49,7 +49,14 @@ func TestStreamsEvaluateEachScrapeOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	ts := httptest.NewServer(srv.Handler())
-	defer ts.Close()
+	t.Cleanup(ts.Close)
+	return ts
+}
+
+// TestStreamsEvaluateEachScrapeOnce: live panels on a scraped simulator — two channels whose queries differ only in
+// their legend, and a third query — evaluate, after each scrape, only the newest step, once per distinct query.
+func TestStreamsEvaluateEachScrapeOnce(t *testing.T) {
+	ts := simEndpoint(t)
 	store := history.New(history.Options{})
 	sc := scraper.New([]scraper.Target{{Name: "sim", URL: ts.URL + "/metrics"}}, store,
 		scraper.Options{Interval: time.Second, Timeout: 900 * time.Millisecond, Client: ts.Client()})
