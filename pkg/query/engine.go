@@ -341,6 +341,8 @@ type input struct {
 	series   Series
 	labels   map[string]string // output labels before grouping; read-only, shared by a histogram's buckets
 	le       float64           // bucket bound for _bucket series
+	// rates are the series' rates at the steps, for a rate read; its points are then not kept (stepRates).
+	rates stepRates
 }
 
 // reads is what the steps of a fetch read before the first: reach is the rate window for rates, the lookback for
@@ -348,10 +350,12 @@ type input struct {
 type reads struct {
 	reach   int64
 	instant bool
+	// rates keeps each series' rates at the steps instead of its points (stepRates).
+	rates bool
 }
 
-// rateReads reads the rate window before each step.
-func (c *evalCtx) rateReads() reads { return reads{reach: c.window} }
+// rateReads reads the rate window before each step, for the series' rates.
+func (c *evalCtx) rateReads() reads { return reads{reach: c.window, rates: true} }
 
 // instantReads reads the newest point within the lookback at or before each step.
 func (c *evalCtx) instantReads() reads { return reads{reach: c.lookback, instant: true} }
@@ -414,6 +418,10 @@ func (c *evalCtx) fetchName(endpoint, name string, catalogMatch []measure.Matche
 		return nil
 	}
 	out := make([]input, 0, len(selected))
+	var arena *rateArena
+	if r.rates {
+		arena = newRateArena(len(selected), len(c.steps))
+	}
 	var labels map[string]string
 	var prevModel, prevRank string
 	for _, s := range selected {
@@ -443,6 +451,10 @@ func (c *evalCtx) fetchName(endpoint, name string, catalogMatch []measure.Matche
 				continue
 			}
 			in.le = le
+		}
+		if arena != nil {
+			in.rates = arena.rates(s.Points, c.steps, c.window)
+			in.series.Points = nil
 		}
 		out = append(out, in)
 	}
@@ -742,7 +754,7 @@ func (c *evalCtx) bucketRates(members []input) bucketSteps {
 			slotOf[le] = slot
 			bs.n++
 		}
-		derive.RateSteps(m.series.Points, c.steps, c.window, func(i int, v float64) {
+		m.rates.each(func(i int, v float64) {
 			if bs.rates[i] == nil {
 				bs.rates[i] = make([]derive.Bucket, 0, len(members))
 				bs.slots[i] = make([]int32, 0, len(members))
@@ -782,7 +794,7 @@ func (c *evalCtx) rate(ins []input) []Output {
 		clear(seen)
 		n := 0
 		for _, m := range g.members {
-			derive.RateSteps(m.series.Points, c.steps, c.window, func(i int, v float64) {
+			m.rates.each(func(i int, v float64) {
 				sums[i] += v
 				if !seen[i] {
 					seen[i] = true
