@@ -24,6 +24,8 @@ type memo struct {
 	sels map[memoKey]map[int32][]derive.Point
 	// counts holds, per key, the series with points in the range's blocks and how many each has there.
 	counts map[memoKey]memoCounts
+	// rates holds selections' rates at steps (SelectRates).
+	rates map[rateKey]map[int32]rateEntry
 	// bytes is what the memo holds, counted in Store.memoBytes.
 	bytes int64
 }
@@ -80,6 +82,46 @@ func (m *memo) keep(s *Store, key memoKey, ids []int32, pts [][]derive.Point) {
 	m.bytes += cost
 }
 
+// lookupRates fills got and found with the memoized rates of ids for key, and returns how many it found.
+func (m *memo) lookupRates(key rateKey, ids []int32, got []rateEntry, found []bool) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	sel := m.rates[key]
+	n := 0
+	for i, id := range ids {
+		if e, ok := sel[id]; ok {
+			got[i], found[i] = e, true
+			n++
+		}
+	}
+	return n
+}
+
+// keepRates memoizes the rates of ids for key while the store's memo budget allows.
+func (m *memo) keepRates(s *Store, key rateKey, ids []int32, entries []rateEntry) {
+	var cost int64
+	for _, e := range entries {
+		cost += memoSeriesSize + e.rates.Bytes()
+	}
+	if !s.reserveMemo(cost) {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.rates == nil {
+		m.rates = make(map[rateKey]map[int32]rateEntry)
+	}
+	sel := m.rates[key]
+	if sel == nil {
+		sel = make(map[int32]rateEntry, len(ids))
+		m.rates[key] = sel
+	}
+	for i, id := range ids {
+		sel[id] = entries[i]
+	}
+	m.bytes += cost
+}
+
 // counted returns the memoized first pass for key, nil ids if there is none.
 func (m *memo) counted(key memoKey) (ids, counts []int32) {
 	m.mu.Lock()
@@ -122,7 +164,7 @@ func (m *memo) drop(s *Store) {
 		return
 	}
 	s.memoBytes.Add(-m.bytes)
-	m.sels, m.counts, m.bytes = nil, nil, 0
+	m.sels, m.counts, m.rates, m.bytes = nil, nil, nil, 0
 }
 
 // lock write-locks the endpoint and drops its memo, which any write may make wrong.

@@ -40,84 +40,112 @@ func (s *Store) SelectLatest(endpoint, name string, from, carry, to int64, match
 
 // selectSeries implements SelectLatest under the read lock.
 func (ep *endpoint) selectSeries(name string, from, carry, to int64, match func(exposition.Labels) bool, maxPoints int) ([]Series, bool) {
-	lo, hi := max(from, ep.floor()), to
-	carry = max(carry, lo)
+	p, fits := ep.pick(name, from, to, match, maxPoints)
+	if !fits || len(p.ids) == 0 {
+		return nil, fits
+	}
+	carry = max(carry, p.lo)
+	got := ep.points(p, carry, true)
+	out := make([]Series, 0, len(p.ids))
+	labels := make(exposition.Labels, 0, p.nLabels)
+	for i, id := range p.ids {
+		if len(got[i]) == 0 {
+			continue
+		}
+		sr := Series{Name: ep.series[id].id.name, Points: got[i]}
+		labels, sr.Labels = ep.appendLabels(labels, id)
+		out = append(out, sr)
+	}
+	return out, true
+}
+
+// appendLabels appends series id's labels to labels (one array for a selection's series) and returns them.
+func (ep *endpoint) appendLabels(labels exposition.Labels, id int32) (exposition.Labels, exposition.Labels) {
+	x := ep.series[id].id
+	if len(x.labels) == 0 {
+		return labels, nil
+	}
+	l0 := len(labels)
+	labels = append(labels, x.labels...)
+	return labels, labels[l0:len(labels):len(labels)]
+}
+
+// selection is a selection's first pass: the range read, the blocks overlapping it, and the series picked with how
+// many points each has in those blocks.
+type selection struct {
+	name           string
+	lo, hi         int64
+	blocks         []*block
+	withHead       bool
+	ids            []int32
+	counts         []int
+	total, nLabels int
+}
+
+// pick is a selection's first pass: it picks series and bounds their point counts from the stream headers (counted
+// once per refresh, see memo), so the point budget holds before anything is decoded. fits is false, with nothing
+// picked, when the series picked hold more than maxPoints points (0: no bound).
+func (ep *endpoint) pick(name string, from, to int64, match func(exposition.Labels) bool, maxPoints int) (p selection, fits bool) {
+	p = selection{name: name, lo: max(from, ep.floor()), hi: to}
 	ids := ep.byName[name]
-	if lo > hi || len(ids) == 0 || !ep.hasRows {
-		return nil, true
+	if p.lo > p.hi || len(ids) == 0 || !ep.hasRows {
+		return p, true
 	}
 	// Blocks overlapping [lo, hi], the head last.
-	var blocks []*block
 	for _, b := range ep.blocks {
-		if b.minT <= hi && b.maxT >= lo {
-			blocks = append(blocks, b)
+		if b.minT <= p.hi && b.maxT >= p.lo {
+			p.blocks = append(p.blocks, b)
 		}
 	}
-	withHead := len(ep.head.ts) > 0 && ep.head.minT <= hi && ep.head.maxT >= lo
-
-	// First pass: pick series and bound their point counts from the stream headers (counted once per refresh,
-	// see memo), so the point budget holds before anything is decoded.
-	key := memoKey{name: name, lo: lo, hi: hi}
+	p.withHead = len(ep.head.ts) > 0 && ep.head.minT <= p.hi && ep.head.maxT >= p.lo
+	key := memoKey{name: name, lo: p.lo, hi: p.hi}
 	cands, counts := ep.memo.counted(key)
 	if cands == nil {
-		cands, counts = ep.count(ids, blocks, withHead)
+		cands, counts = ep.count(ids, p.blocks, p.withHead)
 		ep.memo.keepCounts(ep.st, key, cands, counts)
 	}
-	picked := make([]int32, 0, len(cands))
-	var pickedCounts []int
-	total, nLabels := 0, 0
+	p.ids = make([]int32, 0, len(cands))
 	for i, id := range cands {
 		x := ep.series[id].id
 		// match only sees series with points in the blocks read, so a caller counting matches counts those.
 		if match != nil && !match(x.labels) {
 			continue
 		}
-		picked, pickedCounts = append(picked, id), append(pickedCounts, int(counts[i]))
-		total += int(counts[i])
-		nLabels += len(x.labels)
+		p.ids, p.counts = append(p.ids, id), append(p.counts, int(counts[i]))
+		p.total += int(counts[i])
+		p.nLabels += len(x.labels)
 	}
-	if maxPoints > 0 && total > maxPoints {
-		return nil, false
+	if maxPoints > 0 && p.total > maxPoints {
+		return selection{}, false
 	}
-	if len(picked) == 0 {
-		return nil, true
+	return p, true
+}
+
+// points is the second pass of a selection: it takes what another query of this refresh decoded and decodes the
+// rest into one array, keeping it for the next query if keep; the points are shared, so Series are read-only.
+func (ep *endpoint) points(p selection, carry int64, keep bool) [][]derive.Point {
+	got := make([][]derive.Point, len(p.ids))
+	key := memoKey{name: p.name, lo: p.lo, hi: p.hi, carry: carry}
+	if ep.memo.lookup(key, p.ids, got) == len(p.ids) {
+		return got
 	}
-	// Second pass: take what another query of this refresh decoded, decode the rest into one array (and keep it for
-	// the next query), and share the points: Series are read-only.
-	got := make([][]derive.Point, len(picked))
-	key.carry = carry
-	if ep.memo.lookup(key, picked, got) < len(picked) {
-		missing := make([]int32, 0, len(picked))
-		var at []int
-		bound := 0 // the missing series' points in the blocks read: what their decoding may hold at most
-		for i, id := range picked {
-			if got[i] == nil {
-				missing, at = append(missing, id), append(at, i)
-				bound += pickedCounts[i]
-			}
+	missing := make([]int32, 0, len(p.ids))
+	var at []int
+	bound := 0 // the missing series' points in the blocks read: what their decoding may hold at most
+	for i, id := range p.ids {
+		if got[i] == nil {
+			missing, at = append(missing, id), append(at, i)
+			bound += p.counts[i]
 		}
-		decoded := ep.decode(missing, blocks, withHead, lo, carry, hi, bound)
-		for j, i := range at {
-			got[i] = decoded[j]
-		}
+	}
+	decoded := ep.decode(missing, p.blocks, p.withHead, p.lo, carry, p.hi, bound)
+	for j, i := range at {
+		got[i] = decoded[j]
+	}
+	if keep {
 		ep.memo.keep(ep.st, key, missing, decoded)
 	}
-	out := make([]Series, 0, len(picked))
-	labels := make(exposition.Labels, 0, nLabels)
-	for i, id := range picked {
-		if len(got[i]) == 0 {
-			continue
-		}
-		x := ep.series[id].id
-		sr := Series{Name: x.name, Points: got[i]}
-		if len(x.labels) > 0 {
-			l0 := len(labels)
-			labels = append(labels, x.labels...)
-			sr.Labels = labels[l0:len(labels):len(labels)]
-		}
-		out = append(out, sr)
-	}
-	return out, true
+	return got
 }
 
 // count returns the ids with points in blocks (and the head if withHead), with how many each has there.

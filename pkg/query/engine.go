@@ -22,6 +22,9 @@ type Series struct {
 	Name   string
 	Labels exposition.Labels
 	Points []derive.Point
+	// Rates replace Points in what a RateSource returns: the series' rates at the query's steps, from Read points.
+	Rates derive.StepRates
+	Read  int
 }
 
 // Source is the scraped history the engine answers from.
@@ -47,6 +50,12 @@ type Source interface {
 // values at carry or later read, so a gauge's five-minute lookback is not copied for every step evaluated.
 type LatestSource interface {
 	SelectLatest(endpoint, name string, from, carry, to int64, match func(exposition.Labels) bool, maxPoints int) ([]Series, bool)
+}
+
+// RateSource is a Source that returns, for a rate read, each series' rates at the steps instead of its points, so
+// the queries of a refresh reading the same counters at the same steps share them (history.Store.SelectRates).
+type RateSource interface {
+	SelectRates(endpoint, name string, from, to int64, steps []int64, window int64, match func(exposition.Labels) bool, maxPoints int) ([]Series, bool)
 }
 
 // SpanSource is a Source that reads an endpoint's Revision and Bounds at once, as every query does for every
@@ -341,8 +350,8 @@ type input struct {
 	series   Series
 	labels   map[string]string // output labels before grouping; read-only, shared by a histogram's buckets
 	le       float64           // bucket bound for _bucket series
-	// rates are the series' rates at the steps, for a rate read; its points are then not kept (stepRates).
-	rates stepRates
+	// rates are the series' rates at the steps, for a rate read; its points are then not kept (derive.StepRates).
+	rates derive.StepRates
 }
 
 // reads is what the steps of a fetch read before the first: reach is the rate window for rates, the lookback for
@@ -350,7 +359,7 @@ type input struct {
 type reads struct {
 	reach   int64
 	instant bool
-	// rates keeps each series' rates at the steps instead of its points (stepRates).
+	// rates keeps each series' rates at the steps instead of its points (derive.StepRates).
 	rates bool
 }
 
@@ -404,13 +413,19 @@ func (c *evalCtx) fetchName(endpoint, name string, catalogMatch []measure.Matche
 	b := c.budget
 	var selected []Series
 	var fits bool
-	if ls, ok := c.e.Source.(LatestSource); ok && r.instant {
+	rs, rated := c.e.Source.(RateSource)
+	rated = rated && r.rates
+	ls, latest := c.e.Source.(LatestSource)
+	switch {
+	case rated:
+		selected, fits = rs.SelectRates(endpoint, name, c.from-r.reach, c.to, c.steps, c.window, match, MaxFetchedPoints-b.fetched)
+	case latest && r.instant:
 		selected, fits = ls.SelectLatest(endpoint, name, c.from-r.reach, c.from, c.to, match, MaxFetchedPoints-b.fetched)
-	} else {
+	default:
 		selected, fits = c.e.Source.Select(endpoint, name, c.from-r.reach, c.to, match, MaxFetchedPoints-b.fetched)
 	}
 	for _, s := range selected {
-		b.fetched += len(s.Points)
+		b.fetched += len(s.Points) + s.Read
 	}
 	if !fits || b.series > MaxFetchedSeries || b.fetched > MaxFetchedPoints {
 		b.err = Invalid(fmt.Errorf("the query reads more than %d stored series or %d points: narrow it with endpoint, model or engine filters, or a shorter range",
@@ -418,9 +433,9 @@ func (c *evalCtx) fetchName(endpoint, name string, catalogMatch []measure.Matche
 		return nil
 	}
 	out := make([]input, 0, len(selected))
-	var arena *rateArena
-	if r.rates {
-		arena = newRateArena(len(selected), len(c.steps))
+	var arena *derive.RateArena
+	if r.rates && !rated {
+		arena = derive.NewRateArena(len(selected), len(c.steps))
 	}
 	var labels map[string]string
 	var prevModel, prevRank string
@@ -453,8 +468,10 @@ func (c *evalCtx) fetchName(endpoint, name string, catalogMatch []measure.Matche
 			in.le = le
 		}
 		if arena != nil {
-			in.rates = arena.rates(s.Points, c.steps, c.window)
+			in.rates = arena.Rates(s.Points, c.steps, c.window)
 			in.series.Points = nil
+		} else if rated {
+			in.rates = s.Rates
 		}
 		out = append(out, in)
 	}
@@ -754,7 +771,7 @@ func (c *evalCtx) bucketRates(members []input) bucketSteps {
 			slotOf[le] = slot
 			bs.n++
 		}
-		m.rates.each(func(i int, v float64) {
+		m.rates.Each(func(i int, v float64) {
 			if bs.rates[i] == nil {
 				bs.rates[i] = make([]derive.Bucket, 0, len(members))
 				bs.slots[i] = make([]int32, 0, len(members))
@@ -794,7 +811,7 @@ func (c *evalCtx) rate(ins []input) []Output {
 		clear(seen)
 		n := 0
 		for _, m := range g.members {
-			m.rates.each(func(i int, v float64) {
+			m.rates.Each(func(i int, v float64) {
 				sums[i] += v
 				if !seen[i] {
 					seen[i] = true

@@ -32,6 +32,17 @@ func (h HistorySource) SelectLatest(endpoint, name string, from, carry, to int64
 	return out, ok
 }
 
+// SelectRates returns an endpoint's series of one name in [from, to] as their rates at steps
+// (history.Store.SelectRates).
+func (h HistorySource) SelectRates(endpoint, name string, from, to int64, steps []int64, window int64, match func(exposition.Labels) bool, maxPoints int) ([]Series, bool) {
+	in, ok := h.Store.SelectRates(endpoint, name, from, to, steps, window, match, maxPoints)
+	out := make([]Series, len(in))
+	for i, s := range in {
+		out[i] = Series{Name: s.Name, Labels: s.Labels, Rates: s.Rates, Read: s.Read}
+	}
+	return out, ok
+}
+
 // Span is Revision and Bounds read together (history.Store.Span).
 func (h HistorySource) Span(endpoint string) (uint64, int64, int64, bool) {
 	return h.Store.Span(endpoint)

@@ -89,35 +89,3 @@ func TestRateReadsHoldOneSelectionAtATime(t *testing.T) {
 		}
 	}
 }
-
-// TestStepRatesMatchRateSteps checks stepRates.each against derive.RateSteps, with steps past 64 (a second bitset
-// word), windows too short for a rate, a reset and a staleness marker.
-func TestStepRatesMatchRateSteps(t *testing.T) {
-	var pts []derive.Point
-	for i := range 400 {
-		if i%37 == 5 {
-			continue // a missed scrape
-		}
-		v := float64(i * 3)
-		if i > 200 {
-			v = float64((i - 200) * 2) // a restarted server
-		}
-		if i == 300 {
-			v = derive.StaleNaN
-		}
-		pts = append(pts, derive.Point{T: int64(i) * 5000, V: v})
-	}
-	steps := derive.Steps(0, 400*5000, 7000)
-	type hit struct {
-		i int
-		v float64
-	}
-	var want, got []hit
-	derive.RateSteps(pts, steps, 16000, func(i int, v float64) { want = append(want, hit{i, v}) })
-	a := newRateArena(2, len(steps))
-	a.rates(nil, steps, 16000).each(func(i int, v float64) { t.Errorf("a series without points has a rate at step %d", i) })
-	a.rates(pts, steps, 16000).each(func(i int, v float64) { got = append(got, hit{i, v}) })
-	if len(want) < 100 || fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Fatalf("stepRates gave %d rates, RateSteps %d; they differ or are too few to test", len(got), len(want))
-	}
-}

@@ -1,0 +1,101 @@
+package history
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/inferscope/inferscope-vllm/pkg/derive"
+	"github.com/inferscope/inferscope-vllm/pkg/exposition"
+)
+
+// ratesOf is each series' rates at steps, keyed like selectRef's answer, for comparing.
+func ratesOf(pts map[string][]derive.Point, steps []int64, window int64) map[string]string {
+	out := map[string]string{}
+	for k, p := range pts {
+		if len(p) == 0 {
+			continue
+		}
+		var b []string
+		derive.RateSteps(p, steps, window, func(i int, v float64) { b = append(b, fmt.Sprintf("%d:%v", i, v)) })
+		out[k] = fmt.Sprint(len(p), b)
+	}
+	return out
+}
+
+// TestSelectRatesMemoizesRates reads rates as the queries of a refresh do (the same histogram at the same steps,
+// with and without a filter, two windows, two grids) between scrapes that cross block boundaries, and checks every
+// answer against the rates of the reference model's points: the second read of a selection is taken from the memo,
+// a write makes the memo forget, and each series reports the points its rates came from.
+func TestSelectRatesMemoizesRates(t *testing.T) {
+	sc := parseFixture(t, dynamoFixture)
+	sm := newSim(sc, 5)
+	v := sm.initial()
+	rng := newRand(7)
+	s := New(Options{MaxBytes: -1})
+	m := newRefModel()
+	engine1 := func(ls exposition.Labels) bool { return ls.Get("engine") == "1" || ls.Get("le") == "+Inf" }
+	const name = "vllm:e2e_request_latency_seconds_bucket"
+	checked := 0
+	for i := int64(1); i <= 2*blockRows+30; i++ {
+		sm.step(v, rng)
+		sm.apply(v)
+		s.Append("ep", i*5000, sc)
+		m.append(i*5000, sc)
+		if i%7 != 0 {
+			continue
+		}
+		if got := s.memoBytes.Load(); got != 0 {
+			t.Fatalf("after a write the memo holds %d bytes", got)
+		}
+		to := i * 5000
+		for _, grid := range [][2]int64{{20, 60_000}, {20, 300_000}, {40, 60_000}, {40, 300_000}} {
+			n, window := grid[0], grid[1]
+			steps := derive.Steps(to-n*15_000, to, 15_000)
+			from := steps[0] - window
+			var afterAll int64 // what the memo held once every series' rates were read
+			for round, match := range []func(exposition.Labels) bool{engine1, nil, engine1, nil} {
+				got, ok := s.SelectRates("ep", name, from, to, steps, window, match, 0)
+				if !ok {
+					t.Fatal("SelectRates without a bound did not fit")
+				}
+				have := map[string]string{}
+				for _, r := range got {
+					var b []string
+					r.Rates.Each(func(i int, v float64) { b = append(b, fmt.Sprintf("%d:%v", i, v)) })
+					have[seriesKey(r.Name, r.Labels)] = fmt.Sprint(r.Read, b)
+				}
+				want := ratesOf(m.selectRef(name, from, to, match), steps, window)
+				if fmt.Sprint(have) != fmt.Sprint(want) {
+					t.Fatalf("scrape %d, %d steps, window %d, read %d: rates differ from the reference's\n got %v\nwant %v", i, n, window, round, have, want)
+				}
+				checked += len(got)
+				switch held := s.memoBytes.Load(); {
+				case round == 1:
+					afterAll = held
+				case round > 1 && held != afterAll:
+					t.Fatalf("scrape %d: read %d grew the memo from %d to %d bytes: it decoded what the memo held", i, round, afterAll, held)
+				}
+			}
+		}
+		ep := s.rlock("ep")
+		held := len(ep.memo.rates)
+		ep.mu.RUnlock()
+		if held != 4 {
+			t.Fatalf("scrape %d: the memo holds the rates of %d selections, want 4 (one per grid and window: a filtered read and an unfiltered one share their series' rates)", i, held)
+		}
+	}
+	if checked < 1000 {
+		t.Fatalf("only %d series' rates checked", checked)
+	}
+	// Over the bound, the rates are answered, not kept.
+	small := New(Options{MaxBytes: -1, MemoBytes: 64})
+	small.Append("ep", 5000, sc)
+	small.Append("ep", 10000, sc)
+	if got, _ := small.SelectRates("ep", name, 0, 10000, []int64{10000}, 10000, nil, 0); len(got) == 0 || small.memoBytes.Load() > 64 {
+		t.Fatalf("over the memo bound: %d series answered, %d bytes held (bound 64)", len(got), small.memoBytes.Load())
+	}
+	// A selection over maxPoints is refused before anything is decoded.
+	if got, ok := s.SelectRates("ep", name, 0, 1<<62, []int64{1 << 40}, 300_000, nil, 10); ok || got != nil {
+		t.Fatal("a selection over maxPoints answered")
+	}
+}
