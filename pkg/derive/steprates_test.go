@@ -5,34 +5,49 @@ import (
 	"testing"
 )
 
-// TestStepRatesMatchRateSteps checks StepRates.Each against derive.RateSteps, with steps past 64 (a second bitset
-// word), windows too short for a rate, a reset and a staleness marker.
+// TestStepRatesMatchRateSteps checks StepRates against RateSteps over a grid reaching before and after the points
+// (more than 64 steps: several bitset words): a series over the whole grid, one younger than it, one that stopped,
+// one starting with a staleness marker, too few points, and a reset and missed scrapes throughout.
 func TestStepRatesMatchRateSteps(t *testing.T) {
-	var pts []Point
-	for i := range 400 {
-		if i%37 == 5 {
-			continue // a missed scrape
+	series := func(from, to int) []Point {
+		var pts []Point
+		for i := from; i < to; i++ {
+			if i%37 == 5 {
+				continue // a missed scrape
+			}
+			v := float64(i * 3)
+			if i > 200 {
+				v = float64((i - 200) * 2) // a restarted server
+			}
+			if i == 300 {
+				v = StaleNaN
+			}
+			pts = append(pts, Point{T: int64(i) * 5000, V: v})
 		}
-		v := float64(i * 3)
-		if i > 200 {
-			v = float64((i - 200) * 2) // a restarted server
-		}
-		if i == 300 {
-			v = StaleNaN
-		}
-		pts = append(pts, Point{T: int64(i) * 5000, V: v})
+		return pts
 	}
-	steps := Steps(0, 400*5000, 7000)
-	type hit struct {
-		i int
-		v float64
+	staleFirst := append([]Point{{T: 0, V: StaleNaN}}, series(1, 50)...)
+	cases := map[string][]Point{
+		"whole grid": series(0, 400), "younger": series(350, 400), "stopped": series(0, 60),
+		"stale first": staleFirst, "one point": series(10, 11), "none": nil,
 	}
-	var want, got []hit
-	RateSteps(pts, steps, 16000, func(i int, v float64) { want = append(want, hit{i, v}) })
-	a := NewRateArena(2, len(steps))
-	a.Rates(nil, steps, 16000).Each(func(i int, v float64) { t.Errorf("a series without points has a rate at step %d", i) })
-	a.Rates(pts, steps, 16000).Each(func(i int, v float64) { got = append(got, hit{i, v}) })
-	if len(want) < 100 || fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Fatalf("stepRates gave %d rates, RateSteps %d; they differ or are too few to test", len(got), len(want))
+	steps := Steps(-100*5000, 500*5000, 7000)
+	var a RateArena
+	for name, pts := range cases {
+		for _, window := range []int64{16_000, 300_000} {
+			var want, got []string
+			RateSteps(pts, steps, window, func(i int, v float64) { want = append(want, fmt.Sprintf("%d:%v", i, v)) })
+			r := a.Rates(pts, steps, window)
+			r.Each(func(i int, v float64) { got = append(got, fmt.Sprintf("%d:%v", i, v)) })
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("%s, window %d: StepRates gave %v, RateSteps %v", name, window, got, want)
+			}
+			if held := r.Bytes(); len(want) > 0 && held > 9*(int64(len(want))+window/7000+2) {
+				t.Errorf("%s, window %d: %d bytes held for %d rates: more steps than the points can give a rate", name, window, held, len(want))
+			}
+		}
+	}
+	if len(steps) <= 64 {
+		t.Fatalf("%d steps: the grid must span several bitset words", len(steps))
 	}
 }

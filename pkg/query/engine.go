@@ -435,7 +435,7 @@ func (c *evalCtx) fetchName(endpoint, name string, catalogMatch []measure.Matche
 	out := make([]input, 0, len(selected))
 	var arena *derive.RateArena
 	if r.rates && !rated {
-		arena = derive.NewRateArena(len(selected), len(c.steps))
+		arena = &derive.RateArena{}
 	}
 	var labels map[string]string
 	var prevModel, prevRank string
