@@ -30,39 +30,41 @@ func (r StepRates) Each(f func(i int, v float64)) {
 // Bytes is what the rates hold.
 func (r StepRates) Bytes() int64 { return int64(8*cap(r.v) + 8*cap(r.has)) }
 
-// RateArena hands out the StepRates of a selection from a few large allocations.
-type RateArena struct {
-	v   []float64
-	has []uint64
+// RatesOf computes the StepRates of each series' points at steps over window (RateSteps), all of them in two
+// allocations of exactly what they hold.
+func RatesOf(series [][]Point, steps []int64, window int64) []StepRates {
+	out := make([]StepRates, len(series))
+	n, words := 0, 0
+	for i, pts := range series {
+		lo, hi := rateSpan(pts, steps, window)
+		out[i].off = lo
+		n, words = n+hi-lo, words+(hi-lo+63)/64
+	}
+	v, has := make([]float64, n), make([]uint64, words)
+	for i, pts := range series {
+		lo, hi := rateSpan(pts, steps, window)
+		if lo >= hi {
+			continue
+		}
+		n, words := hi-lo, (hi-lo+63)/64
+		r := &out[i]
+		r.v, r.has = v[:n:n], has[:words:words]
+		v, has = v[n:], has[words:]
+		RateSteps(pts, steps[lo:hi], window, func(i int, x float64) {
+			r.v[i] = x
+			r.has[i/64] |= 1 << (i % 64)
+		})
+	}
+	return out
 }
 
-// rateArenaChunk is how many values an arena allocates at least at once.
-const rateArenaChunk = 4096
-
-// Rates computes one series' StepRates from its points (RateSteps over steps and window).
-func (a *RateArena) Rates(points []Point, steps []int64, window int64) StepRates {
+// rateSpan is the steps [lo, hi) at which points can give a rate: a step's window (end-window, end] must hold two
+// of them, so its end is at or after the second point and end-window before the newest.
+func rateSpan(points []Point, steps []int64, window int64) (lo, hi int) {
 	if len(points) < 2 {
-		return StepRates{}
+		return 0, 0
 	}
-	// A step has a rate only if its window (end-window, end] holds two points: end at or after the second point
-	// and end-window before the newest.
-	lo := sort.Search(len(steps), func(i int) bool { return steps[i] >= points[1].T })
-	hi := sort.Search(len(steps), func(i int) bool { return steps[i]-window >= points[len(points)-1].T })
-	if lo >= hi {
-		return StepRates{}
-	}
-	n, words := hi-lo, (hi-lo+63)/64
-	if len(a.v) < n {
-		a.v = make([]float64, max(n, rateArenaChunk))
-	}
-	if len(a.has) < words {
-		a.has = make([]uint64, max(words, rateArenaChunk/64))
-	}
-	r := StepRates{off: lo, v: a.v[:n:n], has: a.has[:words:words]}
-	a.v, a.has = a.v[n:], a.has[words:]
-	RateSteps(points, steps[lo:hi], window, func(i int, v float64) {
-		r.v[i] = v
-		r.has[i/64] |= 1 << (i % 64)
-	})
-	return r
+	lo = sort.Search(len(steps), func(i int) bool { return steps[i] >= points[1].T })
+	hi = sort.Search(len(steps), func(i int) bool { return steps[i]-window >= points[len(points)-1].T })
+	return lo, max(lo, hi)
 }

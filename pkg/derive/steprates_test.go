@@ -32,12 +32,11 @@ func TestStepRatesMatchRateSteps(t *testing.T) {
 		"stale first": staleFirst, "one point": series(10, 11), "none": nil,
 	}
 	steps := Steps(-100*5000, 500*5000, 7000)
-	var a RateArena
 	for name, pts := range cases {
 		for _, window := range []int64{16_000, 300_000} {
 			var want, got []string
 			RateSteps(pts, steps, window, func(i int, v float64) { want = append(want, fmt.Sprintf("%d:%v", i, v)) })
-			r := a.Rates(pts, steps, window)
+			r := RatesOf([][]Point{nil, pts, pts[:min(len(pts), 3)]}, steps, window)[1]
 			r.Each(func(i int, v float64) { got = append(got, fmt.Sprintf("%d:%v", i, v)) })
 			if fmt.Sprint(got) != fmt.Sprint(want) {
 				t.Errorf("%s, window %d: StepRates gave %v, RateSteps %v", name, window, got, want)

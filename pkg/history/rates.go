@@ -67,10 +67,10 @@ func (ep *endpoint) selectRates(name string, from, to int64, steps []int64, wind
 		// bound holds the rates of the histograms a cold refresh reads again (keeping the points of reads of a few
 		// steps too measured slower cold, and no faster warm).
 		pts := ep.points(missing, missing.lo, false)
-		var arena derive.RateArena
+		rates := derive.RatesOf(pts, steps, window)
 		entries := make([]rateEntry, len(pts))
 		for j, i := range at {
-			entries[j] = rateEntry{rates: arena.Rates(pts[j], steps, window), read: len(pts[j])}
+			entries[j] = rateEntry{rates: rates[j], read: len(pts[j])}
 			got[i] = entries[j]
 		}
 		ep.memo.keepRates(ep.st, key, missing.ids, entries)

@@ -433,13 +433,17 @@ func (c *evalCtx) fetchName(endpoint, name string, catalogMatch []measure.Matche
 		return nil
 	}
 	out := make([]input, 0, len(selected))
-	var arena *derive.RateArena
+	var rates []derive.StepRates
 	if r.rates && !rated {
-		arena = &derive.RateArena{}
+		pts := make([][]derive.Point, len(selected))
+		for i, s := range selected {
+			pts[i] = s.Points
+		}
+		rates = derive.RatesOf(pts, c.steps, c.window)
 	}
 	var labels map[string]string
 	var prevModel, prevRank string
-	for _, s := range selected {
+	for si, s := range selected {
 		model, rank := modelOf(s.Labels), rankOf(s.Labels)
 		// A histogram's buckets come one after another with the same labels: without labels to keep, they share one
 		// map (inputs' labels are read-only), and groupInputs keys it once.
@@ -467,10 +471,11 @@ func (c *evalCtx) fetchName(endpoint, name string, catalogMatch []measure.Matche
 			}
 			in.le = le
 		}
-		if arena != nil {
-			in.rates = arena.Rates(s.Points, c.steps, c.window)
+		switch {
+		case rates != nil:
+			in.rates = rates[si]
 			in.series.Points = nil
-		} else if rated {
+		case rated:
 			in.rates = s.Rates
 		}
 		out = append(out, in)
