@@ -11,13 +11,17 @@ import (
 // points only while it computes their rates, and the queries of a refresh can share rates instead of points. Only
 // the steps the series' points can give a rate are held, so a series younger than the grid takes less.
 type StepRates struct {
-	off int       // the grid index of v[0]
-	v   []float64 // v[i]: the rate at step off+i
-	has []uint64  // bit i: step off+i has a rate (its window holds two samples or more)
+	off    int       // the grid index of v[0]
+	v      []float64 // v[i]: the rate at step off+i
+	has    []uint64  // bit i: step off+i has a rate (its window holds two samples or more)
+	points int
 }
 
+// Points is how many points the rates came from: what a query counts against its budget, as it would the points.
+func (r *StepRates) Points() int { return r.points }
+
 // Each calls f for every step with a rate, steps ascending, as RateSteps calls it.
-func (r StepRates) Each(f func(i int, v float64)) {
+func (r *StepRates) Each(f func(i int, v float64)) {
 	for w, word := range r.has {
 		for word != 0 {
 			i := w*64 + bits.TrailingZeros64(word)
@@ -28,7 +32,7 @@ func (r StepRates) Each(f func(i int, v float64)) {
 }
 
 // Bytes is what the rates hold.
-func (r StepRates) Bytes() int64 { return int64(8*cap(r.v) + 8*cap(r.has)) }
+func (r *StepRates) Bytes() int64 { return int64(8*cap(r.v) + 8*cap(r.has)) }
 
 // RatesOf computes the StepRates of each series' points at steps over window (RateSteps), all of them in two
 // allocations of exactly what they hold.
@@ -37,7 +41,7 @@ func RatesOf(series [][]Point, steps []int64, window int64) []StepRates {
 	n, words := 0, 0
 	for i, pts := range series {
 		lo, hi := rateSpan(pts, steps, window)
-		out[i].off = lo
+		out[i].off, out[i].points = lo, len(pts)
 		n, words = n+hi-lo, words+(hi-lo+63)/64
 	}
 	v, has := make([]float64, n), make([]uint64, words)

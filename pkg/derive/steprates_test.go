@@ -36,7 +36,10 @@ func TestStepRatesMatchRateSteps(t *testing.T) {
 		for _, window := range []int64{16_000, 300_000} {
 			var want, got []string
 			RateSteps(pts, steps, window, func(i int, v float64) { want = append(want, fmt.Sprintf("%d:%v", i, v)) })
-			r := RatesOf([][]Point{nil, pts, pts[:min(len(pts), 3)]}, steps, window)[1]
+			r := &RatesOf([][]Point{nil, pts, pts[:min(len(pts), 3)]}, steps, window)[1]
+			if r.Points() != len(pts) {
+				t.Errorf("%s: rates of %d points report %d", name, len(pts), r.Points())
+			}
 			r.Each(func(i int, v float64) { got = append(got, fmt.Sprintf("%d:%v", i, v)) })
 			if fmt.Sprint(got) != fmt.Sprint(want) {
 				t.Errorf("%s, window %d: StepRates gave %v, RateSteps %v", name, window, got, want)

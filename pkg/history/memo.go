@@ -2,6 +2,7 @@ package history
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"github.com/inferscope/inferscope-vllm/pkg/derive"
 )
@@ -25,9 +26,9 @@ type memo struct {
 	// counts holds, per key, the series with points in the range's blocks and how many each has there.
 	counts map[memoKey]memoCounts
 	// rates holds selections' rates at steps (SelectRates).
-	rates map[rateKey]map[int32]rateEntry
-	// bytes is what the memo holds, counted in Store.memoBytes.
-	bytes int64
+	rates map[rateKey]map[int32]*derive.StepRates
+	// bytes and rateBytes are what the memo holds, counted in Store.memoBytes and Store.ratesBytes.
+	bytes, rateBytes int64
 }
 
 // memoCounts is the first pass of a selection: candidate series and their point counts.
@@ -82,44 +83,44 @@ func (m *memo) keep(s *Store, key memoKey, ids []int32, pts [][]derive.Point) {
 	m.bytes += cost
 }
 
-// lookupRates fills got and found with the memoized rates of ids for key, and returns how many it found.
-func (m *memo) lookupRates(key rateKey, ids []int32, got []rateEntry, found []bool) int {
+// lookupRates fills got with the memoized rates of ids for key (nil where none), and returns how many it found.
+func (m *memo) lookupRates(key rateKey, ids []int32, got []*derive.StepRates) int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	sel := m.rates[key]
 	n := 0
 	for i, id := range ids {
-		if e, ok := sel[id]; ok {
-			got[i], found[i] = e, true
+		if r, ok := sel[id]; ok {
+			got[i] = r
 			n++
 		}
 	}
 	return n
 }
 
-// keepRates memoizes the rates of ids for key while the store's memo budget allows.
-func (m *memo) keepRates(s *Store, key rateKey, ids []int32, entries []rateEntry) {
+// keepRates memoizes rates[i] as the rates of ids[i] for key while the store's memo budget allows.
+func (m *memo) keepRates(s *Store, key rateKey, ids []int32, rates []derive.StepRates) {
 	var cost int64
-	for _, e := range entries {
-		cost += memoSeriesSize + e.rates.Bytes()
+	for i := range rates {
+		cost += memoSeriesSize + rates[i].Bytes()
 	}
-	if !s.reserveMemo(cost) {
+	if !reserve(&s.ratesBytes, cost, s.memoMax) {
 		return
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.rates == nil {
-		m.rates = make(map[rateKey]map[int32]rateEntry)
+		m.rates = make(map[rateKey]map[int32]*derive.StepRates)
 	}
 	sel := m.rates[key]
 	if sel == nil {
-		sel = make(map[int32]rateEntry, len(ids))
+		sel = make(map[int32]*derive.StepRates, len(ids))
 		m.rates[key] = sel
 	}
 	for i, id := range ids {
-		sel[id] = entries[i]
+		sel[id] = &rates[i]
 	}
-	m.bytes += cost
+	m.rateBytes += cost
 }
 
 // counted returns the memoized first pass for key, nil ids if there is none.
@@ -149,10 +150,16 @@ func (m *memo) keepCounts(s *Store, key memoKey, ids, counts []int32) {
 	m.bytes += cost
 }
 
-// reserveMemo counts cost against the memo bound, reporting false (and counting nothing) when it does not fit.
-func (s *Store) reserveMemo(cost int64) bool {
-	if s.memoBytes.Add(cost) > s.memoMax {
-		s.memoBytes.Add(-cost)
+// reserveMemo counts cost against the memo bound for points, reporting false (and counting nothing) when it does
+// not fit.
+func (s *Store) reserveMemo(cost int64) bool { return reserve(&s.memoBytes, cost, s.memoMax) }
+
+// reserve adds cost to held unless that passes bound, and reports whether it did. Points and rates are bounded
+// apart: a cold refresh's gauges and diagnosis fill the points' bound, and would otherwise crowd out the rates of
+// the histograms its other queries read again.
+func reserve(held *atomic.Int64, cost, bound int64) bool {
+	if held.Add(cost) > bound {
+		held.Add(-cost)
 		return false
 	}
 	return true
@@ -160,11 +167,12 @@ func (s *Store) reserveMemo(cost int64) bool {
 
 // drop forgets everything memoized: the caller holds the endpoint's write lock, so no reader uses the memo.
 func (m *memo) drop(s *Store) {
-	if m.bytes == 0 {
+	if m.bytes == 0 && m.rateBytes == 0 {
 		return
 	}
 	s.memoBytes.Add(-m.bytes)
-	m.sels, m.counts, m.rates, m.bytes = nil, nil, nil, 0
+	s.ratesBytes.Add(-m.rateBytes)
+	m.sels, m.counts, m.rates, m.bytes, m.rateBytes = nil, nil, nil, 0, 0
 }
 
 // lock write-locks the endpoint and drops its memo, which any write may make wrong.

@@ -5,14 +5,12 @@ import (
 	"github.com/inferscope/inferscope-vllm/pkg/exposition"
 )
 
-// RateSeries is one selected counter series' rates at a grid of steps, in place of its points (derive.StepRates).
+// RateSeries is one selected counter series' rates at a grid of steps, in place of its points (derive.StepRates);
+// the rates are shared, read-only.
 type RateSeries struct {
 	Name   string
 	Labels exposition.Labels
-	Rates  derive.StepRates
-	// Read is how many points in the range the rates came from: what the query counts against its budget, as it
-	// would count the points.
-	Read int
+	Rates  *derive.StepRates
 }
 
 // rateKey names one selection's rates: the range read, the steps (evenly spaced: first, last and how many) and
@@ -22,12 +20,6 @@ type rateKey struct {
 	first, last int64
 	n           int
 	window      int64
-}
-
-// rateEntry is one series' memoized rates and the points they came from.
-type rateEntry struct {
-	rates derive.StepRates
-	read  int
 }
 
 // SelectRates is SelectBounded of [from, to] returning, instead of each series' points, its rates at steps over
@@ -51,37 +43,33 @@ func (ep *endpoint) selectRates(name string, from, to int64, steps []int64, wind
 		return nil, fits
 	}
 	key := rateKey{memoKey: memoKey{name: name, lo: p.lo, hi: p.hi}, first: steps[0], last: steps[len(steps)-1], n: len(steps), window: window}
-	got := make([]rateEntry, len(p.ids))
-	found := make([]bool, len(p.ids))
-	if ep.memo.lookupRates(key, p.ids, got, found) < len(p.ids) {
+	got := make([]*derive.StepRates, len(p.ids))
+	if ep.memo.lookupRates(key, p.ids, got) < len(p.ids) {
 		var missing selection
 		missing.name, missing.lo, missing.hi, missing.blocks, missing.withHead = p.name, p.lo, p.hi, p.blocks, p.withHead
 		var at []int
 		for i, id := range p.ids {
-			if !found[i] {
+			if got[i] == nil {
 				missing.ids, missing.counts = append(missing.ids, id), append(missing.counts, p.counts[i])
 				at = append(at, i)
 			}
 		}
 		// The points are not kept, only their rates: a sixth of their size for an hour's steps, so that the memo's
-		// bound holds the rates of the histograms a cold refresh reads again (keeping the points of reads of a few
-		// steps too measured slower cold, and no faster warm).
-		pts := ep.points(missing, missing.lo, false)
-		rates := derive.RatesOf(pts, steps, window)
-		entries := make([]rateEntry, len(pts))
+		// bound holds the rates of the histograms a cold refresh reads again (keeping the points too measured
+		// slower cold: they crowd the rates out).
+		rates := derive.RatesOf(ep.points(missing, missing.lo, false), steps, window)
 		for j, i := range at {
-			entries[j] = rateEntry{rates: rates[j], read: len(pts[j])}
-			got[i] = entries[j]
+			got[i] = &rates[j]
 		}
-		ep.memo.keepRates(ep.st, key, missing.ids, entries)
+		ep.memo.keepRates(ep.st, key, missing.ids, rates)
 	}
 	out := make([]RateSeries, 0, len(p.ids))
 	labels := make(exposition.Labels, 0, p.nLabels)
 	for i, id := range p.ids {
-		if got[i].read == 0 {
+		if got[i].Points() == 0 {
 			continue
 		}
-		rs := RateSeries{Name: ep.series[id].id.name, Rates: got[i].rates, Read: got[i].read}
+		rs := RateSeries{Name: ep.series[id].id.name, Rates: got[i]}
 		labels, rs.Labels = ep.appendLabels(labels, id)
 		out = append(out, rs)
 	}

@@ -44,7 +44,7 @@ func TestSelectRatesMemoizesRates(t *testing.T) {
 		if i%7 != 0 {
 			continue
 		}
-		if got := s.memoBytes.Load(); got != 0 {
+		if got := s.memoBytes.Load() + s.ratesBytes.Load(); got != 0 {
 			t.Fatalf("after a write the memo holds %d bytes", got)
 		}
 		to := i * 5000
@@ -62,14 +62,14 @@ func TestSelectRatesMemoizesRates(t *testing.T) {
 				for _, r := range got {
 					var b []string
 					r.Rates.Each(func(i int, v float64) { b = append(b, fmt.Sprintf("%d:%v", i, v)) })
-					have[seriesKey(r.Name, r.Labels)] = fmt.Sprint(r.Read, b)
+					have[seriesKey(r.Name, r.Labels)] = fmt.Sprint(r.Rates.Points(), b)
 				}
 				want := ratesOf(m.selectRef(name, from, to, match), steps, window)
 				if fmt.Sprint(have) != fmt.Sprint(want) {
 					t.Fatalf("scrape %d, %d steps, window %d, read %d: rates differ from the reference's\n got %v\nwant %v", i, n, window, round, have, want)
 				}
 				checked += len(got)
-				switch held := s.memoBytes.Load(); {
+				switch held := s.ratesBytes.Load(); {
 				case round == 1:
 					afterAll = held
 				case round > 1 && held != afterAll:
@@ -91,8 +91,8 @@ func TestSelectRatesMemoizesRates(t *testing.T) {
 	small := New(Options{MaxBytes: -1, MemoBytes: 64})
 	small.Append("ep", 5000, sc)
 	small.Append("ep", 10000, sc)
-	if got, _ := small.SelectRates("ep", name, 0, 10000, []int64{10000}, 10000, nil, 0); len(got) == 0 || small.memoBytes.Load() > 64 {
-		t.Fatalf("over the memo bound: %d series answered, %d bytes held (bound 64)", len(got), small.memoBytes.Load())
+	if got, _ := small.SelectRates("ep", name, 0, 10000, []int64{10000}, 10000, nil, 0); len(got) == 0 || small.ratesBytes.Load() > 64 {
+		t.Fatalf("over the memo bound: %d series answered, %d bytes of rates held (bound 64)", len(got), small.ratesBytes.Load())
 	}
 	// A selection over maxPoints is refused before anything is decoded.
 	if got, ok := s.SelectRates("ep", name, 0, 1<<62, []int64{1 << 40}, 300_000, nil, 10); ok || got != nil {

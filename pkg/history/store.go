@@ -25,8 +25,8 @@ type Options struct {
 	// MaxBytes caps Bytes for all endpoints together; 0 means
 	// DefaultMaxBytes, negative means no cap.
 	MaxBytes int64
-	// MemoBytes bounds the decoded points kept between the queries of a refresh; 0 means DefaultMemoBytes, or
-	// MaxBytes/8 if that is smaller; negative means none are kept.
+	// MemoBytes bounds the decoded points kept between the queries of a refresh, and apart the rates kept
+	// (SelectRates); 0 means DefaultMemoBytes, or MaxBytes/8 if that is smaller; negative means none are kept.
 	MemoBytes int64
 }
 
@@ -49,9 +49,10 @@ type Store struct {
 	eps map[string]*endpoint
 
 	bytes atomic.Int64
-	// memoBytes is what the endpoints' memos hold (not part of Bytes: it is dropped at every write); memoMax bounds it.
-	memoBytes atomic.Int64
-	memoMax   int64
+	// memoBytes and ratesBytes are the points and the rates the endpoints' memos hold (not part of Bytes: they are
+	// dropped at every write); memoMax bounds each.
+	memoBytes, ratesBytes atomic.Int64
+	memoMax               int64
 	// revs numbers endpoint revisions store-wide, so a removed and re-added endpoint never repeats one.
 	revs atomic.Uint64
 	syms interner

@@ -22,9 +22,8 @@ type Series struct {
 	Name   string
 	Labels exposition.Labels
 	Points []derive.Point
-	// Rates replace Points in what a RateSource returns: the series' rates at the query's steps, from Read points.
-	Rates derive.StepRates
-	Read  int
+	// Rates replace Points in what a RateSource returns: the series' rates at the query's steps, read-only.
+	Rates *derive.StepRates
 }
 
 // Source is the scraped history the engine answers from.
@@ -350,8 +349,8 @@ type input struct {
 	series   Series
 	labels   map[string]string // output labels before grouping; read-only, shared by a histogram's buckets
 	le       float64           // bucket bound for _bucket series
-	// rates are the series' rates at the steps, for a rate read; its points are then not kept (derive.StepRates).
-	rates derive.StepRates
+	// rates are the series' rates at the steps, for a heavy rate read; its points are then not kept (rateReads).
+	rates *derive.StepRates
 }
 
 // reads is what the steps of a fetch read before the first: reach is the rate window for rates, the lookback for
@@ -363,8 +362,21 @@ type reads struct {
 	rates bool
 }
 
-// rateReads reads the rate window before each step, for the series' rates.
-func (c *evalCtx) rateReads() reads { return reads{reach: c.window, rates: true} }
+// rateReads reads the rate window before each step, for the series' rates. A heavy evaluation (a cold hour) keeps
+// the rates and not the points: a sixth of their size, decoded one endpoint at a time, and shared with the other
+// queries of the refresh at the same steps. A light one (a warm refresh's new steps, the diagnosis's window) keeps
+// the points, which are small and which the refresh's other queries share at other steps and windows: keeping
+// rates there measured slower (about 10 % in process, more end to end at short history).
+func (c *evalCtx) rateReads() reads { return reads{reach: c.window, rates: len(c.steps) > heavySteps} }
+
+// eachRate calls f(i, rate at step i) for every step with a rate of a rate read's input, steps ascending.
+func (c *evalCtx) eachRate(in input, f func(i int, v float64)) {
+	if in.rates != nil {
+		in.rates.Each(f)
+		return
+	}
+	derive.RateSteps(in.series.Points, c.steps, c.window, f)
+}
 
 // instantReads reads the newest point within the lookback at or before each step.
 func (c *evalCtx) instantReads() reads { return reads{reach: c.lookback, instant: true} }
@@ -425,7 +437,10 @@ func (c *evalCtx) fetchName(endpoint, name string, catalogMatch []measure.Matche
 		selected, fits = c.e.Source.Select(endpoint, name, c.from-r.reach, c.to, match, MaxFetchedPoints-b.fetched)
 	}
 	for _, s := range selected {
-		b.fetched += len(s.Points) + s.Read
+		b.fetched += len(s.Points)
+		if s.Rates != nil {
+			b.fetched += s.Rates.Points()
+		}
 	}
 	if !fits || b.series > MaxFetchedSeries || b.fetched > MaxFetchedPoints {
 		b.err = Invalid(fmt.Errorf("the query reads more than %d stored series or %d points: narrow it with endpoint, model or engine filters, or a shorter range",
@@ -473,7 +488,7 @@ func (c *evalCtx) fetchName(endpoint, name string, catalogMatch []measure.Matche
 		}
 		switch {
 		case rates != nil:
-			in.rates = rates[si]
+			in.rates = &rates[si]
 			in.series.Points = nil
 		case rated:
 			in.rates = s.Rates
@@ -776,7 +791,7 @@ func (c *evalCtx) bucketRates(members []input) bucketSteps {
 			slotOf[le] = slot
 			bs.n++
 		}
-		m.rates.Each(func(i int, v float64) {
+		c.eachRate(m, func(i int, v float64) {
 			if bs.rates[i] == nil {
 				bs.rates[i] = make([]derive.Bucket, 0, len(members))
 				bs.slots[i] = make([]int32, 0, len(members))
@@ -816,7 +831,7 @@ func (c *evalCtx) rate(ins []input) []Output {
 		clear(seen)
 		n := 0
 		for _, m := range g.members {
-			m.rates.Each(func(i int, v float64) {
+			c.eachRate(m, func(i int, v float64) {
 				sums[i] += v
 				if !seen[i] {
 					seen[i] = true

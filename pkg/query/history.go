@@ -38,7 +38,7 @@ func (h HistorySource) SelectRates(endpoint, name string, from, to int64, steps 
 	in, ok := h.Store.SelectRates(endpoint, name, from, to, steps, window, match, maxPoints)
 	out := make([]Series, len(in))
 	for i, s := range in {
-		out[i] = Series{Name: s.Name, Labels: s.Labels, Rates: s.Rates, Read: s.Read}
+		out[i] = Series{Name: s.Name, Labels: s.Labels, Rates: s.Rates}
 	}
 	return out, ok
 }

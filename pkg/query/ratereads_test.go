@@ -3,7 +3,10 @@ package query
 import (
 	"fmt"
 	"math"
+	"os"
+	"regexp"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -86,6 +89,23 @@ func TestRateReadsHoldOneSelectionAtATime(t *testing.T) {
 	for i, o := range tracked.Outputs {
 		if len(o.Points) == 0 || fmt.Sprint(o.Points) != fmt.Sprint(res.Outputs[i].Points) {
 			t.Fatalf("output %d differs between the two runs or is empty", i)
+		}
+	}
+}
+
+// TestReadmeStatesHeavySteps holds the README's account of which rate reads keep rates to heavySteps.
+func TestReadmeStatesHeavySteps(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := regexp.MustCompile(`rate read \([^)]*\) over more than (\d+) steps`).FindAllStringSubmatch(string(b), -1)
+	if len(found) == 0 {
+		t.Fatal("the README does not say over how many steps a rate read keeps rates")
+	}
+	for _, m := range found {
+		if m[1] != strconv.Itoa(heavySteps) {
+			t.Errorf("the README says %q; heavySteps is %d", m[0], heavySteps)
 		}
 	}
 }

@@ -6,7 +6,8 @@ import (
 )
 
 // heavySteps is how many steps make an evaluation heavy: a cold panel's hour at a 15 s step is 240, a refresh's new
-// steps one or two, the diagnosis's window twenty.
+// steps one or two, the diagnosis's window twenty. A heavy evaluation waits for a slot (heavySlots), and its rate
+// reads keep rates, not points (rateReads).
 const heavySteps = 32
 
 // heavySlots admits as many heavy evaluations at once as the process has CPUs, at least 2 and at most 4. Grafana
