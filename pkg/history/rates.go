@@ -54,9 +54,8 @@ func (ep *endpoint) selectRates(name string, from, to int64, steps []int64, wind
 				at = append(at, i)
 			}
 		}
-		// The points are not kept, only their rates: a sixth of their size for an hour's steps, so that the memo's
-		// bound holds the rates of the histograms a cold refresh reads again (keeping the points too measured
-		// slower cold: they crowd the rates out).
+		// The points are not kept, only their rates: the query's other reads at these steps take the rates, and
+		// an hour's points are six times their size.
 		rates := derive.RatesOf(ep.points(missing, missing.lo, false), steps, window)
 		for j, i := range at {
 			got[i] = &rates[j]
