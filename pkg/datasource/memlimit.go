@@ -27,6 +27,10 @@ var executableReserve = sync.OnceValue(func() int64 {
 	return min(fi.Size(), 64<<20)
 })
 
+// limitFor is the runtime's memory limit with reserved bytes of history caps: memOverhead more, executableReserve
+// less.
+func limitFor(reserved int64) int64 { return reserved + memOverhead - executableReserve() }
+
 // memLimit sets the Go runtime's soft memory limit to the sum of the live instances' maxMemoryMB plus memOverhead,
 // less executableReserve, so the garbage collector works harder before the process outgrows what the settings
 // promise, instead of letting the heap double between collections. An operator's GOMEMLIMIT wins.
@@ -42,7 +46,7 @@ func reserveMemory(bytes int64) func() {
 	}
 	memLimit.Lock()
 	memLimit.reserved += bytes
-	debug.SetMemoryLimit(memLimit.reserved + memOverhead - executableReserve())
+	debug.SetMemoryLimit(limitFor(memLimit.reserved))
 	memLimit.Unlock()
 	var once sync.Once
 	return func() {
@@ -53,7 +57,7 @@ func reserveMemory(bytes int64) func() {
 				memLimit.reserved = 0
 				debug.SetMemoryLimit(math.MaxInt64)
 			} else {
-				debug.SetMemoryLimit(memLimit.reserved + memOverhead - executableReserve())
+				debug.SetMemoryLimit(limitFor(memLimit.reserved))
 			}
 			memLimit.Unlock()
 		})

@@ -38,23 +38,23 @@ func (r *StepRates) Bytes() int64 { return int64(8*cap(r.v) + 8*cap(r.has)) }
 // allocations of exactly what they hold.
 func RatesOf(series [][]Point, steps []int64, window int64) []StepRates {
 	out := make([]StepRates, len(series))
+	ends := make([]int, len(series)) // each series' rate span is [out[i].off, ends[i])
 	n, words := 0, 0
 	for i, pts := range series {
 		lo, hi := rateSpan(pts, steps, window)
-		out[i].off, out[i].points = lo, len(pts)
+		out[i].off, out[i].points, ends[i] = lo, len(pts), hi
 		n, words = n+hi-lo, words+(hi-lo+63)/64
 	}
 	v, has := make([]float64, n), make([]uint64, words)
 	for i, pts := range series {
-		lo, hi := rateSpan(pts, steps, window)
-		if lo >= hi {
+		r := &out[i]
+		n, words := ends[i]-r.off, (ends[i]-r.off+63)/64
+		if n == 0 {
 			continue
 		}
-		n, words := hi-lo, (hi-lo+63)/64
-		r := &out[i]
 		r.v, r.has = v[:n:n], has[:words:words]
 		v, has = v[n:], has[words:]
-		RateSteps(pts, steps[lo:hi], window, func(i int, x float64) {
+		RateSteps(pts, steps[r.off:ends[i]], window, func(i int, x float64) {
 			r.v[i] = x
 			r.has[i/64] |= 1 << (i % 64)
 		})

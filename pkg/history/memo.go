@@ -47,15 +47,7 @@ const DefaultMemoBytes = 64 << 20
 func (m *memo) lookup(key memoKey, ids []int32, dst [][]derive.Point) int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	sel := m.sels[key]
-	found := 0
-	for i, id := range ids {
-		if p, ok := sel[id]; ok {
-			dst[i] = p
-			found++
-		}
-	}
-	return found
+	return memoized(m.sels[key], ids, dst)
 }
 
 // keep memoizes the decoded points of ids for key while the store's memo budget allows.
@@ -69,17 +61,7 @@ func (m *memo) keep(s *Store, key memoKey, ids []int32, pts [][]derive.Point) {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.sels == nil {
-		m.sels = make(map[memoKey]map[int32][]derive.Point)
-	}
-	sel := m.sels[key]
-	if sel == nil {
-		sel = make(map[int32][]derive.Point, len(ids))
-		m.sels[key] = sel
-	}
-	for i, id := range ids {
-		sel[id] = pts[i]
-	}
+	put(&m.sels, key, ids, func(i int) []derive.Point { return pts[i] })
 	m.bytes += cost
 }
 
@@ -87,15 +69,7 @@ func (m *memo) keep(s *Store, key memoKey, ids []int32, pts [][]derive.Point) {
 func (m *memo) lookupRates(key rateKey, ids []int32, got []*derive.StepRates) int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	sel := m.rates[key]
-	n := 0
-	for i, id := range ids {
-		if r, ok := sel[id]; ok {
-			got[i] = r
-			n++
-		}
-	}
-	return n
+	return memoized(m.rates[key], ids, got)
 }
 
 // keepRates memoizes rates[i] as the rates of ids[i] for key while the store's memo budget allows.
@@ -109,18 +83,35 @@ func (m *memo) keepRates(s *Store, key rateKey, ids []int32, rates []derive.Step
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.rates == nil {
-		m.rates = make(map[rateKey]map[int32]*derive.StepRates)
+	put(&m.rates, key, ids, func(i int) *derive.StepRates { return &rates[i] })
+	m.rateBytes += cost
+}
+
+// memoized sets dst[i] to sel's entry for ids[i] where it has one, and returns how many it had.
+func memoized[V any](sel map[int32]V, ids []int32, dst []V) int {
+	found := 0
+	for i, id := range ids {
+		if v, ok := sel[id]; ok {
+			dst[i] = v
+			found++
+		}
 	}
-	sel := m.rates[key]
+	return found
+}
+
+// put stores val(i) as the entry of ids[i] under key in *sels, making the maps it lacks.
+func put[K comparable, V any](sels *map[K]map[int32]V, key K, ids []int32, val func(int) V) {
+	if *sels == nil {
+		*sels = make(map[K]map[int32]V)
+	}
+	sel := (*sels)[key]
 	if sel == nil {
-		sel = make(map[int32]*derive.StepRates, len(ids))
-		m.rates[key] = sel
+		sel = make(map[int32]V, len(ids))
+		(*sels)[key] = sel
 	}
 	for i, id := range ids {
-		sel[id] = &rates[i]
+		sel[id] = val(i)
 	}
-	m.rateBytes += cost
 }
 
 // counted returns the memoized first pass for key, nil ids if there is none.

@@ -22,7 +22,7 @@ type Series struct {
 	Name   string
 	Labels exposition.Labels
 	Points []derive.Point
-	// Rates replace Points in what a RateSource returns: the series' rates at the query's steps, read-only.
+	// Rates replace Points for a heavy rate read (rateReads): the series' rates at the query's steps, read-only.
 	Rates *derive.StepRates
 }
 
@@ -349,8 +349,6 @@ type input struct {
 	series   Series
 	labels   map[string]string // output labels before grouping; read-only, shared by a histogram's buckets
 	le       float64           // bucket bound for _bucket series
-	// rates are the series' rates at the steps, for a heavy rate read; its points are then not kept (rateReads).
-	rates *derive.StepRates
 }
 
 // reads is what the steps of a fetch read before the first: reach is the rate window for rates, the lookback for
@@ -371,8 +369,8 @@ func (c *evalCtx) rateReads() reads { return reads{reach: c.window, rates: len(c
 
 // eachRate calls f(i, rate at step i) for every step with a rate of a rate read's input, steps ascending.
 func (c *evalCtx) eachRate(in input, f func(i int, v float64)) {
-	if in.rates != nil {
-		in.rates.Each(f)
+	if in.series.Rates != nil {
+		in.series.Rates.Each(f)
 		return
 	}
 	derive.RateSteps(in.series.Points, c.steps, c.window, f)
@@ -486,12 +484,8 @@ func (c *evalCtx) fetchName(endpoint, name string, catalogMatch []measure.Matche
 			}
 			in.le = le
 		}
-		switch {
-		case rates != nil:
-			in.rates = &rates[si]
-			in.series.Points = nil
-		case rated:
-			in.rates = s.Rates
+		if rates != nil { // the rates replace the points, as a RateSource's do
+			in.series.Rates, in.series.Points = &rates[si], nil
 		}
 		out = append(out, in)
 	}
