@@ -50,6 +50,9 @@ func newPrometheus(ctx context.Context, s backend.DataSourceInstanceSettings, st
 		return nil, fmt.Errorf("HTTP client: %w", err)
 	}
 	c := &promapi.Client{BaseURL: s.URL, HTTP: hc, Method: st.HTTPMethod, Scrub: scrub, DenyPartial: st.DenyPartialResponse}
+	if b := st.PrometheusCacheBytes(); b > 0 {
+		c.Results = promapi.NewResults(b, time.Duration(st.IncrementalQueryOverlapWindow))
+	}
 	return &prometheus{client: c, roleLabel: st.RoleLabel, evaluator: &promapi.Evaluator{
 		Client: c, Discovery: &promapi.Discovery{Client: c}, ScrapeInterval: time.Duration(st.ScrapeInterval),
 	}}, nil

@@ -95,6 +95,12 @@ type Settings struct {
 	DenyPartialResponse bool `json:"denyPartialResponse,omitempty"`
 	// OAuthPassThru forwards the signed-in user's OAuth identity to the Prometheus server.
 	OAuthPassThru bool `json:"oauthPassThru,omitempty"`
+	// IncrementalQuerying keeps, in Prometheus mode, the steps of range queries older than
+	// IncrementalQueryOverlapWindow between refreshes and asks the server only for the newer ones (promapi.Results;
+	// the names are those of Grafana's Prometheus data source). Unset is on; it is off whatever it says with
+	// OAuthPassThru, whose answers depend on the user.
+	IncrementalQuerying           *bool    `json:"incrementalQuerying,omitempty"`
+	IncrementalQueryOverlapWindow Duration `json:"incrementalQueryOverlapWindow,omitempty"`
 	// AllowLinkLocalTargets lets endpoints, probes and the Prometheus URL reach link-local and cloud-metadata
 	// addresses (refused by default: see pkg/egress).
 	AllowLinkLocalTargets bool `json:"allowLinkLocalTargets,omitempty"`
@@ -127,6 +133,11 @@ const (
 	DefaultMaxMemoryMB    = 512
 )
 
+// DefaultOverlapWindow is how recent a step Prometheus mode asks the server again at every refresh: ten minutes,
+// as Grafana's incremental querying and Mimir's query frontend (max_cache_freshness) default to, well beyond a
+// sample's way to the server through remote write or a Thanos sidecar.
+const DefaultOverlapWindow = 10 * time.Minute
+
 // Ranges the settings must lie in. Each bound keeps the arithmetic on it (MB << 20, durations) far from overflow
 // and the work it allows finite; the config editor checks the same numbers, generated into src/datasource/settings.gen.ts.
 const (
@@ -138,6 +149,9 @@ const (
 	MaxScrapeInterval = time.Hour
 	MaxRetention      = 31 * 24 * time.Hour
 	MaxEndpoints      = 1000
+	// MinOverlapWindow is above VictoriaMetrics' default -search.latencyOffset (30 s), whose newest steps come empty.
+	MinOverlapWindow = time.Minute
+	MaxOverlapWindow = 24 * time.Hour
 	MaxURLBytes       = 8 << 10
 	MaxNameBytes      = 256
 )
@@ -163,6 +177,19 @@ func (st Settings) HistoryRetention() time.Duration {
 
 // CacheBytes is the results cache's memory budget.
 func (st Settings) CacheBytes() int64 { return st.MaxMemoryBytes() / CacheShare }
+
+// PrometheusCacheShare is the part of MaxMemoryMB Prometheus mode's results cache may count: there is no history in
+// that mode, and the other half is left to the answers being decoded. A refresh of the fleet overview at 256
+// endpoints keeps about ... MB.
+const PrometheusCacheShare = 2
+
+// PrometheusCacheBytes is Prometheus mode's results cache budget; 0 when incremental querying is off.
+func (st Settings) PrometheusCacheBytes() int64 {
+	if st.IncrementalQuerying != nil && !*st.IncrementalQuerying || st.OAuthPassThru {
+		return 0
+	}
+	return st.MaxMemoryBytes() / PrometheusCacheShare
+}
 
 // HistoryBytes is the history's memory cap.
 func (st Settings) HistoryBytes() int64 { return st.MaxMemoryBytes() - st.CacheBytes() }
@@ -201,6 +228,9 @@ func LoadSettings(s backend.DataSourceInstanceSettings) (Settings, error) {
 	if st.DiscoveryInterval == 0 {
 		st.DiscoveryInterval = Duration(discovery.DefaultInterval)
 	}
+	if st.IncrementalQueryOverlapWindow == 0 {
+		st.IncrementalQueryOverlapWindow = Duration(DefaultOverlapWindow)
+	}
 	return st, st.validate()
 }
 
@@ -216,6 +246,9 @@ func (st Settings) validate() error {
 	case ModePrometheus:
 		if m := strings.ToUpper(st.HTTPMethod); m != "" && m != "GET" && m != "POST" {
 			errs = append(errs, fmt.Errorf("httpMethod %q is unknown: use GET or POST", st.HTTPMethod))
+		}
+		if w := time.Duration(st.IncrementalQueryOverlapWindow); w < MinOverlapWindow || w > MaxOverlapWindow {
+			errs = append(errs, fmt.Errorf("incrementalQueryOverlapWindow %s is outside %s–%s", w, short(MinOverlapWindow), short(MaxOverlapWindow)))
 		}
 		if st.RoleLabel != "" && !promLabelName.MatchString(st.RoleLabel) {
 			errs = append(errs, fmt.Errorf("roleLabel %.64q is not a Prometheus label name (letters, digits, _)", st.RoleLabel))

@@ -54,6 +54,10 @@ func renderSettingsTS() []byte {
 		{"maxDiscoveryIntervalMs", ms(discovery.MaxInterval)},
 		{"maxDiscoveryInterval", short(discovery.MaxInterval)},
 		{"maxDiscoverySources", discovery.MaxSources},
+		{"defaultOverlapWindow", short(DefaultOverlapWindow)},
+		{"minOverlapWindowMs", ms(MinOverlapWindow)},
+		{"maxOverlapWindowMs", ms(MaxOverlapWindow)},
+		{"maxOverlapWindow", short(MaxOverlapWindow)},
 		{"maxPeak", query.MaxPeak},
 	} {
 		switch v := f.value.(type) {

@@ -39,6 +39,8 @@ type Client struct {
 	// DenyPartial asks the server to fail a query rather than answer it without a store that failed (Thanos,
 	// VictoriaMetrics cluster); otherwise such an answer comes with PartialNotice.
 	DenyPartial bool
+	// Results keeps range queries' final steps between refreshes (nil: every range query asks for all its steps).
+	Results *Results
 
 	// noSplit sends every range query as one request (the tests' reference for split ones).
 	noSplit bool
@@ -364,13 +366,20 @@ func (c *Client) method() string {
 	return http.MethodPost
 }
 
-// QueryRange evaluates expr at start, start+step, … ≤ end; a range longer than query.SplitInterval is sent as
-// several requests (splitRange), joined into the same answer.
+// QueryRange evaluates expr at start, start+step, … ≤ end: the steps c.Results holds from earlier answers, the
+// others asked of the server, a range longer than query.SplitInterval as several requests (splitRange), all joined
+// into the same answer.
 func (c *Client) QueryRange(ctx context.Context, expr string, start, end time.Time, step time.Duration) (model.Matrix, []string, error) {
-	if spans := splitRange(start, end, step); len(spans) > 1 && !c.noSplit && splittable(expr) {
-		return c.queryRangeSplit(ctx, expr, spans, step)
+	fetch := func(ctx context.Context, start, end time.Time) (model.Matrix, []string, error) {
+		if spans := splitRange(start, end, step); len(spans) > 1 && !c.noSplit && splittable(expr) {
+			return c.queryRangeSplit(ctx, expr, spans, step)
+		}
+		return c.queryRange(ctx, expr, start, end, step, new(pointBudget))
 	}
-	return c.queryRange(ctx, expr, start, end, step, new(pointBudget))
+	if c.Results == nil || !cacheable(expr) {
+		return fetch(ctx, start, end)
+	}
+	return c.Results.queryRange(ctx, expr, start, end, step, fetch)
 }
 
 // queryRange is one range-query request, its points counted against budget.

@@ -78,6 +78,8 @@ export const testIds = {
     basicAuthPassword: 'data-testid inferscope-ds-basic-auth-password',
     httpMethod: 'data-testid inferscope-ds-http-method',
     denyPartialResponse: 'data-testid inferscope-ds-deny-partial-response',
+    incrementalQuerying: 'data-testid inferscope-ds-incremental-querying',
+    overlapWindow: 'data-testid inferscope-ds-overlap-window',
     accelerator: 'data-testid inferscope-ds-accelerator',
     peakTflops: 'data-testid inferscope-ds-peak-tflops',
     peakMemoryTBps: 'data-testid inferscope-ds-peak-memory-tbps',

@@ -26,6 +26,10 @@ export const SETTINGS = {
   maxDiscoveryIntervalMs: 3600000,
   maxDiscoveryInterval: '1h',
   maxDiscoverySources: 16,
+  defaultOverlapWindow: '10m',
+  minOverlapWindowMs: 60000,
+  maxOverlapWindowMs: 86400000,
+  maxOverlapWindow: '24h',
   maxPeak: 1000000,
 } as const;
 

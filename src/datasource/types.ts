@@ -217,6 +217,9 @@ export interface VllmOptions extends DataSourceJsonData {
   roleLabel?: string;
   /** denyPartialResponse makes Prometheus mode fail a query rather than answer without a store that failed. */
   denyPartialResponse?: boolean;
+  /** incrementalQuerying (unset: on) keeps range queries' steps older than incrementalQueryOverlapWindow between refreshes. */
+  incrementalQuerying?: boolean;
+  incrementalQueryOverlapWindow?: string;
   /** Standard Grafana HTTP settings used by Prometheus mode (and basic auth / TLS in direct mode). */
   oauthPassThru?: boolean;
   timeout?: number;

@@ -36,6 +36,7 @@ export interface SettingsErrors {
   scrapeInterval?: string;
   scrapeTimeout?: string;
   retention?: string;
+  overlapWindow?: string;
   maxMemoryMB?: string;
   limits?: string;
   peaks?: string;
@@ -220,6 +221,16 @@ export function validateSettings(jsonData: VllmOptions): SettingsErrors {
     } else if (retention > SETTINGS.maxRetentionMs) {
       errors.retention = tf('validation.retention-must-be-at-most', 'Retention must be at most {{max}}.', {
         max: SETTINGS.maxRetention,
+      });
+    }
+  }
+  if (mode === MODE.prometheus && jsonData.incrementalQueryOverlapWindow) {
+    const ms = parseDuration(jsonData.incrementalQueryOverlapWindow);
+    if (ms === undefined || ms < SETTINGS.minOverlapWindowMs || ms > SETTINGS.maxOverlapWindowMs) {
+      errors.overlapWindow = tf('validation.overlap-window', 'The overlap window must be a duration from {{min}} to {{max}}.', {
+        // The minimum as a string would read as a copy of every other one-minute duration in the sources.
+        min: `${SETTINGS.minOverlapWindowMs / 60_000}m`,
+        max: SETTINGS.maxOverlapWindow,
       });
     }
   }

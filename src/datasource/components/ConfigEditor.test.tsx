@@ -235,6 +235,30 @@ describe('ConfigEditor', () => {
     expect(screen.queryByTestId(testIds.configEditor.denyPartialResponse)).not.toBeInTheDocument();
   });
 
+  it('turns incremental querying off, and checks its overlap window, in Prometheus mode only', async () => {
+    const onChange = jest.fn();
+    const { rerender } = await renderSettled(
+      <ConfigEditor
+        options={settings({ mode: 'prometheus', incrementalQueryOverlapWindow: '10s' }, { url: 'http://prometheus:9090' })}
+        onOptionsChange={onChange}
+      />
+    );
+    expect(screen.getByText('The overlap window must be a duration from 1m to 24h.')).toBeInTheDocument();
+    fireEvent.click(screen.getByTestId(testIds.configEditor.incrementalQuerying));
+    expect(onChange).toHaveBeenLastCalledWith(
+      expect.objectContaining({ jsonData: expect.objectContaining({ incrementalQuerying: false }) })
+    );
+    rerender(
+      <ConfigEditor
+        options={settings({ mode: 'prometheus', incrementalQuerying: false }, { url: 'http://prometheus:9090' })}
+        onOptionsChange={onChange}
+      />
+    );
+    expect(screen.queryByTestId(testIds.configEditor.overlapWindow)).not.toBeInTheDocument();
+    rerender(<ConfigEditor options={settings({ mode: 'direct' })} onOptionsChange={onChange} />);
+    expect(screen.queryByTestId(testIds.configEditor.incrementalQuerying)).not.toBeInTheDocument();
+  });
+
   it('keeps the direct-mode basic auth password in secureJsonData', async () => {
     const onChange = jest.fn();
     await renderSettled(

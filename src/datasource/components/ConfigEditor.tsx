@@ -214,6 +214,35 @@ export function ConfigEditor({ options, onOptionsChange }: Props) {
         )}
         {mode === MODE.prometheus && (
           <Field
+            label={t('config-editor.incremental-querying.label', 'Incremental querying')}
+            description={t(
+              'config-editor.incremental-querying.description',
+              'Keep the steps of each range query older than the overlap window between refreshes, and ask the server only for the newer ones. Off when OAuth forwarding is on, whose answers depend on the user.'
+            )}
+          >
+            <Switch
+              data-testid={testIds.configEditor.incrementalQuerying}
+              value={jsonData.incrementalQuerying !== false}
+              onChange={(e) => update({ incrementalQuerying: e.currentTarget.checked ? undefined : false })}
+            />
+          </Field>
+        )}
+        {mode === MODE.prometheus && jsonData.incrementalQuerying !== false && (
+          <DurationInput
+            label={t('config-editor.overlap-window.label', 'Query overlap window')}
+            description={t(
+              'config-editor.overlap-window.description',
+              'How recent a step is asked again at every refresh: longer than samples take to reach the server (remote write, a Thanos sidecar).'
+            )}
+            placeholder={SETTINGS.defaultOverlapWindow}
+            value={jsonData.incrementalQueryOverlapWindow}
+            error={errors.overlapWindow}
+            testId={testIds.configEditor.overlapWindow}
+            onChange={(incrementalQueryOverlapWindow) => update({ incrementalQueryOverlapWindow })}
+          />
+        )}
+        {mode === MODE.prometheus && (
+          <Field
             label={t('config-editor.role-label.label', 'Role label')}
             description={t(
               'config-editor.role-label.description',
