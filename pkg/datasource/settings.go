@@ -179,8 +179,7 @@ func (st Settings) HistoryRetention() time.Duration {
 func (st Settings) CacheBytes() int64 { return st.MaxMemoryBytes() / CacheShare }
 
 // PrometheusCacheShare is the part of MaxMemoryMB Prometheus mode's results cache may count: there is no history in
-// that mode, and the other half is left to the answers being decoded. A refresh of the fleet overview at 256
-// endpoints keeps about ... MB.
+// that mode, and the other half is left to the answers being decoded.
 const PrometheusCacheShare = 2
 
 // PrometheusCacheBytes is Prometheus mode's results cache budget; 0 when incremental querying is off.

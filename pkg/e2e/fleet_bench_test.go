@@ -33,6 +33,7 @@ var (
 	fleetSizes   = flag.String("fleet.sizes", "1,256", "comma-separated fleet sizes (endpoints) BenchmarkFleetDashboard runs (the README's figures add 64)")
 	fleetHistory = flag.Duration("fleet.history", 30*time.Second, "how long BenchmarkFleetDashboard scrapes before its first refresh")
 	fleetWarm    = flag.Duration("fleet.warm", 20*time.Second, "how long BenchmarkFleetDashboard refreshes warm, every 5 s, after the cold refresh (at least a 15 s step; longer averages more refreshes that add a step)")
+	fleetOverlap = flag.Duration("fleet.overlap", 0, "Prometheus modes' incrementalQueryOverlapWindow (0: the data source's default); at a short -fleet.history the default's steps hold no data yet")
 	fleetQueries = flag.Bool("fleet.queries", false, "after the refreshes, time every panel query alone and log the slowest with their PromQL (where Prometheus mode's time goes)")
 )
 
@@ -328,7 +329,7 @@ func BenchmarkFleetDashboard(b *testing.B) {
 			b.Run("mode=prometheus3", func(b *testing.B) {
 				engines := promtest.EnginesOf(b, promtest.Prometheus3)
 				prom := promtest.Start(b, promtest.Options{Engine: engines[0], Targets: fleet.targets, ScrapeInterval: fleetScrape})
-				benchDashboard(b, exe, panels, fleet, map[string]any{"mode": "prometheus", "scrapeInterval": fleetScrape.String()}, prom.URL)
+				benchDashboard(b, exe, panels, fleet, promJSON(), prom.URL)
 				benchPlainPromQL(b, exe, panels, prom.URL)
 			})
 			b.Run("mode=prometheus3-recorded", func(b *testing.B) {
@@ -336,10 +337,19 @@ func BenchmarkFleetDashboard(b *testing.B) {
 				engines := promtest.EnginesOf(b, promtest.Prometheus3)
 				prom := promtest.Start(b, promtest.Options{Engine: engines[0], Targets: fleet.targets, ScrapeInterval: fleetScrape,
 					Rules: promapi.RuleGroups(fleetScrape, 0)})
-				benchDashboard(b, exe, panels, fleet, map[string]any{"mode": "prometheus", "scrapeInterval": fleetScrape.String()}, prom.URL)
+				benchDashboard(b, exe, panels, fleet, promJSON(), prom.URL)
 			})
 		})
 	}
+}
+
+// promJSON is the Prometheus modes' data source settings, incremental querying on (the default).
+func promJSON() map[string]any {
+	js := map[string]any{"mode": "prometheus", "scrapeInterval": fleetScrape.String()}
+	if *fleetOverlap > 0 {
+		js["incrementalQueryOverlapWindow"] = fleetOverlap.String()
+	}
+	return js
 }
 
 // benchPlainPromQL compares, on the panels plainPromQL covers, the plugin's Prometheus mode with the hand-written
@@ -357,8 +367,9 @@ func benchPlainPromQL(b *testing.B, exe string, panels []dashtest.Panel, url str
 		b.Fatalf("plainPromQL names %d panels, the dashboard has %d of them", len(plainPromQL), len(covered))
 	}
 	p := harness.Start(b, exe)
+	// Incremental querying off: each refresh asks for every step, as the hand-written PromQL below does.
 	pc := harness.DataSourceContext(b, harness.DataSource{UID: "fleet-bench-plain", URL: url,
-		JSONData: map[string]any{"mode": "prometheus", "scrapeInterval": fleetScrape.String()}}, nil)
+		JSONData: map[string]any{"mode": "prometheus", "scrapeInterval": fleetScrape.String(), "incrementalQuerying": false}}, nil)
 	d := &dashboardClient{p: p, pc: pc, panels: covered}
 	d.refresh(b) // the data source's name discovery, as a running dashboard has it
 	ours := d.refresh(b)

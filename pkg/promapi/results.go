@@ -206,7 +206,7 @@ func (r *Results) store(key string, first, last int64, m model.Matrix) {
 			continue
 		}
 		e.m = append(e.m, &model.SampleStream{Metric: s.Metric, Values: v})
-		e.bytes += seriesBytes(s.Metric, len(v))
+		e.bytes += seriesBytes(s.Metric, cap(s.Values)) // v holds the whole array
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -229,9 +229,8 @@ func (r *Results) store(key string, first, last int64, m model.Matrix) {
 	}
 }
 
-// seriesBytes is what one kept series counts: its labels (strings and map slots), its stream and its points. The
-// values' array may be larger (the answer's, shared); a series kept long enough is replaced by a copy at the next
-// refresh's join.
+// seriesBytes is what one kept series counts: its labels (strings and map slots, shared with the answer), its
+// stream and an array of n points.
 func seriesBytes(m model.Metric, n int) int64 {
 	b := int64(48+64) + 16*int64(n)
 	for k, v := range m {

@@ -258,3 +258,76 @@ func TestResultsAnswerAsUncached(t *testing.T) {
 		})
 	}
 }
+
+// fleetHistory is OpenMetrics text of n endpoints from from on, a sample every 15 s: a TTFT histogram of 12 buckets
+// and a token counter per endpoint, for a dashboard-sized query.
+func fleetHistory(n int, from time.Time, samples int) string {
+	var b strings.Builder
+	b.WriteString("# TYPE vllm:generation_tokens counter\n# TYPE vllm:time_to_first_token_seconds histogram\n")
+	bounds := []string{"0.001", "0.005", "0.01", "0.02", "0.04", "0.06", "0.08", "0.1", "0.25", "0.5", "1", "+Inf"}
+	for e := range n {
+		labels := fmt.Sprintf(`instance="e%03d:8000",engine="0",model_name="m"`, e)
+		for i := range samples {
+			ts := from.Add(time.Duration(i) * 15 * time.Second).Unix()
+			fmt.Fprintf(&b, "vllm:generation_tokens_total{%s} %d %d\n", labels, i*(e%7+3)*40, ts)
+			for j, le := range bounds {
+				fmt.Fprintf(&b, "vllm:time_to_first_token_seconds_bucket{%s,le=%q} %d %d\n", labels, le, i*(j+1+e%3), ts)
+			}
+			fmt.Fprintf(&b, "vllm:time_to_first_token_seconds_sum{%s} %g %d\n", labels, float64(i)*0.3, ts)
+			fmt.Fprintf(&b, "vllm:time_to_first_token_seconds_count{%s} %d %d\n", labels, i*(12+e%3), ts)
+		}
+	}
+	b.WriteString("# EOF\n")
+	return b.String()
+}
+
+// BenchmarkResultsRefresh measures a dashboard refresh's range queries (an hour at a 15 s step, refreshed once a
+// step) against Prometheus 3 holding two hours of 64 endpoints, with the results cache at its default overlap window
+// and without it: per refresh, the wall time of three queries (a quantile per endpoint, a rate per endpoint, a fleet
+// sum) and the steps asked of the server. The first, cold refresh of each is left out.
+func BenchmarkResultsRefresh(b *testing.B) {
+	now := time.Now().Truncate(time.Minute)
+	from := now.Add(-2 * time.Hour)
+	srv := promtest.Start(b, promtest.Options{Engine: promtest.EnginesOf(b, promtest.Prometheus3)[0],
+		OpenMetrics: fleetHistory(64, from, int(2*time.Hour/(15*time.Second))-4)})
+	exprs := []string{
+		`histogram_quantile(0.95, sum by (instance, le) (rate(vllm:time_to_first_token_seconds_bucket[1m])))`,
+		`sum by (instance) (rate(vllm:generation_tokens_total[1m]))`,
+		`sum(rate(vllm:time_to_first_token_seconds_count[5m]))`,
+	}
+	const step = 15 * time.Second
+	for _, cached := range []bool{false, true} {
+		b.Run(fmt.Sprintf("cached=%t", cached), func(b *testing.B) {
+			var clock time.Time
+			c := &Client{BaseURL: srv.URL, HTTP: &http.Client{Timeout: time.Minute}}
+			if cached {
+				c.Results = NewResults(256<<20, 10*time.Minute)
+				c.Results.now = func() time.Time { return clock }
+			}
+			refresh := func(k int) {
+				end := now.Add(-50*time.Minute + time.Duration(k%120)*step)
+				clock = end.Add(5 * time.Second)
+				for _, e := range exprs {
+					if _, _, err := c.QueryRange(context.Background(), e, end.Add(-time.Hour), end, step); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			refresh(0)
+			var before ResultsStats
+			if cached {
+				before = c.Results.Stats()
+			}
+			k := 1
+			for b.Loop() {
+				refresh(k)
+				k++
+			}
+			if cached {
+				st := c.Results.Stats()
+				asked, reused := st.Asked-before.Asked, st.Reused-before.Reused
+				b.ReportMetric(float64(asked)/float64(asked+reused), "asked/steps")
+			}
+		})
+	}
+}

@@ -121,26 +121,49 @@ func (c *Client) queryRangeSplit(ctx context.Context, expr string, spans []span,
 	return m, all, nil
 }
 
-// joinSpans joins the answers of consecutive spans: each series' points in time order, series in order of first
-// appearance, cut at query.MaxSeriesPerQuery series (truncated).
+// joinSpans joins the answers of consecutive spans: each series' points in time order, in an array of exactly their
+// number (the results cache keeps them and counts them so), series in order of first appearance, cut at
+// query.MaxSeriesPerQuery series (truncated). A series that only one span holds keeps that span's values.
 func joinSpans(parts []model.Matrix) (model.Matrix, bool) {
 	var out model.Matrix
-	index := map[string]*model.SampleStream{}
+	index := map[string]int{}
+	keys := make([][]string, len(parts))
+	var total []int // per series of out, its points in every span
 	truncated := false
-	for _, m := range parts {
-		for _, s := range m {
+	for i, m := range parts {
+		keys[i] = make([]string, len(m))
+		for k, s := range m {
 			key := s.Metric.String()
+			keys[i][k] = key
 			if j, ok := index[key]; ok {
-				j.Values = append(j.Values, s.Values...)
+				total[j] += len(s.Values)
 				continue
 			}
 			if len(out) >= query.MaxSeriesPerQuery {
 				truncated = true
 				continue
 			}
-			j := &model.SampleStream{Metric: s.Metric, Values: s.Values}
-			index[key] = j
-			out = append(out, j)
+			index[key] = len(out)
+			total = append(total, len(s.Values))
+			out = append(out, &model.SampleStream{Metric: s.Metric})
+		}
+	}
+	for i, m := range parts {
+		for k, s := range m {
+			j, ok := index[keys[i][k]]
+			if !ok || len(s.Values) == 0 {
+				continue
+			}
+			o := out[j]
+			switch {
+			case o.Values == nil && len(s.Values) == total[j]:
+				o.Values = s.Values
+			case o.Values == nil:
+				o.Values = make([]model.SamplePair, 0, total[j])
+				fallthrough
+			default:
+				o.Values = append(o.Values, s.Values...)
+			}
 		}
 	}
 	return out, truncated
