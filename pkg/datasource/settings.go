@@ -152,8 +152,8 @@ const (
 	// MinOverlapWindow is above VictoriaMetrics' default -search.latencyOffset (30 s), whose newest steps come empty.
 	MinOverlapWindow = time.Minute
 	MaxOverlapWindow = 24 * time.Hour
-	MaxURLBytes       = 8 << 10
-	MaxNameBytes      = 256
+	MaxURLBytes      = 8 << 10
+	MaxNameBytes     = 256
 )
 
 // MaxMemoryBytes is direct mode's memory cap in bytes (validated, so the shift cannot overflow).
