@@ -1,6 +1,7 @@
 package datasource
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -119,5 +120,46 @@ func TestSettingsPeaks(t *testing.T) {
 		if tflops, tbps := st.Peaks(); tflops != tc.tflops || tbps != tc.tbps {
 			t.Errorf("%s: peaks %v TFLOP/s, %v TB/s, want %v and %v", tc.json, tflops, tbps, tc.tflops, tc.tbps)
 		}
+	}
+}
+
+// TestIncrementalQuerying: Prometheus mode keeps range queries' final steps unless turned off, never while the
+// user's OAuth identity is forwarded (answers would then depend on who asks), and refuses an overlap window outside
+// its bounds.
+func TestIncrementalQuerying(t *testing.T) {
+	for _, tc := range []struct {
+		name, json string
+		cached     bool
+		err        string
+	}{
+		{"default", `{"httpMethod":"POST"}`, true, ""},
+		{"on, its own window", `{"incrementalQuerying":true,"incrementalQueryOverlapWindow":"2m"}`, true, ""},
+		{"off", `{"incrementalQuerying":false}`, false, ""},
+		{"OAuth forwarded", `{"oauthPassThru":true}`, false, ""},
+		{"window too short", `{"incrementalQueryOverlapWindow":"10s"}`, false, "incrementalQueryOverlapWindow 10s is outside 1m–24h"},
+		{"window too long", `{"incrementalQueryOverlapWindow":"48h"}`, false, "incrementalQueryOverlapWindow 48h0m0s is outside 1m–24h"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			js := `{"mode":"prometheus",` + strings.TrimPrefix(tc.json, "{")
+			s := backend.DataSourceInstanceSettings{URL: "http://127.0.0.1:9090", JSONData: []byte(js)}
+			st, err := LoadSettings(s)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("err = %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := newPrometheus(context.Background(), s, st, secretsOf(s, st))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer p.close()
+			if got := p.client.Results != nil; got != tc.cached {
+				t.Errorf("results cache %t, want %t", got, tc.cached)
+			}
+		})
 	}
 }

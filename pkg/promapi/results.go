@@ -1,6 +1,7 @@
 package promapi
 
 import (
+	"cmp"
 	"container/list"
 	"context"
 	"regexp"
@@ -176,8 +177,9 @@ func (e *resultsEntry) span(lo, hi int64) model.Matrix {
 
 // valuesIn is the part of time-ordered values with lo ≤ T ≤ hi, its capacity capped at its length.
 func valuesIn(v []model.SamplePair, lo, hi int64) []model.SamplePair {
-	a, _ := slices.BinarySearchFunc(v, lo, func(p model.SamplePair, t int64) int { return cmpInt64(int64(p.Timestamp), t) })
-	b, found := slices.BinarySearchFunc(v, hi, func(p model.SamplePair, t int64) int { return cmpInt64(int64(p.Timestamp), t) })
+	at := func(p model.SamplePair, t int64) int { return cmp.Compare(int64(p.Timestamp), t) }
+	a, _ := slices.BinarySearchFunc(v, lo, at)
+	b, found := slices.BinarySearchFunc(v, hi, at)
 	if found {
 		b++
 	}
@@ -185,16 +187,6 @@ func valuesIn(v []model.SamplePair, lo, hi int64) []model.SamplePair {
 		return nil
 	}
 	return v[a:b:b]
-}
-
-func cmpInt64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // store keeps m's steps first..last as key's entry, replacing the one before, within the budget.

@@ -195,7 +195,8 @@ func TestResultsKeepOnlyWhatIsSafe(t *testing.T) {
 	}
 }
 
-// TestResultsAnswerAsUncached: on real engines holding three hours of backfilled history, the evaluator's measure
+// TestResultsAnswerAsUncached: on real engines (Prometheus 2 and 3, VictoriaMetrics, Thanos over an HA pair) holding
+// three hours of backfilled history, the evaluator's measure
 // queries and the user's PromQL, refreshed as the range slides forward step by step, answer exactly as without the
 // cache, while asking the server only for the newest steps.
 func TestResultsAnswerAsUncached(t *testing.T) {
@@ -203,7 +204,7 @@ func TestResultsAnswerAsUncached(t *testing.T) {
 	from := now.Add(-3 * time.Hour)
 	om := history(from, int(now.Add(-time.Minute).Sub(from)/time.Minute))
 	const step = time.Minute
-	for _, eng := range promtest.EnginesOf(t, promtest.Prometheus2, promtest.Prometheus3, promtest.VictoriaMetrics151) {
+	for _, eng := range promtest.EnginesOf(t, promtest.Prometheus2, promtest.Prometheus3, promtest.VictoriaMetrics151, promtest.ThanosHA) {
 		t.Run(eng.String(), func(t *testing.T) {
 			srv := promtest.Start(t, promtest.Options{Engine: eng, OpenMetrics: om})
 			res := NewResults(64<<20, 10*time.Minute)
