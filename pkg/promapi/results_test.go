@@ -196,9 +196,9 @@ func TestResultsKeepOnlyWhatIsSafe(t *testing.T) {
 }
 
 // TestResultsAnswerAsUncached: on real engines (Prometheus 2 and 3, VictoriaMetrics, Thanos over an HA pair) holding
-// three hours of backfilled history, the evaluator's measure
-// queries and the user's PromQL, refreshed as the range slides forward step by step, answer exactly as without the
-// cache, while asking the server only for the newest steps.
+// three hours of backfilled history, the evaluator's measure queries and the user's PromQL, refreshed as the range
+// slides forward step by step, answer exactly as without the cache, while asking the server only for the newest
+// steps.
 func TestResultsAnswerAsUncached(t *testing.T) {
 	now := time.Now().Truncate(time.Minute)
 	from := now.Add(-3 * time.Hour)
