@@ -102,6 +102,7 @@ func Launch(executable string, env ...string) (*Plugin, error) {
 	cmd := exec.Command(executable) // #nosec G204 -- the plugin executable the caller names, as Grafana runs it
 	// Grafana hands plugins a minimal environment plus its own GF_* settings; mirror that instead of leaking ours.
 	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.TempDir(), "GF_VERSION=13.2.2"}, env...)
+	dieWithParent(cmd)
 	client := goplugin.NewClient(&goplugin.ClientConfig{
 		HandshakeConfig: goplugin.HandshakeConfig{
 			ProtocolVersion:  grpcplugin.ProtocolVersion,
