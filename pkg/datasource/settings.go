@@ -149,11 +149,11 @@ const (
 	MaxScrapeInterval = time.Hour
 	MaxRetention      = 31 * 24 * time.Hour
 	MaxEndpoints      = 1000
+	MaxURLBytes       = 8 << 10
+	MaxNameBytes      = 256
 	// MinOverlapWindow is above VictoriaMetrics' default -search.latencyOffset (30 s), whose newest steps come empty.
 	MinOverlapWindow = time.Minute
 	MaxOverlapWindow = 24 * time.Hour
-	MaxURLBytes      = 8 << 10
-	MaxNameBytes     = 256
 )
 
 // MaxMemoryBytes is direct mode's memory cap in bytes (validated, so the shift cannot overflow).
