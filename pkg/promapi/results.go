@@ -35,6 +35,7 @@ type Results struct {
 	bytes   int64
 	entries map[string]*list.Element // of *resultsEntry; lru's front is the most recently used
 	lru     list.List
+	flights map[string]*rangeFlight // by range (start, end) and key
 	stats   ResultsStats
 }
 
@@ -56,7 +57,8 @@ type resultsEntry struct {
 
 // NewResults returns a results cache of at most maxBytes, keeping the steps older than overlap.
 func NewResults(maxBytes int64, overlap time.Duration) *Results {
-	return &Results{maxBytes: maxBytes, overlap: overlap, now: time.Now, entries: map[string]*list.Element{}}
+	return &Results{maxBytes: maxBytes, overlap: overlap, now: time.Now, entries: map[string]*list.Element{},
+		flights: map[string]*rangeFlight{}}
 }
 
 // Stats reports the counters and the memory held.
@@ -77,16 +79,62 @@ func resultsKey(expr string, start int64, step int64) string {
 	return strconv.FormatInt(step, 10) + "/" + strconv.FormatInt(off, 10) + "/" + expr
 }
 
+// fetcher asks the server for a range query's steps from start to end (split as QueryRange splits).
+type fetcher func(ctx context.Context, start, end time.Time) (model.Matrix, []string, error)
+
+// rangeFlight is a range query being answered; identical ones arriving meanwhile (panels sharing a query, viewers
+// of one dashboard refreshing together) wait for its answer instead of asking the server again.
+type rangeFlight struct {
+	done    chan struct{}
+	waiters int // under Results.mu
+	m       model.Matrix
+	warns   []string
+	err     error
+}
+
 // queryRange answers a range query from the cached steps and the server's answer for the others, then keeps the
-// final steps; fetch asks the server (split as QueryRange splits).
-func (r *Results) queryRange(ctx context.Context, expr string, start, end time.Time, step time.Duration,
-	fetch func(ctx context.Context, start, end time.Time) (model.Matrix, []string, error)) (model.Matrix, []string, error) {
+// final steps; the same query already in flight answers this one too (its matrix shared: readers do not modify
+// answers).
+func (r *Results) queryRange(ctx context.Context, expr string, start, end time.Time, step time.Duration, fetch fetcher) (model.Matrix, []string, error) {
 	s, e, st := start.UnixMilli(), end.UnixMilli(), step.Milliseconds()
 	if st <= 0 || e < s {
 		return fetch(ctx, start, end)
 	}
 	e = s + (e-s)/st*st // the last step
 	key := resultsKey(expr, s, st)
+	fk := strconv.FormatInt(s, 10) + "/" + strconv.FormatInt(e, 10) + "/" + key
+	r.mu.Lock()
+	if f := r.flights[fk]; f != nil {
+		f.waiters++
+		r.mu.Unlock()
+		select {
+		case <-f.done:
+		case <-ctx.Done():
+			return nil, nil, ctx.Err()
+		}
+		if f.err == nil {
+			r.mu.Lock()
+			r.stats.Reused += (e-s)/st + 1
+			r.mu.Unlock()
+			return f.m, slices.Clone(f.warns), nil
+		}
+		return r.answer(ctx, key, s, e, st, start, end, fetch) // its asker's failure (a cancelled request) need not be ours
+	}
+	f := &rangeFlight{done: make(chan struct{})}
+	r.flights[fk] = f
+	r.mu.Unlock()
+	defer func() {
+		r.mu.Lock()
+		delete(r.flights, fk)
+		r.mu.Unlock()
+		close(f.done)
+	}()
+	f.m, f.warns, f.err = r.answer(ctx, key, s, e, st, start, end, fetch)
+	return f.m, f.warns, f.err
+}
+
+// answer is queryRange's work for the steps s..e (ms) of key.
+func (r *Results) answer(ctx context.Context, key string, s, e, st int64, start, end time.Time, fetch fetcher) (model.Matrix, []string, error) {
 	r.mu.Lock()
 	var cached *resultsEntry
 	if el, ok := r.entries[key]; ok {

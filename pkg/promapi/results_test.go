@@ -3,6 +3,7 @@ package promapi
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -330,5 +331,74 @@ func BenchmarkResultsRefresh(b *testing.B) {
 				b.ReportMetric(float64(asked)/float64(asked+reused), "asked/steps")
 			}
 		})
+	}
+}
+
+// TestResultsShareQueriesInFlight: identical range queries arriving while one is being answered (viewers of one
+// dashboard refreshing together) wait for its answer, and the server is asked once; a waiter whose own request is
+// cancelled stops waiting.
+func TestResultsShareQueriesInFlight(t *testing.T) {
+	asked := make(chan struct{}, 8)
+	release := make(chan struct{})
+	fake := &rangeServer{lateFrom: 0, goneTo: 1 << 40}
+	inner := fake.serve(t)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		asked <- struct{}{}
+		<-release
+		inner.Config.Handler.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	res := NewResults(64<<20, time.Minute)
+	c := &Client{BaseURL: srv.URL, HTTP: &http.Client{Timeout: time.Minute}, Results: res}
+	end := time.Unix(1_800_000_000, 0)
+	start, step := end.Add(-time.Hour), 15*time.Second
+	const n = 5
+	answers := make([]int, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	ask := func(i int, ctx context.Context) {
+		defer wg.Done()
+		m, _, err := c.QueryRange(ctx, "x", start, end, step)
+		answers[i], errs[i] = points(m), err
+	}
+	wg.Add(1)
+	go ask(0, context.Background())
+	<-asked
+	cancelled, cancel := context.WithCancel(context.Background())
+	for i := 1; i < n; i++ {
+		wg.Add(1)
+		ctx := context.Background()
+		if i == n-1 {
+			ctx = cancelled
+		}
+		go ask(i, ctx)
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		res.mu.Lock()
+		waiting := 0
+		for _, f := range res.flights {
+			waiting += f.waiters
+		}
+		res.mu.Unlock()
+		if waiting == n-1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d queries wait for the one in flight", waiting, n-1)
+		}
+	}
+	cancel()
+	close(release)
+	wg.Wait()
+	if len(asked) != 0 {
+		t.Errorf("the server was asked %d more times", len(asked))
+	}
+	for i := range n - 1 {
+		if errs[i] != nil || answers[i] != answers[0] || answers[0] == 0 {
+			t.Errorf("query %d: %d points, %v; the first had %d", i, answers[i], errs[i], answers[0])
+		}
+	}
+	if !errors.Is(errs[n-1], context.Canceled) {
+		t.Errorf("the cancelled waiter: %v, want context.Canceled", errs[n-1])
 	}
 }
