@@ -30,11 +30,12 @@ import (
 // The fleet benchmark's scale. CI runs it once with the defaults (every size, half a minute of history) so it cannot
 // rot; the README's figures come from a longer history and warm phase (-fleet.history=10m or 60m, -fleet.warm=1m).
 var (
-	fleetSizes   = flag.String("fleet.sizes", "1,256", "comma-separated fleet sizes (endpoints) BenchmarkFleetDashboard runs (the README's figures add 64)")
-	fleetHistory = flag.Duration("fleet.history", 30*time.Second, "how long BenchmarkFleetDashboard scrapes before its first refresh")
-	fleetWarm    = flag.Duration("fleet.warm", 20*time.Second, "how long BenchmarkFleetDashboard refreshes warm, every 5 s, after the cold refresh (at least a 15 s step; longer averages more refreshes that add a step)")
-	fleetOverlap = flag.Duration("fleet.overlap", 0, "Prometheus modes' incrementalQueryOverlapWindow (0: the data source's default); at a short -fleet.history the default's steps hold no data yet")
-	fleetQueries = flag.Bool("fleet.queries", false, "after the refreshes, time every panel query alone and log the slowest with their PromQL (where Prometheus mode's time goes)")
+	fleetSizes       = flag.String("fleet.sizes", "1,256", "comma-separated fleet sizes (endpoints) BenchmarkFleetDashboard runs (the README's figures add 64)")
+	fleetHistory     = flag.Duration("fleet.history", 30*time.Second, "how long BenchmarkFleetDashboard scrapes before its first refresh")
+	fleetWarm        = flag.Duration("fleet.warm", 20*time.Second, "how long BenchmarkFleetDashboard refreshes warm, every 5 s, after the cold refresh (at least a 15 s step; longer averages more refreshes that add a step)")
+	fleetOverlap     = flag.Duration("fleet.overlap", 0, "Prometheus modes' incrementalQueryOverlapWindow (0: the data source's default); at a short -fleet.history the default's steps hold no data yet")
+	fleetIncremental = flag.Bool("fleet.incremental", true, "Prometheus modes' incrementalQuerying (false: every refresh asks for every step, as before the results cache)")
+	fleetQueries     = flag.Bool("fleet.queries", false, "after the refreshes, time every panel query alone and log the slowest with their PromQL (where Prometheus mode's time goes)")
 )
 
 // fleetScrape is the scrape interval of the benchmark fleet, as vLLM deployments commonly use and the default.
@@ -343,9 +344,13 @@ func BenchmarkFleetDashboard(b *testing.B) {
 	}
 }
 
-// promJSON is the Prometheus modes' data source settings, incremental querying on (the default).
+// promJSON is the Prometheus modes' data source settings, incremental querying on (the default) unless
+// -fleet.incremental=false.
 func promJSON() map[string]any {
 	js := map[string]any{"mode": "prometheus", "scrapeInterval": fleetScrape.String()}
+	if !*fleetIncremental {
+		js["incrementalQuerying"] = false
+	}
 	if *fleetOverlap > 0 {
 		js["incrementalQueryOverlapWindow"] = fleetOverlap.String()
 	}
