@@ -5,14 +5,6 @@ import (
 	"github.com/inferscope/inferscope-vllm/pkg/exposition"
 )
 
-// RateSeries is one selected counter series' rates at a grid of steps, in place of its points (derive.StepRates);
-// the rates are shared, read-only.
-type RateSeries struct {
-	Name   string
-	Labels exposition.Labels
-	Rates  *derive.StepRates
-}
-
 // rateKey names one selection's rates: the range read, the steps (evenly spaced: first, last and how many) and
 // the rate window.
 type rateKey struct {
@@ -25,9 +17,9 @@ type rateKey struct {
 // SelectRates is SelectBounded of [from, to] returning, instead of each series' points, its rates at steps over
 // window (derive.RateSteps). The queries of a refresh read the same histograms' rates at the same steps (the fleet
 // overview's TTFT up to seven times): the rates are memoized like decoded points (memo.go), and, at a sixth of their
-// points' size for an hour's 240 steps, far more of them fit the memo's bound. Series without points in the
-// range are left out.
-func (s *Store) SelectRates(endpoint, name string, from, to int64, steps []int64, window int64, match func(exposition.Labels) bool, maxPoints int) ([]RateSeries, bool) {
+// points' size for an hour's 240 steps, far more of them fit the memo's bound. The Series hold Rates, not Points;
+// those without points in the range are left out.
+func (s *Store) SelectRates(endpoint, name string, from, to int64, steps []int64, window int64, match func(exposition.Labels) bool, maxPoints int) ([]Series, bool) {
 	ep := s.rlock(endpoint)
 	if ep == nil {
 		return nil, true
@@ -37,7 +29,7 @@ func (s *Store) SelectRates(endpoint, name string, from, to int64, steps []int64
 }
 
 // selectRates implements SelectRates under the read lock.
-func (ep *endpoint) selectRates(name string, from, to int64, steps []int64, window int64, match func(exposition.Labels) bool, maxPoints int) ([]RateSeries, bool) {
+func (ep *endpoint) selectRates(name string, from, to int64, steps []int64, window int64, match func(exposition.Labels) bool, maxPoints int) ([]Series, bool) {
 	p, fits := ep.pick(name, from, to, match, maxPoints)
 	if !fits || len(p.ids) == 0 || len(steps) == 0 {
 		return nil, fits
@@ -62,15 +54,12 @@ func (ep *endpoint) selectRates(name string, from, to int64, steps []int64, wind
 		}
 		ep.memo.keepRates(ep.st, key, missing.ids, rates)
 	}
-	out := make([]RateSeries, 0, len(p.ids))
-	labels := make(exposition.Labels, 0, p.nLabels)
+	out := make([]Series, 0, len(p.ids))
 	for i, id := range p.ids {
 		if got[i].Points() == 0 {
 			continue
 		}
-		rs := RateSeries{Name: ep.series[id].id.name, Rates: got[i]}
-		labels, rs.Labels = ep.appendLabels(labels, id)
-		out = append(out, rs)
+		out = append(out, Series{Name: ep.series[id].id.name, Labels: ep.labels(id), Rates: got[i]})
 	}
 	return out, true
 }

@@ -47,39 +47,31 @@ func (ep *endpoint) selectSeries(name string, from, carry, to int64, match func(
 	carry = max(carry, p.lo)
 	got := ep.points(p, carry, true)
 	out := make([]Series, 0, len(p.ids))
-	labels := make(exposition.Labels, 0, p.nLabels)
 	for i, id := range p.ids {
 		if len(got[i]) == 0 {
 			continue
 		}
-		sr := Series{Name: ep.series[id].id.name, Points: got[i]}
-		labels, sr.Labels = ep.appendLabels(labels, id)
-		out = append(out, sr)
+		out = append(out, Series{Name: ep.series[id].id.name, Labels: ep.labels(id), Points: got[i]})
 	}
 	return out, true
 }
 
-// appendLabels appends series id's labels to labels (one array for a selection's series) and returns them.
-func (ep *endpoint) appendLabels(labels exposition.Labels, id int32) (exposition.Labels, exposition.Labels) {
-	x := ep.series[id].id
-	if len(x.labels) == 0 {
-		return labels, nil
-	}
-	l0 := len(labels)
-	labels = append(labels, x.labels...)
-	return labels, labels[l0:len(labels):len(labels)]
+// labels is series id's labels, shared: the interned identity's, which never change, with no room to append to.
+func (ep *endpoint) labels(id int32) exposition.Labels {
+	ls := ep.series[id].id.labels
+	return ls[:len(ls):len(ls)]
 }
 
 // selection is a selection's first pass: the range read, the blocks overlapping it, and the series picked with how
 // many points each has in those blocks.
 type selection struct {
-	name           string
-	lo, hi         int64
-	blocks         []*block
-	withHead       bool
-	ids            []int32
-	counts         []int
-	total, nLabels int
+	name     string
+	lo, hi   int64
+	blocks   []*block
+	withHead bool
+	ids      []int32
+	counts   []int
+	total    int
 }
 
 // pick is a selection's first pass: it picks series and bounds their point counts from the stream headers (counted
@@ -113,7 +105,6 @@ func (ep *endpoint) pick(name string, from, to int64, match func(exposition.Labe
 		}
 		p.ids, p.counts = append(p.ids, id), append(p.counts, int(counts[i]))
 		p.total += int(counts[i])
-		p.nLabels += len(x.labels)
 	}
 	if maxPoints > 0 && p.total > maxPoints {
 		return selection{}, false

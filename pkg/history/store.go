@@ -30,7 +30,8 @@ type Options struct {
 	MemoBytes int64
 }
 
-// Series is one series' points. They may be shared with other readers: keep them, never modify them.
+// Series is one series' points. Its labels and points are shared with the store and other readers: keep them,
+// never modify them (appending to either copies).
 type Series struct {
 	// Name is the full sample name, e.g. "vllm:e2e_request_latency_seconds_bucket".
 	Name   string
@@ -38,6 +39,8 @@ type Series struct {
 	// Points in increasing time, staleness markers (derive.StaleNaN bits)
 	// included.
 	Points []derive.Point
+	// Rates replace Points in a rate selection (SelectRates): the series' rates at the selection's steps.
+	Rates *derive.StepRates
 }
 
 // Store is the history of all endpoints. It is safe for concurrent use.

@@ -360,13 +360,11 @@ func TestLabelCopySafety(t *testing.T) {
 	if err := diffSeries(got, want); err != nil {
 		t.Fatal(err)
 	}
-	// Mutating the labels Select returned, or appending to its points, must not reach the store either. (The
-	// points themselves are shared between the queries of a refresh and are read-only.)
+	// Appending to the labels or the points Select returned must not reach the store either. (Both are shared with
+	// the store and between the queries of a refresh, and are read-only.)
 	for _, sr := range got {
-		for i := range sr.Labels {
-			sr.Labels[i].Value = "mutated"
-		}
-		_ = append(sr.Labels, exposition.Label{Name: "extra"})
+		grownLabels := append(sr.Labels, exposition.Label{Name: "extra"})
+		grownLabels[0].Value = "mutated"
 		grown := append(sr.Points, derive.Point{T: 3000, V: 42})
 		grown[0].V = 42
 	}

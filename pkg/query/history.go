@@ -24,23 +24,13 @@ func (h HistorySource) Select(endpoint, name string, from, to int64, match func(
 
 // SelectLatest is Select keeping, of the points before carry, each series' newest (history.Store.SelectLatest).
 func (h HistorySource) SelectLatest(endpoint, name string, from, carry, to int64, match func(exposition.Labels) bool, maxPoints int) ([]Series, bool) {
-	in, ok := h.Store.SelectLatest(endpoint, name, from, carry, to, match, maxPoints)
-	out := make([]Series, len(in))
-	for i, s := range in {
-		out[i] = Series{Name: s.Name, Labels: s.Labels, Points: s.Points}
-	}
-	return out, ok
+	return h.Store.SelectLatest(endpoint, name, from, carry, to, match, maxPoints)
 }
 
 // SelectRates returns an endpoint's series of one name in [from, to] as their rates at steps
 // (history.Store.SelectRates).
 func (h HistorySource) SelectRates(endpoint, name string, from, to int64, steps []int64, window int64, match func(exposition.Labels) bool, maxPoints int) ([]Series, bool) {
-	in, ok := h.Store.SelectRates(endpoint, name, from, to, steps, window, match, maxPoints)
-	out := make([]Series, len(in))
-	for i, s := range in {
-		out[i] = Series{Name: s.Name, Labels: s.Labels, Rates: s.Rates}
-	}
-	return out, ok
+	return h.Store.SelectRates(endpoint, name, from, to, steps, window, match, maxPoints)
 }
 
 // Span is Revision and Bounds read together (history.Store.Span).

@@ -209,8 +209,7 @@ func (c *evalCtx) infoProduct(n *measure.InfoProduct) []input {
 				pts[i].V = p.V
 			}
 		}
-		in.series.Points = pts
-		out = append(out, in)
+		out = append(out, in.withPoints(pts))
 	}
 	return out
 }
