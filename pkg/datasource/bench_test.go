@@ -188,7 +188,8 @@ func (f *refreshFleet) refresh(b testing.TB, panels []dashtest.Panel) {
 // the next three scrapes (5 s apart: one full 15 s step, so one refresh in three adds a step), each refresh
 // refreshLag after its scrape, measured in the same run. The warm figure is the mean over those refreshes;
 // ms-warm-newstep and ms-warm-samestep split it by whether the refresh's range ends in a step the previous one did
-// not reach, and MiB-alloc-newstep is what a refresh that adds a step allocates.
+// not reach, and MiB-alloc-newstep is what a refresh that adds a step allocates. They run under the memory limit of a
+// data source with the default maxMemoryMB, as the plugin's refreshes do.
 func BenchmarkDashboardRefresh(b *testing.B) {
 	panels, err := dashtest.Panels("../../dashboards/vllm-fleet.json", map[string]string{"endpoint": ".*", "model": ".*", "engine": ".*", "datasource": "bench"})
 	if err != nil {
@@ -200,6 +201,9 @@ func BenchmarkDashboardRefresh(b *testing.B) {
 			f := newRefreshFleet(b, n)
 			eng := f.d.mode.(*direct).engine
 			cache := eng.Cache
+			// The refreshes run under the runtime memory limit a data source with the default maxMemoryMB sets (whose
+			// history holds this fleet's hour), as the plugin's do: near it, what a refresh allocates costs collections.
+			defer debug.SetMemoryLimit(debug.SetMemoryLimit(Settings{MaxMemoryMB: DefaultMaxMemoryMB}.MaxMemoryBytes() + memOverhead))
 			f.refresh(b, panels) // the viewer opened the dashboard
 			opened := cache.Stats()
 			var cold, warm, newStep, sameStep, coldCPU, warmCPU time.Duration
