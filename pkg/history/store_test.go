@@ -430,7 +430,16 @@ func TestRemove(t *testing.T) {
 
 func TestXOR(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
+	// steps walks an integer through deltas of every code length (putDelta), both signs.
+	steps := make([]float64, 120)
+	for i, acc := 1, int64(1e9); i < len(steps); i++ {
+		bound := []int64{1, 5, 64, 4096, 1 << 20, 1 << 40}[rng.IntN(6)]
+		acc += rng.Int64N(2*bound) - bound
+		steps[i] = float64(acc)
+	}
+	steps[0] = 1e9
 	gens := map[string]func(i int) float64{
+		"int steps":    func(i int) float64 { return steps[i] },
 		"const":        func(int) float64 { return 42 },
 		"counter":      func(i int) float64 { return float64(i * 7) },
 		"random":       func(int) float64 { return rng.NormFloat64() },
@@ -464,6 +473,18 @@ func TestXOR(t *testing.T) {
 			for i := range n {
 				if got := math.Float64bits(r.next()); got != want[i] {
 					t.Fatalf("%s n=%d: value %d = %#x, want %#x", name, n, i, got, want[i])
+				}
+			}
+			// A stream's decode reads the commonest integer steps itself: it must read what next reads.
+			rows := make([]int64, n)
+			for i := range rows {
+				rows[i] = int64(i)
+			}
+			st := stream{bits: a.buf, n: n, rowTS: rows}
+			pts := st.decode(nil, math.MinInt64, math.MaxInt64)
+			for i := range n {
+				if got := math.Float64bits(pts[i].V); got != want[i] || pts[i].T != int64(i) {
+					t.Fatalf("%s n=%d: decoded point %d = (%d, %#x), want (%d, %#x)", name, n, i, pts[i].T, got, i, want[i])
 				}
 			}
 		}
