@@ -387,9 +387,10 @@ func (c *evalCtx) fetch(sig vllm.Signal, suffix string, match []measure.Matcher,
 		}
 		got := c.fetchName(ep.name, base+suffix, match, r, keep...)
 		if out == nil && len(got) > 0 {
-			// A fleet's endpoints mostly hold as many series as the first: sized for all of them, the inputs are
-			// not copied again at every doubling (at 256 endpoints, a quarter of what a new step allocated).
-			out = make([]input, 0, len(got)*(len(c.endpoints)-i))
+			// A fleet's endpoints mostly hold as many series as the first: sized for all of them (at most the read
+			// limit), the inputs are not copied again at every doubling (at 256 endpoints, a quarter of what a new
+			// step allocated).
+			out = make([]input, 0, min(len(got)*(len(c.endpoints)-i), MaxFetchedSeries))
 		}
 		out = append(out, got...)
 	}
