@@ -30,8 +30,8 @@ type Options struct {
 	MemoBytes int64
 }
 
-// Series is one series' points. Its labels and points are shared with the store and other readers: keep them,
-// never modify them (appending to either copies).
+// Series is one series' points, or its rates at steps (SelectRates). Its labels, points and rates are shared with
+// the store and other readers: keep them, never modify them (appending to labels or points copies).
 type Series struct {
 	// Name is the full sample name, e.g. "vllm:e2e_request_latency_seconds_bucket".
 	Name   string
