@@ -316,30 +316,13 @@ func (st *stream) decode(dst []derive.Point, lo, hi int64) []derive.Point {
 	r.init(st.bits)
 	for i := 0; i < st.n; i++ {
 		var v float64
-		switch {
-		case r.mode != modeInt || !r.started || r.br.n < 10:
-			v = r.next()
-		case r.br.buf>>63 == 0:
-			// An unchanged integer, a counter's or a bucket's commonest value, is one 0 bit: read here, it costs no
-			// call (next does not inline).
-			r.br.buf <<= 1
-			r.br.n--
-			v = float64(int64(r.prev)) // #nosec G115 -- reinterprets the stored bit pattern of an int64
-		case r.br.buf>>62 == 0b10:
-			// A step of ±1 to ±4, the next commonest: '10' and three bits of zigzag (putDelta).
-			zz := (r.br.buf>>59)&7 + 1
-			r.br.buf <<= 5
-			r.br.n -= 5
-			r.prev += uint64(int64(zz>>1) ^ -int64(zz&1)) // #nosec G115 -- zigzag decoding of the stored bit pattern
-			v = float64(int64(r.prev))                    // #nosec G115 -- reinterprets the stored bit pattern of an int64
-		case r.br.buf>>61 == 0b110:
-			// A step of up to ±63, a busy bucket's: '110' and seven bits of zigzag.
-			zz := (r.br.buf >> 54) & 0x7f
-			r.br.buf <<= 10
-			r.br.n -= 10
-			r.prev += uint64(int64(zz>>1) ^ -int64(zz&1)) // #nosec G115 -- zigzag decoding of the stored bit pattern
-			v = float64(int64(r.prev))                    // #nosec G115 -- reinterprets the stored bit pattern of an int64
-		default:
+		if zz, used, ok := shortCode(r.br.buf); ok && r.mode == modeInt && r.started && r.br.n >= 10 {
+			// A counter's or a bucket's commonest steps are read here, without next's call (it does not inline).
+			r.br.buf <<= used
+			r.br.n -= used
+			r.prev += uint64(unzigzag(zz)) // #nosec G115 -- stores the bit pattern of an int64 delta
+			v = float64(int64(r.prev))     // #nosec G115 -- reinterprets the stored bit pattern of an int64
+		} else {
 			v = r.next()
 		}
 		var t int64

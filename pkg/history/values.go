@@ -215,5 +215,26 @@ func (r *valueReader) getDelta() int64 {
 	default:
 		zz = r.br.readBits(64)
 	}
-	return int64(zz>>1) ^ -int64(zz&1)
+	return unzigzag(zz)
+}
+
+// shortCode decodes the putDelta code at the top of b (a reader's buffer, at least 10 bits valid) when it is one
+// of the three shortest, a counter's or a histogram bucket's commonest steps: '0' unchanged, '10' ±1–4, '110' up
+// to ±63. It returns the zigzag and how many bits the code used, or ok false. It inlines where valueReader.next
+// does not, so a stream's decode loop reads those values without a call.
+func shortCode(b uint64) (zz uint64, used uint8, ok bool) {
+	switch {
+	case b>>63 == 0:
+		return 0, 1, true
+	case b>>62 == 0b10:
+		return (b>>59)&7 + 1, 5, true
+	case b>>61 == 0b110:
+		return (b >> 54) & 0x7f, 10, true
+	}
+	return 0, 0, false
+}
+
+// unzigzag is the integer a putDelta zigzag stands for.
+func unzigzag(zz uint64) int64 {
+	return int64(zz>>1) ^ -int64(zz&1) // #nosec G115 -- zigzag decoding of the stored bit pattern
 }
