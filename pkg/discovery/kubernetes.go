@@ -235,14 +235,15 @@ func (k *kubeSource) follow(ctx context.Context, ns string, os *objectSet) {
 	first := true
 	for ctx.Err() == nil {
 		rv, err := k.list(ctx, ns, os)
+		// The list's outcome is recorded before the first list is announced: Discover reads it once listed closes.
+		k.mu.Lock()
+		os.err = err
+		k.mu.Unlock()
 		if first {
 			close(os.listed)
 			first = false
 		}
 		if err == nil {
-			k.mu.Lock()
-			os.err = nil
-			k.mu.Unlock()
 			err = k.watch(ctx, ns, rv, os)
 		}
 		k.mu.Lock()
