@@ -21,8 +21,9 @@ import (
 
 // recordingTolerance is how far a rate read from a recording rule may be from the one computed at the step: the
 // rule evaluated it up to one evaluation interval (1 s here) before the step, over the same samples (scrapes are
-// 5 s apart and 2 s off the steps), so only the extrapolation to the window's edges moves, by at most 1 s of a 1 m or
-// 5 m window; measured here at most 0.8 %.
+// 5 s apart and 2 s off the steps), so only the extrapolation to the window's edges moves. Most rates move by under
+// 1 % of a 1 m window; a bucket counter that starts inside the window is extrapolated only to zero at the start,
+// so its end moves the whole second of about 57: at most 1.75 % (measured 1.71 %).
 const recordingTolerance = 0.02
 
 // TestRecordingRulesMatchComputedRates: the generated recording rules, evaluated by Prometheus's own rule importer over
@@ -41,7 +42,10 @@ func TestRecordingRulesMatchComputedRates(t *testing.T) {
 			fleet[f.endpoint] = f.args
 		}
 	}
-	run := newSimRunAt(t, fleet, 12*time.Minute, 5*time.Second, 2*time.Second)
+	// The run lies inside one of the importer's 2 h blocks: it evaluates each block apart, from the group's offset
+	// into the block's first second, so at a block's start the newest recorded value is up to 2 s old, and a
+	// bucket counter that starts inside the window (extrapolated to zero at the start) moved 2.1 % there.
+	run := newSimRunFrom(t, fleet, time.Now().Add(-3*time.Hour).Truncate(2*time.Hour).Add(2*time.Second), 12*time.Minute, 5*time.Second)
 	raw := promtest.Backfill(t, strings.ReplaceAll(run.openMetrics(), `{endpoint="`, `{instance="`))
 	computed := promtest.Start(t, promtest.Options{Engine: engine, DataDir: copyTSDB(t, raw)})
 

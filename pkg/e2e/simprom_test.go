@@ -73,9 +73,14 @@ func onEngines(t *testing.T, flavors map[string][]string, duration time.Duration
 // every scrape offset from the whole 5 s marks the query steps fall on.
 func newSimRunAt(t testing.TB, flavors map[string][]string, duration, interval, offset time.Duration) *simRun {
 	t.Helper()
+	return newSimRunFrom(t, flavors, time.Now().Add(-3*time.Hour).Truncate(time.Minute).Add(offset), duration, interval)
+}
+
+// newSimRunFrom is newSimRunAt from a given start.
+func newSimRunFrom(t testing.TB, flavors map[string][]string, start time.Time, duration, interval time.Duration) *simRun {
+	t.Helper()
 	r := &simRun{store: history.New(history.Options{Retention: 24 * time.Hour}), om: map[string]map[string][]string{}}
-	r.start = time.Now().Add(-3 * time.Hour).Truncate(time.Minute).Add(offset)
-	r.end = r.start.Add(duration)
+	r.start, r.end = start, start.Add(duration)
 	names := make([]string, 0, len(flavors))
 	for n := range flavors {
 		names = append(names, n)
