@@ -1,6 +1,8 @@
 package datasource
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"regexp"
@@ -8,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/grafana/grafana-plugin-sdk-go/backend"
 
 	"github.com/inferscope/inferscope-vllm/pkg/internal/dashtest"
 )
@@ -106,5 +110,62 @@ func TestSameStepRefreshComputesNothing(t *testing.T) {
 				t.Fatalf("%d refreshes within a step, want 4", sameStep)
 			}
 		})
+	}
+}
+
+// TestCachedRefreshesAnswerAsUncached refreshes the fleet overview as a viewer does, through steps and within them,
+// and compares every panel's answer with the same data source's without a results cache at the same time: the
+// cache shares its series' labels and points with the answers it gives (query.Output), so a reader on the way to
+// the frames (limits, legends, roles, diagnosis, frames) that changed one would show here as a later refresh's
+// answer that differs.
+func TestCachedRefreshesAnswerAsUncached(t *testing.T) {
+	panels, err := dashtest.Panels("../../dashboards/vllm-fleet.json", map[string]string{"endpoint": ".*", "model": ".*", "engine": ".*", "datasource": "bench"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := newRefreshFleet(t, 3)
+	eng := f.d.mode.(*direct).engine
+	cache := eng.Cache
+	answer := func(p dashtest.Panel) string {
+		end := f.end()
+		f.store.AdvanceWatermark(end.UnixMilli() - 1)
+		req := &backend.QueryDataRequest{}
+		for _, tg := range p.Targets {
+			j, err := json.Marshal(tg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Queries = append(req.Queries, backend.DataQuery{RefID: fmt.Sprint(tg["refId"]), QueryType: fmt.Sprint(tg["queryType"]), JSON: j,
+				TimeRange: backend.TimeRange{From: end.Add(-time.Hour), To: end}, Interval: 15 * time.Second, MaxDataPoints: 1000})
+		}
+		resp, err := f.d.QueryData(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := json.Marshal(resp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	compared := 0
+	for refresh := range 8 { // the first cold, then after each scrape: two and a half steps
+		if refresh > 0 {
+			f.scrape(t)
+		}
+		for _, p := range panels {
+			eng.Cache = cache
+			got := answer(p)
+			eng.Cache = nil
+			want := answer(p)
+			if got != want {
+				t.Errorf("refresh %d, panel %q: the cached answer differs from the uncached one:\n%s\n%s", refresh, p.Title, got, want)
+			}
+			compared++
+		}
+	}
+	eng.Cache = cache
+	if st := cache.Stats(); st.Reused == 0 || compared == 0 {
+		t.Fatalf("compared %d answers, %d steps taken from the cache", compared, st.Reused)
 	}
 }

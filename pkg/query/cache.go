@@ -355,13 +355,12 @@ func (e *cacheEntry) span(lo, hi int64) [][]Output {
 	return out
 }
 
-// view is span for an answer that leaves the cache: its own labels, and points the caller cannot append into the
-// entry's (they are shared, and read only downstream).
+// view is span for an answer that leaves the cache: points the caller cannot append into the entry's. Labels and
+// points are the entry's, which an answer's readers never write (Output).
 func (e *cacheEntry) view(lo, hi int64) [][]Output {
 	out := e.span(lo, hi)
 	for _, g := range out {
 		for i := range g {
-			g[i].Labels = copyLabels(g[i].Labels)
 			g[i].Points = g[i].Points[:len(g[i].Points):len(g[i].Points)]
 		}
 	}
@@ -381,8 +380,9 @@ func pointRange(pts []derive.Point, lo, hi int64) (int, int) {
 }
 
 // merge joins pieces covering consecutive step spans into one answer: per catalog output, each series' points in
-// piece order, series in canonical order. The result owns its points and labels; each series' points fill their
-// array exactly, so store can keep them as they are and an append by a reader copies.
+// piece order, series in canonical order. The result owns its points, and shares each series' labels with its
+// first piece (read-only, Output); each series' points fill their array exactly, so store can keep them as they are
+// and an append by a reader copies.
 func merge(pieces [][][]Output, n int) ([][]Output, error) {
 	out := make([][]Output, n)
 	for i := range n {
@@ -403,7 +403,7 @@ func merge(pieces [][][]Output, n int) ([][]Output, error) {
 				if !ok {
 					j = len(out[i])
 					index[key] = j
-					out[i] = append(out[i], Output{Measure: o.Measure, Labels: copyLabels(o.Labels), Unit: o.Unit})
+					out[i] = append(out[i], Output{Measure: o.Measure, Labels: o.Labels, Unit: o.Unit})
 					total, keys = append(total, 0), append(keys, key)
 				}
 				js[k] = j
@@ -451,9 +451,9 @@ func (k *Cache) store(key string, c *evalCtx, groups [][]Output) {
 			if b == 0 {
 				continue
 			}
-			// The points are shared with the answer (merge made them for it), which readers treat as read-only, as
-			// they do a view; the full slice expression keeps an append to either from writing into the other.
-			kept := Output{Measure: o.Measure, Unit: o.Unit, Labels: copyLabels(o.Labels), Points: o.Points[:b:b]}
+			// Points and labels are shared with the answer (merge made the points for it), which readers never write,
+			// as with a view; the full slice expression keeps an append to either from writing into the other.
+			kept := Output{Measure: o.Measure, Unit: o.Unit, Labels: o.Labels, Points: o.Points[:b:b]}
 			e.groups[i] = append(e.groups[i], kept)
 			e.bytes += 96 + int64(len(o.Measure)+len(o.Unit)) + 16*int64(len(kept.Points))
 			for name, v := range kept.Labels {
