@@ -109,8 +109,7 @@ func Start(t testing.TB, opts Options) *Server {
 	if data == "" {
 		data = filepath.Join(dir, "data")
 	}
-	addr := freeAddr(t)
-	var args []string
+	var args func(addr string) []string
 	switch eng {
 	case Prometheus2, Prometheus3:
 		cfg := filepath.Join(dir, "prometheus.yml")
@@ -125,34 +124,39 @@ func Start(t testing.TB, opts Options) *Server {
 		if err := os.WriteFile(cfg, []byte(text), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		args = []string{
-			"--config.file=" + cfg,
-			"--storage.tsdb.path=" + data,
-			// Backfilled blocks carry old timestamps; a long retention keeps Prometheus from deleting them at start.
-			"--storage.tsdb.retention.time=100y",
-			"--web.listen-address=" + addr,
-			"--log.level=warn",
+		args = func(addr string) []string {
+			return []string{
+				"--config.file=" + cfg,
+				"--storage.tsdb.path=" + data,
+				// Backfilled blocks carry old timestamps; a long retention keeps Prometheus from deleting them at start.
+				"--storage.tsdb.retention.time=100y",
+				"--web.listen-address=" + addr,
+				"--log.level=warn",
+			}
 		}
 	case VictoriaMetrics, VictoriaMetrics151:
 		offset := opts.LatencyOffset
 		if offset <= 0 {
 			offset = time.Millisecond
 		}
-		args = []string{
-			"-httpListenAddr=" + addr,
-			"-storageDataPath=" + data,
-			"-retentionPeriod=100y",
-			"-search.latencyOffset=" + offset.String(),
-			// Responses are cached per query; backfilled samples arrive after the first queries may have run.
-			"-search.disableCache",
-			"-loggerLevel=WARN",
-		}
+		var scrape []string
 		if len(opts.Targets) > 0 {
 			cfg := filepath.Join(dir, "promscrape.yml")
 			if err := os.WriteFile(cfg, []byte(config(opts, false)), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			args = append(args, "-promscrape.config="+cfg)
+			scrape = []string{"-promscrape.config=" + cfg}
+		}
+		args = func(addr string) []string {
+			return append([]string{
+				"-httpListenAddr=" + addr,
+				"-storageDataPath=" + data,
+				"-retentionPeriod=100y",
+				"-search.latencyOffset=" + offset.String(),
+				// Responses are cached per query; backfilled samples arrive after the first queries may have run.
+				"-search.disableCache",
+				"-loggerLevel=WARN",
+			}, scrape...)
 		}
 	default:
 		t.Fatalf("unknown engine %d", int(eng))
@@ -161,8 +165,8 @@ func Start(t testing.TB, opts Options) *Server {
 	if eng.IsVictoriaMetrics() {
 		ready = "/health"
 	}
-	startProc(t, eng.String(), dir, EngineBinary(t, eng, eng.tools()[0]), args, addr, ready)
-	s := &Server{URL: "http://" + addr, Engine: eng, client: &http.Client{Timeout: 10 * time.Second}}
+	p := startProc(t, eng.String(), dir, EngineBinary(t, eng, eng.tools()[0]), 1, func(addrs []string) []string { return args(addrs[0]) }, ready)
+	s := &Server{URL: "http://" + p.addr(), Engine: eng, client: &http.Client{Timeout: 10 * time.Second}}
 	if eng.IsVictoriaMetrics() && opts.OpenMetrics != "" {
 		s.importOpenMetrics(t, opts.OpenMetrics)
 	}

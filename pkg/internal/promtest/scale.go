@@ -51,15 +51,67 @@ func scaleBinary(name, version, bin string) string {
 // proc is one server process of a test, stopped (and its log shown when the test failed) by t.Cleanup.
 type proc struct {
 	name string
-	addr string
-	cmd  *exec.Cmd
+	// addrs are the loopback addresses it listens on, in the order startProc's args took them.
+	addrs  []string
+	cmd    *exec.Cmd
+	exited chan struct{} // closed when the process has exited and been waited for
 }
 
-// startProc launches bin with args, logging to a file in dir, and polls http://addr+ready until it answers 200
-// (bounded: a minute).
-func startProc(t testing.TB, name, dir, bin string, args []string, addr, ready string) proc {
+// addr is the address the process answers HTTP on.
+func (p proc) addr() string { return p.addrs[0] }
+
+// stop kills the process and waits for it.
+func (p proc) stop() {
+	_ = p.cmd.Process.Kill()
+	<-p.exited
+}
+
+// newAddr is where startProc takes its addresses: freeAddr, or a test's choice.
+var newAddr = freeAddr
+
+// serverStarts bounds how often startProc starts one server.
+const serverStarts = 3
+
+// startProc launches bin with the arguments args makes for n loopback addresses (freeAddr's), logging to a file in
+// dir, and polls http://addrs[0]+ready until it answers 200 (bounded: a minute). freeAddr closes the port it found
+// before the server listens on it, so another process can take it meanwhile; the server then exits, and is started
+// again on fresh addresses (at most serverStarts times in all). One that exits while another answers its readiness
+// probe is caught the same way: it is checked again after answering.
+func startProc(t testing.TB, name, dir, bin string, n int, args func(addrs []string) []string, ready string) proc {
 	t.Helper()
-	logf, err := os.Create(filepath.Join(dir, name+".log"))
+	for try := 1; ; try++ {
+		addrs := make([]string, n)
+		for i := range addrs {
+			addrs[i] = newAddr(t)
+		}
+		p, log := launch(t, name, dir, bin, args(addrs), try)
+		p.addrs = addrs
+		err := waitReady(p, "http://"+addrs[0]+ready, 60*time.Second)
+		if err == nil {
+			return p
+		}
+		select {
+		case <-p.exited:
+			if try < serverStarts {
+				t.Logf("%s exited before it was ready (%v); starting it again on other addresses. Its log (last 2 kB):\n%s",
+					name, err, tail(log(), 2<<10))
+				continue
+			}
+		default:
+		}
+		t.Fatalf("%s: %v", name, err)
+	}
+}
+
+// launch starts one try of a server, its output in dir/name.log (name.N.log for the N-th try), killed and waited
+// for by t.Cleanup, which shows the log when the test failed; log reads it.
+func launch(t testing.TB, name, dir, bin string, args []string, try int) (p proc, log func() []byte) {
+	t.Helper()
+	file := filepath.Join(dir, name+".log")
+	if try > 1 {
+		file = filepath.Join(dir, fmt.Sprintf("%s.%d.log", name, try))
+	}
+	logf, err := os.Create(file) // #nosec G304 -- a test's own directory
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,20 +119,64 @@ func startProc(t testing.TB, name, dir, bin string, args []string, addr, ready s
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.Dir = dir // what a server writes to its working directory (Cortex's active-query-tracker) stays in the test's
 	if err := cmd.Start(); err != nil {
+		_ = logf.Close()
 		t.Fatalf("start %s: %v", name, err)
 	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
+	p = proc{name: name, cmd: cmd, exited: make(chan struct{})}
+	go func() {
 		_ = cmd.Wait()
+		close(p.exited)
+	}()
+	log = func() []byte {
+		b, _ := os.ReadFile(file) // #nosec G304 -- a test's own directory
+		return b
+	}
+	t.Cleanup(func() {
+		p.stop()
 		_ = logf.Close()
 		if t.Failed() {
-			if b, err := os.ReadFile(logf.Name()); err == nil {
-				t.Logf("%s log (last 8 kB):\n%s", name, tail(b, 8<<10))
-			}
+			t.Logf("%s log (last 8 kB):\n%s", name, tail(log(), 8<<10))
 		}
 	})
-	waitOK(t, name, "http://"+addr+ready, nil, 60*time.Second, nil)
-	return proc{name: name, addr: addr, cmd: cmd}
+	return p, log
+}
+
+// waitReady polls url until it answers 200 while p runs, bounded by timeout; it fails as soon as p exits, and when
+// p has exited by the time the answer came (another process answered for it).
+func waitReady(p proc, url string, timeout time.Duration) error {
+	c := &http.Client{Timeout: 5 * time.Second}
+	deadline := time.Now().Add(timeout)
+	last := "no answer"
+	for {
+		select {
+		case <-p.exited:
+			return fmt.Errorf("exited (%s) before %s answered (last: %s)", p.cmd.ProcessState, url, last)
+		default:
+		}
+		resp, err := c.Get(url)
+		if err == nil {
+			body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+			_ = resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				select {
+				case <-p.exited:
+					return fmt.Errorf("exited (%s) while %s answered: another process holds the address", p.cmd.ProcessState, url)
+				default:
+					return nil
+				}
+			}
+			last = fmt.Sprintf("%s: %.200s", resp.Status, body)
+		} else {
+			last = err.Error()
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("not ready at %s after %s (last: %s)", url, timeout, last)
+		}
+		select {
+		case <-p.exited:
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
 }
 
 func tail(b []byte, n int) []byte {
@@ -150,16 +246,17 @@ func startPrometheus(t testing.TB, name string, opts Options, external map[strin
 	if err := os.WriteFile(file, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	addr := freeAddr(t)
-	return startProc(t, name, dir, EngineBinary(t, Prometheus3, "prometheus"), []string{
-		"--config.file=" + file,
-		"--storage.tsdb.path=" + data,
-		"--storage.tsdb.retention.time=100y",
-		// The sidecar wants blocks it could upload: no compaction beyond the 2h head blocks.
-		"--storage.tsdb.min-block-duration=2h", "--storage.tsdb.max-block-duration=2h",
-		"--web.listen-address=" + addr,
-		"--log.level=warn",
-	}, addr, "/-/ready")
+	return startProc(t, name, dir, EngineBinary(t, Prometheus3, "prometheus"), 1, func(addrs []string) []string {
+		return []string{
+			"--config.file=" + file,
+			"--storage.tsdb.path=" + data,
+			"--storage.tsdb.retention.time=100y",
+			// The sidecar wants blocks it could upload: no compaction beyond the 2h head blocks.
+			"--storage.tsdb.min-block-duration=2h", "--storage.tsdb.max-block-duration=2h",
+			"--web.listen-address=" + addrs[0],
+			"--log.level=warn",
+		}
+	}, "/-/ready")
 }
 
 // startThanos starts a Prometheus 3 with a Thanos sidecar for each of the given stores (external labels and
@@ -175,26 +272,30 @@ func startThanos(t testing.TB, opts Options, stores []thanosStore, replicaLabel 
 		sopts := opts
 		sopts.Targets = st.targets
 		prom := startPrometheus(t, fmt.Sprintf("prometheus-%d", i), sopts, st.external, "", st.openMetrics)
-		grpc, http := freeAddr(t), freeAddr(t)
-		sidecar := startProc(t, fmt.Sprintf("sidecar-%d", i), dir, thanos, []string{
-			"sidecar",
-			"--prometheus.url=http://" + prom.addr,
-			"--tsdb.path=" + filepath.Join(dir, fmt.Sprintf("unused-tsdb-%d", i)),
-			"--grpc-address=" + grpc, "--http-address=" + http,
-			"--log.level=warn",
-		}, http, "/-/ready")
-		endpoints = append(endpoints, grpc)
-		running = append(running, runningStore{prometheus: prom, sidecar: sidecar, endpoint: grpc})
+		// The sidecar's HTTP address first (its readiness), then its gRPC address (the querier's endpoint).
+		sidecar := startProc(t, fmt.Sprintf("sidecar-%d", i), dir, thanos, 2, func(addrs []string) []string {
+			return []string{
+				"sidecar",
+				"--prometheus.url=http://" + prom.addr(),
+				"--tsdb.path=" + filepath.Join(dir, fmt.Sprintf("unused-tsdb-%d", i)),
+				"--http-address=" + addrs[0], "--grpc-address=" + addrs[1],
+				"--log.level=warn",
+			}
+		}, "/-/ready")
+		endpoints = append(endpoints, sidecar.addrs[1])
+		running = append(running, runningStore{prometheus: prom, sidecar: sidecar, endpoint: sidecar.addrs[1]})
 	}
-	grpc, http := freeAddr(t), freeAddr(t)
-	args := []string{"query", "--grpc-address=" + grpc, "--http-address=" + http, "--log.level=warn"}
-	for _, e := range endpoints {
-		args = append(args, "--endpoint="+e)
-	}
-	if replicaLabel != "" {
-		args = append(args, "--query.replica-label="+replicaLabel)
-	}
-	startProc(t, "thanos-query", dir, thanos, args, http, "/-/ready")
+	query := startProc(t, "thanos-query", dir, thanos, 2, func(addrs []string) []string {
+		args := []string{"query", "--http-address=" + addrs[0], "--grpc-address=" + addrs[1], "--log.level=warn"}
+		for _, e := range endpoints {
+			args = append(args, "--endpoint="+e)
+		}
+		if replicaLabel != "" {
+			args = append(args, "--query.replica-label="+replicaLabel)
+		}
+		return args
+	}, "/-/ready")
+	http := query.addr()
 	// The querier finds its endpoints in the background: wait until it lists every sidecar with its labels.
 	waitOK(t, "thanos-query stores", "http://"+http+"/api/v1/stores", nil, 60*time.Second, func(b []byte) bool {
 		var r struct {
@@ -415,14 +516,16 @@ func startCortex(t testing.TB, opts Options) string {
 			t.Fatal(err)
 		}
 	}
-	httpAddr, grpcAddr := freeAddr(t), freeAddr(t)
-	_, httpPort, _ := strings.Cut(httpAddr, ":")
-	_, grpcPort, _ := strings.Cut(grpcAddr, ":")
 	cfg := filepath.Join(dir, "cortex.yaml")
-	if err := os.WriteFile(cfg, []byte(cortexConfig(dir, httpPort, grpcPort)), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	startProc(t, "cortex", dir, bin, []string{"-config.file=" + cfg, "-target=all"}, httpAddr, "/ready")
+	cortex := startProc(t, "cortex", dir, bin, 2, func(addrs []string) []string {
+		_, httpPort, _ := strings.Cut(addrs[0], ":")
+		_, grpcPort, _ := strings.Cut(addrs[1], ":")
+		if err := os.WriteFile(cfg, []byte(cortexConfig(dir, httpPort, grpcPort)), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return []string{"-config.file=" + cfg, "-target=all"}
+	}, "/ready")
+	httpAddr := cortex.addr()
 	header := http.Header{TenantHeader: {Tenant}}
 	if opts.OpenMetrics != "" {
 		remoteWrite(t, "http://"+httpAddr+"/api/v1/push", header, opts.OpenMetrics)
@@ -604,11 +707,7 @@ func (s *Server) StopSidecar(t testing.TB, i int) {
 	if i < 0 || i >= len(s.stores) {
 		t.Fatalf("%s has %d stores, not a store %d", s.Engine, len(s.stores), i)
 	}
-	p := s.stores[i].sidecar
-	if err := p.cmd.Process.Kill(); err != nil {
-		t.Fatalf("stop %s: %v", p.name, err)
-	}
-	_ = p.cmd.Wait()
+	s.stores[i].sidecar.stop()
 }
 
 // RunningGauges is OpenMetrics text of vllm:num_requests_running on the given instances (engine "0", model "m";
