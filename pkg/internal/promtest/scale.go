@@ -685,11 +685,7 @@ func (s *Server) StopStore(t testing.TB, i int) {
 	if i < 0 || i >= len(s.stores) {
 		t.Fatalf("%s has %d stores, not a store %d", s.Engine, len(s.stores), i)
 	}
-	p := s.stores[i].prometheus
-	if err := p.cmd.Process.Kill(); err != nil {
-		t.Fatalf("stop %s: %v", p.name, err)
-	}
-	_ = p.cmd.Wait()
+	s.stores[i].prometheus.stop()
 }
 
 // StoreAddr is the address the querier names the i-th store of a Thanos engine by (its sidecar's gRPC address).
