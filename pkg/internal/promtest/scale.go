@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -86,18 +87,14 @@ func startProc(t testing.TB, name, dir, bin string, n int, args func(addrs []str
 		}
 		p, log := launch(t, name, dir, bin, args(addrs), try)
 		p.addrs = addrs
-		err := waitReady(p, "http://"+addrs[0]+ready, 60*time.Second)
+		err := poll("http://"+addrs[0]+ready, nil, 60*time.Second, nil, p.exited)
 		if err == nil {
 			return p
 		}
-		select {
-		case <-p.exited:
-			if try < serverStarts {
-				t.Logf("%s exited before it was ready (%v); starting it again on other addresses. Its log (last 2 kB):\n%s",
-					name, err, tail(log(), 2<<10))
-				continue
-			}
-		default:
+		if errors.Is(err, errGone) && try < serverStarts {
+			t.Logf("%s (%s) %v; starting it again on other addresses. Its log (last 2 kB):\n%s",
+				name, p.cmd.ProcessState, err, tail(log(), 2<<10))
+			continue
 		}
 		t.Fatalf("%s: %v", name, err)
 	}
@@ -141,44 +138,6 @@ func launch(t testing.TB, name, dir, bin string, args []string, try int) (p proc
 	return p, log
 }
 
-// waitReady polls url until it answers 200 while p runs, bounded by timeout; it fails as soon as p exits, and when
-// p has exited by the time the answer came (another process answered for it).
-func waitReady(p proc, url string, timeout time.Duration) error {
-	c := &http.Client{Timeout: 5 * time.Second}
-	deadline := time.Now().Add(timeout)
-	last := "no answer"
-	for {
-		select {
-		case <-p.exited:
-			return fmt.Errorf("exited (%s) before %s answered (last: %s)", p.cmd.ProcessState, url, last)
-		default:
-		}
-		resp, err := c.Get(url)
-		if err == nil {
-			body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-			_ = resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				select {
-				case <-p.exited:
-					return fmt.Errorf("exited (%s) while %s answered: another process holds the address", p.cmd.ProcessState, url)
-				default:
-					return nil
-				}
-			}
-			last = fmt.Sprintf("%s: %.200s", resp.Status, body)
-		} else {
-			last = err.Error()
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("not ready at %s after %s (last: %s)", url, timeout, last)
-		}
-		select {
-		case <-p.exited:
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
-}
-
 func tail(b []byte, n int) []byte {
 	if len(b) > n {
 		return b[len(b)-n:]
@@ -189,13 +148,28 @@ func tail(b []byte, n int) []byte {
 // waitOK polls url until it answers 200 and, when accept is set, accept takes the body; bounded by timeout.
 func waitOK(t testing.TB, name, url string, header http.Header, timeout time.Duration, accept func([]byte) bool) {
 	t.Helper()
+	if err := poll(url, header, timeout, accept, nil); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+}
+
+// errGone is poll's error when the process it waited for exited.
+var errGone = errors.New("exited")
+
+// poll GETs url with header until it answers 200 and, when accept is set, accept takes the body; bounded by
+// timeout. It stops with errGone as soon as gone closes, and when gone has closed by the time the answer came
+// (another process answered for the one it waits for). A nil gone never closes.
+func poll(url string, header http.Header, timeout time.Duration, accept func([]byte) bool, gone <-chan struct{}) error {
 	c := &http.Client{Timeout: 5 * time.Second}
 	deadline := time.Now().Add(timeout)
-	var last string
+	last := "no answer"
 	for {
+		if closed(gone) {
+			return fmt.Errorf("%w before %s answered (last: %s)", errGone, url, last)
+		}
 		req, err := http.NewRequest(http.MethodGet, url, nil)
 		if err != nil {
-			t.Fatal(err)
+			return err
 		}
 		for k, v := range header {
 			req.Header[k] = v
@@ -205,16 +179,32 @@ func waitOK(t testing.TB, name, url string, header http.Header, timeout time.Dur
 			body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 			_ = resp.Body.Close()
 			if resp.StatusCode == http.StatusOK && (accept == nil || accept(body)) {
-				return
+				if closed(gone) {
+					return fmt.Errorf("%w while %s answered: another process holds the address", errGone, url)
+				}
+				return nil
 			}
 			last = fmt.Sprintf("%s: %.200s", resp.Status, body)
 		} else {
 			last = err.Error()
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%s at %s not ready after %s (last: %s)", name, url, timeout, last)
+			return fmt.Errorf("not ready at %s after %s (last: %s)", url, timeout, last)
 		}
-		time.Sleep(200 * time.Millisecond)
+		select {
+		case <-gone:
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// closed reports whether c is closed; a nil c never is.
+func closed(c <-chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
 	}
 }
 
