@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -153,11 +154,16 @@ func TestWarningNotices(t *testing.T) {
 // app/vmselect/prometheus/query_range_response.qtpl writes it); the answer gets the partial notice, and with
 // DenyPartial the request asks for deny_partial_response=1.
 func TestVictoriaIsPartial(t *testing.T) {
-	var denied []string
+	var (
+		mu     sync.Mutex // the evaluator's requests arrive concurrently
+		denied []string
+	)
 	srv := fakeProm(t, func(w http.ResponseWriter, r *http.Request) bool {
 		_ = r.ParseForm()
 		if r.URL.Path != "/api/v1/stores" { // Thanos's list of stores takes no such parameter
+			mu.Lock()
 			denied = append(denied, r.Form.Get("deny_partial_response")+"/"+r.Form.Get("partial_response"))
+			mu.Unlock()
 		}
 		if r.URL.Path != "/api/v1/query_range" {
 			return false
@@ -167,7 +173,9 @@ func TestVictoriaIsPartial(t *testing.T) {
 	})
 	now := time.Unix(1700000100, 0)
 	for _, deny := range []bool{false, true} {
+		mu.Lock()
 		denied = nil
+		mu.Unlock()
 		ev := evaluator(srv.URL, time.Second)
 		ev.Client.DenyPartial = deny
 		ans, err := ev.Eval(context.Background(), query.Query{QueryType: query.TypeQueue, Measure: "running"},
@@ -182,7 +190,10 @@ func TestVictoriaIsPartial(t *testing.T) {
 		if deny {
 			want = "1/false"
 		}
-		for _, d := range denied {
+		mu.Lock()
+		sent := slices.Clone(denied)
+		mu.Unlock()
+		for _, d := range sent {
 			if d != want {
 				t.Errorf("deny=%v: a request sent deny_partial_response/partial_response %q, want %q", deny, d, want)
 			}
