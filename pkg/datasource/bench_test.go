@@ -159,19 +159,24 @@ func (f *refreshFleet) scrape(b testing.TB) {
 // end is when the next refresh comes: lag after the newest scrape.
 func (f *refreshFleet) end() time.Time { return f.start.Add(f.el + f.lag) }
 
-// refresh sends every panel of the dashboard as Grafana does on a refresh: one request per panel, over the last
-// hour ending now (end), after the scraper, between rounds, gave the watermark.
-func (f *refreshFleet) refresh(b testing.TB, panels []dashtest.Panel) {
+// request is a panel's request as Grafana sends it on a refresh: its queries over the last hour ending now (end),
+// after the scraper, between rounds, gave the watermark.
+func (f *refreshFleet) request(p dashtest.Panel) *backend.QueryDataRequest {
 	end := f.end()
 	f.store.AdvanceWatermark(end.UnixMilli() - 1)
+	req := &backend.QueryDataRequest{}
+	for _, t := range p.Targets {
+		j, _ := json.Marshal(t)
+		req.Queries = append(req.Queries, backend.DataQuery{RefID: fmt.Sprint(t["refId"]), QueryType: fmt.Sprint(t["queryType"]), JSON: j,
+			TimeRange: backend.TimeRange{From: end.Add(-time.Hour), To: end}, Interval: 15 * time.Second, MaxDataPoints: 1000})
+	}
+	return req
+}
+
+// refresh sends every panel of the dashboard as Grafana does on a refresh: one request per panel (request).
+func (f *refreshFleet) refresh(b testing.TB, panels []dashtest.Panel) {
 	for _, p := range panels {
-		req := &backend.QueryDataRequest{}
-		for _, t := range p.Targets {
-			j, _ := json.Marshal(t)
-			req.Queries = append(req.Queries, backend.DataQuery{RefID: fmt.Sprint(t["refId"]), QueryType: fmt.Sprint(t["queryType"]), JSON: j,
-				TimeRange: backend.TimeRange{From: end.Add(-time.Hour), To: end}, Interval: 15 * time.Second, MaxDataPoints: 1000})
-		}
-		resp, err := f.d.QueryData(context.Background(), req)
+		resp, err := f.d.QueryData(context.Background(), f.request(p))
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/grafana/grafana-plugin-sdk-go/backend"
-
 	"github.com/inferscope/inferscope-vllm/pkg/internal/dashtest"
 )
 
@@ -127,18 +125,7 @@ func TestCachedRefreshesAnswerAsUncached(t *testing.T) {
 	eng := f.d.mode.(*direct).engine
 	cache := eng.Cache
 	answer := func(p dashtest.Panel) string {
-		end := f.end()
-		f.store.AdvanceWatermark(end.UnixMilli() - 1)
-		req := &backend.QueryDataRequest{}
-		for _, tg := range p.Targets {
-			j, err := json.Marshal(tg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			req.Queries = append(req.Queries, backend.DataQuery{RefID: fmt.Sprint(tg["refId"]), QueryType: fmt.Sprint(tg["queryType"]), JSON: j,
-				TimeRange: backend.TimeRange{From: end.Add(-time.Hour), To: end}, Interval: 15 * time.Second, MaxDataPoints: 1000})
-		}
-		resp, err := f.d.QueryData(context.Background(), req)
+		resp, err := f.d.QueryData(context.Background(), f.request(p))
 		if err != nil {
 			t.Fatal(err)
 		}
