@@ -9,7 +9,9 @@ import (
 	"github.com/inferscope/inferscope-vllm/pkg/derive"
 )
 
-// commonBucketsByMap is the map-per-step commonBuckets the slotted one replaced: the reference it is held to.
+// commonBucketsByMap is the map-per-step commonBuckets that bucketSteps.common replaced: the reference it is held
+// to. A single histogram keeps every bound, summed where one repeats (as HistogramQuantile's coalescing and
+// CountWithin sum them).
 func commonBucketsByMap(b []derive.Bucket) []derive.Bucket {
 	all := 0
 	for _, x := range b {
@@ -20,8 +22,6 @@ func commonBucketsByMap(b []derive.Bucket) []derive.Bucket {
 	switch all {
 	case 0:
 		return nil
-	case 1:
-		return b
 	}
 	type bound struct{ at, n int }
 	seen := map[float64]bound{}
@@ -37,7 +37,7 @@ func commonBucketsByMap(b []derive.Bucket) []derive.Bucket {
 	}
 	var kept []derive.Bucket
 	for _, x := range summed {
-		if seen[x.UpperBound].n == all {
+		if seen[x.UpperBound].n == all || all == 1 {
 			kept = append(kept, x)
 		}
 	}
@@ -45,8 +45,8 @@ func commonBucketsByMap(b []derive.Bucket) []derive.Bucket {
 }
 
 // TestCommonBucketsMatchesMapReference: over random groups of histograms of mixed layouts (some bounds missing at
-// some steps, NaN bounds, several histograms sharing +Inf), the slotted commonBuckets keeps the same bounds in the
-// same order with bit-identical sums, step after step with one scratch.
+// some steps, NaN bounds, several histograms sharing +Inf), bucketSteps.common keeps the same bounds in the same
+// order with bit-identical sums at every step.
 func TestCommonBucketsMatchesMapReference(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
 	layouts := [][]float64{{0.1, 0.5, 1, math.Inf(1)}, {0.1, 0.25, 0.5, 1, 2.5, math.Inf(1)}, {0.5, 1, math.Inf(1)}, {math.NaN(), 1, math.Inf(1)}}
@@ -57,31 +57,27 @@ func TestCommonBucketsMatchesMapReference(t *testing.T) {
 				members = append(members, input{le: le})
 			}
 		}
-		slotOf := map[float64]int32{}
-		slots := make([]int32, len(members))
-		n := 0
+		les := make([]float64, len(members))
 		for i, m := range members {
-			s, ok := slotOf[m.le]
-			if !ok {
-				s = int32(n)
-				slotOf[m.le] = s
-				n++
-			}
-			slots[i] = s
+			les[i] = m.le
 		}
-		sc := bucketSteps{n: n}.scratch()
-		for step := range 5 {
-			var b []derive.Bucket
-			var bs []int32
-			for i, m := range members {
+		const steps = 5
+		var sums bucketSteps
+		sums.reset(les, steps)
+		perStep := make([][]derive.Bucket, steps)
+		for i, m := range members { // members in order, each over the steps, as bucketRates adds them
+			for step := range steps {
 				if rng.IntN(8) == 0 {
 					continue // no rate at this step
 				}
-				b = append(b, derive.Bucket{UpperBound: m.le, Count: rng.Float64() * 100})
-				bs = append(bs, slots[i])
+				v := rng.Float64() * 100
+				perStep[step] = append(perStep[step], derive.Bucket{UpperBound: m.le, Count: v})
+				sums.add(step, i, sums.slots[i], v)
 			}
+		}
+		for step, b := range perStep {
 			want := commonBucketsByMap(slices.Clone(b))
-			got := commonBuckets(b, bs, sc)
+			got := sums.common(step)
 			if len(got) != len(want) {
 				t.Fatalf("trial %d step %d: %d buckets, want %d", trial, step, len(got), len(want))
 			}
