@@ -47,8 +47,9 @@ func (ep *endpoint) selectRates(name string, from, to int64, steps []int64, wind
 			}
 		}
 		// The points are not kept, only their rates: the query's other reads at these steps take the rates, and
-		// an hour's points are six times their size.
-		rates := derive.RatesOf(ep.points(missing, missing.lo, false), steps, window)
+		// an hour's points are six times their size. So they are not even copied out of the decoding's buffer.
+		var rates []derive.StepRates
+		ep.withPoints(missing, missing.lo, func(pts [][]derive.Point) { rates = derive.RatesOf(pts, steps, window) })
 		for j, i := range at {
 			got[i] = &rates[j]
 		}

@@ -115,28 +115,59 @@ func (ep *endpoint) pick(name string, from, to int64, match func(exposition.Labe
 // points is the second pass of a selection: it takes what another query of this refresh decoded and decodes the
 // rest into one array, keeping it for the next query if keep; the points are shared, so Series are read-only.
 func (ep *endpoint) points(p selection, carry int64, keep bool) [][]derive.Point {
-	got := make([][]derive.Point, len(p.ids))
-	key := memoKey{name: p.name, lo: p.lo, hi: p.hi, carry: carry}
-	if ep.memo.lookup(key, p.ids, got) == len(p.ids) {
+	got, missing, at, bound := ep.memoized(p, carry)
+	if len(missing) == 0 {
 		return got
-	}
-	missing := make([]int32, 0, len(p.ids))
-	var at []int
-	bound := 0 // the missing series' points in the blocks read: what their decoding may hold at most
-	for i, id := range p.ids {
-		if got[i] == nil {
-			missing, at = append(missing, id), append(at, i)
-			bound += p.counts[i]
-		}
 	}
 	decoded := ep.decode(missing, p.blocks, p.withHead, p.lo, carry, p.hi, bound)
 	for j, i := range at {
 		got[i] = decoded[j]
 	}
 	if keep {
-		ep.memo.keep(ep.st, key, missing, decoded)
+		ep.memo.keep(ep.st, memoKeyOf(p, carry), missing, decoded)
 	}
 	return got
+}
+
+// withPoints calls f with what points would return, without keeping what it decodes: the series another query of
+// this refresh decoded come from the memo, the rest from a scratch buffer that is reused once f returns (f keeps
+// nothing of them). A read that keeps only what it computes from the points (SelectRates) saves copying them.
+func (ep *endpoint) withPoints(p selection, carry int64, f func([][]derive.Point)) {
+	got, missing, at, bound := ep.memoized(p, carry)
+	if len(missing) == 0 {
+		f(got)
+		return
+	}
+	scratch, pts, ends := ep.decodeScratch(missing, p.blocks, p.withHead, p.lo, carry, p.hi, bound)
+	start := 0
+	for j, i := range at {
+		got[i] = pts[start:ends[j]:ends[j]]
+		start = ends[j]
+	}
+	f(got)
+	releaseScratch(scratch, pts)
+}
+
+// memoKeyOf names p's decoded points in the memo.
+func memoKeyOf(p selection, carry int64) memoKey {
+	return memoKey{name: p.name, lo: p.lo, hi: p.hi, carry: carry}
+}
+
+// memoized returns p's series' points that the memo holds (nil for the others), the ids of the others, where they
+// go in got, and how many points the blocks read hold for them.
+func (ep *endpoint) memoized(p selection, carry int64) (got [][]derive.Point, missing []int32, at []int, bound int) {
+	got = make([][]derive.Point, len(p.ids))
+	if ep.memo.lookup(memoKeyOf(p, carry), p.ids, got) == len(p.ids) {
+		return got, nil, nil, 0
+	}
+	missing = make([]int32, 0, len(p.ids))
+	for i, id := range p.ids {
+		if got[i] == nil {
+			missing, at = append(missing, id), append(at, i)
+			bound += p.counts[i]
+		}
+	}
+	return got, missing, at, bound
 }
 
 // count returns the ids with points in blocks (and the head if withHead), with how many each has there.
@@ -162,12 +193,28 @@ func (ep *endpoint) count(ids []int32, blocks []*block, withHead bool) (cands, c
 // each series' slice is full, so appending to it copies. bound is how many points the blocks hold for ids, so the
 // scratch it decodes into never grows.
 func (ep *endpoint) decode(ids []int32, blocks []*block, withHead bool, lo, carry, hi int64, bound int) [][]derive.Point {
-	scratch := decodeScratch.Get().(*[]derive.Point)
+	scratch, pts, ends := ep.decodeScratch(ids, blocks, withHead, lo, carry, hi, bound)
+	exact := make([]derive.Point, len(pts))
+	copy(exact, pts)
+	releaseScratch(scratch, pts)
+	out := make([][]derive.Point, len(ids))
+	start := 0
+	for i, end := range ends {
+		out[i] = exact[start:end:end]
+		start = end
+	}
+	return out
+}
+
+// decodeScratch decodes as decode does into a buffer from scratchPool: ids[i]'s points are pts[ends[i-1]:ends[i]].
+// The caller gives the buffer back with releaseScratch once it no longer reads pts.
+func (ep *endpoint) decodeScratch(ids []int32, blocks []*block, withHead bool, lo, carry, hi int64, bound int) (scratch *[]derive.Point, pts []derive.Point, ends []int) {
+	scratch = scratchPool.Get().(*[]derive.Point)
 	if cap(*scratch) < bound {
 		*scratch = make([]derive.Point, 0, bound)
 	}
-	pts := (*scratch)[:0]
-	ends := make([]int, len(ids))
+	pts = (*scratch)[:0]
+	ends = make([]int, len(ids))
 	start := 0 // of the series being decoded
 	for i, id := range ids {
 		for _, b := range blocks {
@@ -184,19 +231,15 @@ func (ep *endpoint) decode(ids []int32, blocks []*block, withHead bool, lo, carr
 		start = len(pts)
 		ends[i] = len(pts)
 	}
-	exact := make([]derive.Point, len(pts))
-	copy(exact, pts)
+	return scratch, pts, ends
+}
+
+// releaseScratch gives decodeScratch's buffer back, holding pts, unless it is too large to keep.
+func releaseScratch(scratch *[]derive.Point, pts []derive.Point) {
 	if cap(pts) <= maxScratchPoints {
 		*scratch = pts[:0]
-		decodeScratch.Put(scratch)
+		scratchPool.Put(scratch)
 	}
-	out := make([][]derive.Point, len(ids))
-	start = 0
-	for i, end := range ends {
-		out[i] = exact[start:end:end]
-		start = end
-	}
-	return out
 }
 
 // latestBefore drops from pts[start:] (one series' points, ascending) every point before carry but the newest.
@@ -212,8 +255,8 @@ func latestBefore(pts []derive.Point, start int, carry int64) []derive.Point {
 	return append(pts[:start+1], pts[j:]...)
 }
 
-// decodeScratch holds the buffers selections decode into before they know their size.
-var decodeScratch = sync.Pool{New: func() any { return new([]derive.Point) }}
+// scratchPool holds the buffers selections decode into before they know their size.
+var scratchPool = sync.Pool{New: func() any { return new([]derive.Point) }}
 
-// maxScratchPoints bounds a buffer kept in decodeScratch (16 MiB), so one large selection does not pin its buffer.
+// maxScratchPoints bounds a buffer kept in scratchPool (16 MiB), so one large selection does not pin its buffer.
 const maxScratchPoints = 1 << 20
