@@ -223,13 +223,9 @@ func (c *evalCtx) balance(n *measure.Balance) []Output {
 	if n.Score == "" {
 		return loads
 	}
-	waitingAt := map[string]map[int64]float64{}
+	waitingOf := map[string][]derive.Point{}
 	for _, w := range schedulerRanks(rc.eval(n.Waiting)) {
-		m := map[int64]float64{}
-		for _, p := range w.Points {
-			m[p.T] = p.V
-		}
-		waitingAt[rankKey(w.Labels)] = m
+		waitingOf[rankKey(w.Labels)] = w.Points
 	}
 	groups := map[string][]Output{}
 	var order []string
@@ -241,18 +237,27 @@ func (c *evalCtx) balance(n *measure.Balance) []Output {
 		groups[k] = append(groups[k], l)
 	}
 	var outs []Output
+	var ranks []derive.RankLoad
 	for _, k := range order {
 		members := groups[k]
 		o := Output{Labels: c.scoreLabels(members[0].Labels)}
+		// Each rank's load and waiting queue are read at the steps in turn, so a cursor into each of their points
+		// (ascending, one per step) finds a step's point without searching.
+		load, waiting := make([]cursor, len(members)), make([]cursor, len(members))
+		keys := make([]string, len(members))
+		for j, mem := range members {
+			keys[j] = rankKey(mem.Labels)
+			load[j].points, waiting[j].points = mem.Points, waitingOf[keys[j]]
+		}
 		for _, t := range c.steps {
-			var ranks []derive.RankLoad
-			for _, mem := range members {
-				v, ok := pointAt(mem.Points, t)
+			ranks = ranks[:0]
+			for j := range members {
+				v, ok := load[j].at(t)
 				if !ok {
 					continue
 				}
-				rk := rankKey(mem.Labels)
-				ranks = append(ranks, derive.RankLoad{Rank: rk, Load: v, Waiting: waitingAt[rk][t]})
+				w, _ := waiting[j].at(t)
+				ranks = append(ranks, derive.RankLoad{Rank: keys[j], Load: v, Waiting: w})
 			}
 			b, ok := derive.DPBalance(ranks)
 			if !ok || math.IsNaN(b.MaxOverMean) {
@@ -448,11 +453,19 @@ func rankKey(l map[string]string) string {
 	return l["endpoint"] + "/" + r
 }
 
-func pointAt(points []derive.Point, t int64) (float64, bool) {
-	for _, p := range points {
-		if p.T == t {
-			return p.V, true
-		}
+// cursor reads a series' points (ascending by time) at ascending times.
+type cursor struct {
+	points []derive.Point
+	next   int
+}
+
+// at returns the value of the point at time t, if there is one; t never decreases between calls.
+func (c *cursor) at(t int64) (float64, bool) {
+	for c.next < len(c.points) && c.points[c.next].T < t {
+		c.next++
+	}
+	if c.next < len(c.points) && c.points[c.next].T == t {
+		return c.points[c.next].V, true
 	}
 	return 0, false
 }
