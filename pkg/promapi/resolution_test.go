@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -16,14 +17,19 @@ import (
 // TestRangeQueriesStayWithinPrometheusPointLimit: a 100-year range at 1e9 points must reach the server as a range
 // query of at most 11,000 steps (Prometheus refuses more), with the raised step in a notice.
 func TestRangeQueriesStayWithinPrometheusPointLimit(t *testing.T) {
-	var steps []float64
+	var (
+		mu    sync.Mutex // the evaluator may send a query's expressions concurrently
+		steps []float64
+	)
 	srv := fakeProm(t, func(w http.ResponseWriter, r *http.Request) bool {
 		if r.URL.Path == "/api/v1/query_range" {
 			_ = r.ParseForm()
 			start, _ := strconv.ParseFloat(r.Form.Get("start"), 64)
 			end, _ := strconv.ParseFloat(r.Form.Get("end"), 64)
 			step, _ := strconv.ParseFloat(r.Form.Get("step"), 64)
+			mu.Lock()
 			steps = append(steps, (end-start)/step+1)
+			mu.Unlock()
 		}
 		return false
 	})
@@ -33,6 +39,8 @@ func TestRangeQueriesStayWithinPrometheusPointLimit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	mu.Lock()
+	defer mu.Unlock()
 	if len(steps) == 0 {
 		t.Fatal("no range query reached the server")
 	}
