@@ -814,6 +814,21 @@ func (c *evalCtx) bucketRates(bs *bucketSteps, members []input) {
 	}
 }
 
+// bucketSteps is a group's bucket rates at each step summed by bound: for step i and slot s (the group's distinct
+// bounds, numbered once), sums[i*n+s] is the sum in member order of the rates of the members with that bound,
+// count[i*n+s] how many had a rate, and first[i*n+s] the first of them. One serves a query's groups in turn.
+type bucketSteps struct {
+	les          []float64 // bucketRates' members' bounds
+	slotOf       map[float64]int32
+	slots        []int32   // each member's slot
+	bounds       []float64 // each slot's bound
+	inf          int32     // the +Inf bound's slot, -1 without one
+	sums         []float64
+	count, first []int32
+	buf          []derive.Bucket // common's answer
+	order        []int32
+}
+
 // reset numbers the distinct bounds of a group's members (les, in member order; slots[j] is member j's bound's
 // slot) and makes room for their sums at steps steps, reusing what the previous group held.
 func (bs *bucketSteps) reset(les []float64, steps int) {
@@ -852,21 +867,6 @@ func (bs *bucketSteps) add(i, j int, slot int32, v float64) {
 		bs.sums[at] += v
 	}
 	bs.count[at]++
-}
-
-// bucketSteps is a group's bucket rates at each step summed by bound: for step i and slot s (the group's distinct
-// bounds, numbered once), sums[i*n+s] is the sum in member order of the rates of the members with that bound,
-// count[i*n+s] how many had a rate, and first[i*n+s] the first of them. One serves a query's groups in turn.
-type bucketSteps struct {
-	les          []float64 // bucketRates' members' bounds
-	slotOf       map[float64]int32
-	slots        []int32   // each member's slot
-	bounds       []float64 // each slot's bound
-	inf          int32     // the +Inf bound's slot, -1 without one
-	sums         []float64
-	count, first []int32
-	buf          []derive.Bucket // common's answer
-	order        []int32
 }
 
 // common returns the buckets at step i that every histogram of the group has (as many series at that bound as at
