@@ -48,10 +48,15 @@ type contentFleet struct {
 	ctx context.Context
 }
 
+// contentTimeout bounds everything a content fleet is asked, for the whole test: alone it takes under a minute, but
+// under the race detector beside other packages' tests on a loaded 2-core machine it took 192 s once, past the
+// 3 minutes this was.
+const contentTimeout = 10 * time.Minute
+
 // startFleet configures one direct-mode data source over the given endpoints and lets accelerated traffic
 // accumulate for a while.
 func startFleet(t *testing.T, p *harness.Plugin, uid string, eps []map[string]string) *contentFleet {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), contentTimeout)
 	t.Cleanup(cancel)
 	pc := harness.DataSourceContext(t, harness.DataSource{UID: uid,
 		// Scrapes of seconds with the whole interval as the timeout: at 1 s (and a 1 s timeout) a loaded machine timed
@@ -80,7 +85,7 @@ func startPromFleet(t *testing.T, p *harness.Plugin, uid string, eps []map[strin
 		t.Fatal(err)
 	}
 	prom := promtest.Start(t, promtest.Options{Targets: targets, ScrapeInterval: interval})
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), contentTimeout)
 	t.Cleanup(cancel)
 	pc := harness.DataSourceContext(t, harness.DataSource{UID: uid, URL: prom.URL,
 		JSONData: map[string]any{"mode": "prometheus", "scrapeInterval": testScrapeInterval}}, nil)
