@@ -36,6 +36,7 @@ var (
 	fleetOverlap     = flag.Duration("fleet.overlap", 0, "Prometheus modes' incrementalQueryOverlapWindow (0: the data source's default); at a short -fleet.history the default's steps hold no data yet")
 	fleetIncremental = flag.Bool("fleet.incremental", true, "Prometheus modes' incrementalQuerying (false: every refresh asks for every step, as before the results cache)")
 	fleetQueries     = flag.Bool("fleet.queries", false, "after the refreshes, time every panel query alone and log the slowest with their PromQL (where Prometheus mode's time goes)")
+	fleetCPUProfile  = flag.String("fleet.cpuprofile", "", "write a CPU profile of the plugin over the warm refreshes to this file, the sub-benchmark's name added before its extension (where direct mode's time goes)")
 )
 
 // fleetScrape is the scrape interval of the benchmark fleet, as vLLM deployments commonly use and the default.
@@ -420,7 +421,12 @@ func waitPhase(d, off time.Duration) {
 // refreshes the dashboard cold and warm and reports the figures.
 func benchDashboard(b *testing.B, exe string, panels []dashtest.Panel, fleet *benchFleet, jsonData map[string]any, url string) {
 	for b.Loop() {
-		p := harness.Start(b, exe)
+		var prof *pluginProfiler
+		var env []string
+		if *fleetCPUProfile != "" {
+			prof, env = newPluginProfiler(b)
+		}
+		p := harness.Start(b, exe, env...)
 		pc := harness.DataSourceContext(b, harness.DataSource{UID: "fleet-bench", URL: url, JSONData: jsonData}, nil)
 		// Direct mode's scrape rounds run every 5 s from the instance's creation: create it 3.5 s into a step, so
 		// rounds come 3.5, 8.5 and 13.5 s into each, and refresh half an interval after a round (1, 6 and 11 s into
@@ -445,6 +451,12 @@ func benchDashboard(b *testing.B, exe string, panels []dashtest.Panel, fleet *be
 		d := &dashboardClient{p: p, pc: pc, panels: panels}
 		coldAt := time.Now()
 		cold := d.refresh(b)
+		profiled := make(chan error, 1)
+		if prof != nil {
+			go func() {
+				profiled <- prof.cpu(context.Background(), *fleetWarm+fleetScrape/2, profileFile(*fleetCPUProfile, b.Name()))
+			}()
+		}
 		var warm, stepped, still []fleetRefresh
 		// Refreshes keep their phase (every 5 s from the cold one), as Grafana's auto-refresh does; one that found
 		// the previous still running starts when it ends.
@@ -456,6 +468,11 @@ func benchDashboard(b *testing.B, exe string, panels []dashtest.Panel, fleet *be
 				stepped = append(stepped, r)
 			} else {
 				still = append(still, r)
+			}
+		}
+		if prof != nil {
+			if err := <-profiled; err != nil { // bounded: the fetch's own timeout
+				b.Error(err)
 			}
 		}
 		if *fleetQueries {
