@@ -36,7 +36,7 @@ var (
 	fleetOverlap     = flag.Duration("fleet.overlap", 0, "Prometheus modes' incrementalQueryOverlapWindow (0: the data source's default); at a short -fleet.history the default's steps hold no data yet")
 	fleetIncremental = flag.Bool("fleet.incremental", true, "Prometheus modes' incrementalQuerying (false: every refresh asks for every step, as before the results cache)")
 	fleetQueries     = flag.Bool("fleet.queries", false, "after the refreshes, time every panel query alone and log the slowest with their PromQL (where Prometheus mode's time goes)")
-	fleetCPUProfile  = flag.String("fleet.cpuprofile", "", "write a CPU profile of the plugin over the warm refreshes to this file, the sub-benchmark's name added before its extension (where direct mode's time goes)")
+	fleetCPUProfile  = flag.String("fleet.cpuprofile", "", "write a CPU profile of the plugin over the warm refreshes to this file, the sub-benchmark's name added before its extension (where the plugin's time goes)")
 )
 
 // fleetScrape is the scrape interval of the benchmark fleet, as vLLM deployments commonly use and the default.
@@ -453,6 +453,8 @@ func benchDashboard(b *testing.B, exe string, panels []dashtest.Panel, fleet *be
 		cold := d.refresh(b)
 		profiled := make(chan error, 1)
 		if prof != nil {
+			// The warm refreshes start every 5 s up to -fleet.warm after the cold one: half an interval more ends
+			// the profile after the last.
 			go func() {
 				profiled <- prof.cpu(context.Background(), *fleetWarm+fleetScrape/2, profileFile(*fleetCPUProfile, b.Name()))
 			}()
