@@ -82,12 +82,10 @@ func TestPluginProfilerReadsTheBuiltPlugin(t *testing.T) {
 	file := profileFile(filepath.Join(t.TempDir(), "cpu.pprof"), t.Name())
 	// The SDK opens the port beside the plugin's start, not before its handshake: a bounded wait for it.
 	var err error
-	for range 50 {
-		if err = prof.cpu(context.Background(), time.Second, file); err == nil || !strings.Contains(err.Error(), "connection refused") {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	waitUntil(30*time.Second, func() bool {
+		err = prof.cpu(context.Background(), time.Second, file)
+		return err == nil || !strings.Contains(err.Error(), "connection refused")
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
