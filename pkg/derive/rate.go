@@ -59,7 +59,18 @@ func counterIncrease(s []Point, isCounter bool) float64 {
 // extrapolate is the rest of Prometheus's extrapolatedRate: the window's increase (result) extrapolated to the
 // range's edges, per second for a rate. s holds at least two samples.
 func extrapolate(s []Point, start, end int64, result float64, isCounter, isRate bool) (float64, bool) {
-	first, last := s[0], s[len(s)-1]
+	return extrapolateEnds(s[0], s[len(s)-1], len(s), start, end, result, isCounter, isRate)
+}
+
+// WindowRate is RateSteps' rate over the window (start, end] of a counter from what the window holds, not its
+// points: its first and last point, how many it has (at least two) and its increase (counterIncrease's, resets
+// included). Given the same, it is bit-identical to RateSteps'.
+func WindowRate(first, last Point, n int, increase float64, start, end int64) (float64, bool) {
+	return extrapolateEnds(first, last, n, start, end, increase, true, true)
+}
+
+// extrapolateEnds is extrapolate of a window given by its ends and its number of samples.
+func extrapolateEnds(first, last Point, n int, start, end int64, result float64, isCounter, isRate bool) (float64, bool) {
 	durationToStart := float64(first.T-start) / 1000
 	durationToEnd := float64(end-last.T) / 1000
 	sampledInterval := float64(last.T-first.T) / 1000
@@ -68,7 +79,7 @@ func extrapolate(s []Point, start, end int64, result float64, isCounter, isRate 
 		// than return Inf/NaN.
 		return 0, false
 	}
-	averageDurationBetweenSamples := sampledInterval / float64(len(s)-1)
+	averageDurationBetweenSamples := sampledInterval / float64(n-1)
 	extrapolationThreshold := averageDurationBetweenSamples * 1.1
 
 	// Extrapolate to an edge only when a sample could plausibly have existed there (gap under

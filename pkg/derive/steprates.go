@@ -34,6 +34,30 @@ func (r *StepRates) Each(f func(i int, v float64)) {
 // Bytes is what the rates hold.
 func (r *StepRates) Bytes() int64 { return int64(8*cap(r.v) + 8*cap(r.has)) }
 
+// StepRatesOf returns the StepRates of rates given step by step: v[i] is the rate at step i where has[i]; points
+// is how many points they came from.
+func StepRatesOf(v []float64, has []bool, points int) StepRates {
+	lo, hi := 0, len(v)
+	for lo < hi && !has[lo] {
+		lo++
+	}
+	for hi > lo && !has[hi-1] {
+		hi--
+	}
+	r := StepRates{off: lo, points: points}
+	if lo == hi {
+		return r
+	}
+	r.v = append([]float64(nil), v[lo:hi]...)
+	r.has = make([]uint64, (hi-lo+63)/64)
+	for i := lo; i < hi; i++ {
+		if has[i] {
+			r.has[(i-lo)/64] |= 1 << ((i - lo) % 64)
+		}
+	}
+	return r
+}
+
 // RatesOf computes the StepRates of each series' points at steps over window (RateSteps), all of them in two
 // allocations of exactly what they hold.
 func RatesOf(series [][]Point, steps []int64, window int64) []StepRates {

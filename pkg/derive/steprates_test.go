@@ -53,3 +53,82 @@ func TestStepRatesMatchRateSteps(t *testing.T) {
 		t.Fatalf("%d steps: the grid must span several bitset words", len(steps))
 	}
 }
+
+// TestStepRatesOfMatchRateSteps builds StepRates step by step, as rate cursors give them, from RateSteps' rates over
+// the grid of TestStepRatesMatchRateSteps (gaps at either end and in the middle, more than 64 steps), and from none.
+func TestStepRatesOfMatchRateSteps(t *testing.T) {
+	var pts []Point
+	for i := 40; i < 400; i++ {
+		if i < 100 || i > 130 {
+			pts = append(pts, Point{T: int64(i) * 5000, V: float64(i * i)})
+		}
+	}
+	steps := Steps(0, 500*5000, 7000)
+	v, has := make([]float64, len(steps)), make([]bool, len(steps))
+	var want []string
+	RateSteps(pts, steps, 16_000, func(i int, x float64) {
+		v[i], has[i] = x, true
+		want = append(want, fmt.Sprintf("%d:%v", i, x))
+	})
+	r := StepRatesOf(v, has, len(pts))
+	var got []string
+	r.Each(func(i int, x float64) { got = append(got, fmt.Sprintf("%d:%v", i, x)) })
+	if fmt.Sprint(got) != fmt.Sprint(want) || r.Points() != len(pts) || len(want) < 100 {
+		t.Fatalf("StepRatesOf gave %d points %v, RateSteps %v", r.Points(), got, want)
+	}
+	if r.Bytes() >= 8*int64(len(steps)) {
+		t.Errorf("%d bytes held for %d steps: the steps before the first rate and after the last are held too", r.Bytes(), len(steps))
+	}
+	none := StepRatesOf(v, make([]bool, len(steps)), 3)
+	none.Each(func(i int, _ float64) { t.Errorf("step %d has a rate", i) })
+	if none.Points() != 3 {
+		t.Errorf("no rates report %d points, want 3", none.Points())
+	}
+}
+
+// TestWindowRateMatchesRateSteps rates windows from their ends, point count and increase, as rate cursors do, and
+// compares each bit for bit with RateSteps over the window's points: with and without resets, gaps, and windows
+// whose first point lies near the start or the zero point.
+func TestWindowRateMatchesRateSteps(t *testing.T) {
+	var pts []Point
+	v := 1000.0
+	for i := 0; i < 300; i++ {
+		switch {
+		case i%53 == 7:
+			continue // a missed scrape
+		case i%71 == 30:
+			v = float64(i % 5) // a reset
+		default:
+			v += float64(i % 7)
+		}
+		pts = append(pts, Point{T: int64(i)*5000 + int64(i%3), V: v})
+	}
+	checked := 0
+	for _, window := range []int64{15_000, 60_000, 300_000} {
+		for end := int64(0); end <= 1_500_000; end += 15_000 {
+			start := end - window
+			var w []Point
+			for _, p := range pts {
+				if p.T > start && p.T <= end {
+					w = append(w, p)
+				}
+			}
+			var want []float64
+			RateSteps(pts, []int64{end}, window, func(_ int, x float64) { want = append(want, x) })
+			if len(w) < 2 {
+				if len(want) != 0 {
+					t.Fatalf("window (%d, %d]: %d points, RateSteps gave %v", start, end, len(w), want)
+				}
+				continue
+			}
+			got, ok := WindowRate(w[0], w[len(w)-1], len(w), counterIncrease(w, true), start, end)
+			if !ok || len(want) != 1 || got != want[0] {
+				t.Fatalf("window (%d, %d]: WindowRate %v %v, RateSteps %v", start, end, got, ok, want)
+			}
+			checked++
+		}
+	}
+	if checked < 250 {
+		t.Fatalf("only %d windows checked", checked)
+	}
+}

@@ -58,6 +58,20 @@ func (r *bitReader) refill() {
 	}
 }
 
+// consumed is how many bits of b have been read.
+func (r *bitReader) consumed() uint32 {
+	return uint32(8*r.i - int(r.n)) // #nosec G115 -- a stream holds at most blockRows values of at most 77 bits
+}
+
+// seek positions r after the first bit bits of b, as if they had been read.
+func (r *bitReader) seek(bit uint32) {
+	r.i, r.buf, r.n = int(bit>>3), 0, 0
+	r.refill()
+	k := uint8(bit & 7) // #nosec G115 -- below 8
+	r.buf <<= k
+	r.n -= k
+}
+
 // readBit returns the next bit.
 func (r *bitReader) readBit() uint64 {
 	if r.n == 0 {

@@ -68,6 +68,12 @@ func TestConcurrent(t *testing.T) {
 							}
 						}
 					}
+					// A refresh's new step: rates through the cursors, which the writers' seals prune and trims strand.
+					if _, newest, ok := s.Bounds(ep); ok {
+						for _, name := range s.Names(ep) {
+							s.SelectRates(ep, name, newest-60_000, newest, []int64{newest}, 60_000, nil, 0)
+						}
+					}
 					s.LabelValues(ep, "le")
 					s.Bounds(ep)
 					_ = s.Bytes()
@@ -83,6 +89,15 @@ func TestConcurrent(t *testing.T) {
 	rg.Wait()
 	if got, want := s.Bytes(), s.recomputeBytes(); got != want {
 		t.Fatalf("Bytes = %d, recomputed %d", got, want)
+	}
+	var cursorBytes int64
+	for _, name := range s.Endpoints() {
+		ep := s.rlock(name)
+		cursorBytes += ep.cursors.bytes
+		ep.mu.RUnlock()
+	}
+	if got := s.cursorBytes.Load(); got != cursorBytes {
+		t.Fatalf("cursors count %d bytes, the endpoints hold %d", got, cursorBytes)
 	}
 	for _, ep := range []string{"ep0", "ep1", "ep2"} {
 		if _, newest, ok := s.Bounds(ep); !ok || newest < scrapes*5000 {

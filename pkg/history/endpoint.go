@@ -30,6 +30,8 @@ type endpoint struct {
 
 	// memo keeps decoded selections between the queries of a refresh, until the next write.
 	memo memo
+	// cursors keep rate windows from one refresh to the next (cursor.go).
+	cursors cursors
 
 	blocks  []*block // sealed, oldest first
 	head    headBlock
@@ -80,6 +82,7 @@ func newEndpoint(s *Store, name string) *endpoint {
 
 // clear drops all data (for Remove) without touching mu.
 func (ep *endpoint) clear() {
+	ep.dropCursors() // seqs start again at 1: a cursor's block would be another's
 	ep.series, ep.free, ep.prev, ep.cur, ep.blocks, ep.coll = nil, nil, nil, nil, nil, nil
 	ep.lookup = make(map[uint64]int32)
 	ep.byName = make(map[string][]int32)
@@ -132,6 +135,7 @@ func (ep *endpoint) sealHead() {
 	ep.head.reset(ep.nextSeq)
 	ep.nextSeq++
 	ep.headBytes = ep.head.bytes()
+	ep.pruneCursors()
 }
 
 // append adds one scrape (see Store.Append).

@@ -36,7 +36,11 @@ func (ep *endpoint) selectRates(name string, from, to int64, steps []int64, wind
 	}
 	key := rateKey{memoKey: memoKey{name: name, lo: p.lo, hi: p.hi}, first: steps[0], last: steps[len(steps)-1], n: len(steps), window: window}
 	got := make([]*derive.StepRates, len(p.ids))
-	if ep.memo.lookupRates(key, p.ids, got) < len(p.ids) {
+	found := ep.memo.lookupRates(key, p.ids, got)
+	if found < len(p.ids) && len(steps) <= CursorSteps {
+		found += ep.rateByCursors(p, steps, window, key, got)
+	}
+	if found < len(p.ids) {
 		var missing selection
 		missing.name, missing.lo, missing.hi, missing.blocks, missing.withHead = p.name, p.lo, p.hi, p.blocks, p.withHead
 		var at []int
@@ -63,4 +67,33 @@ func (ep *endpoint) selectRates(name string, from, to int64, steps []int64, wind
 		out = append(out, Series{Name: ep.series[id].id.name, Labels: ep.labels(id), Rates: got[i]})
 	}
 	return out, true
+}
+
+// rateByCursors fills got[i], where nil, with p.ids[i]'s rates at steps from its rate cursor (cursor.go), and
+// memoizes them under key for the refresh's other queries; it returns how many it filled. The others are left nil,
+// to be rated from their points.
+func (ep *endpoint) rateByCursors(p selection, steps []int64, window int64, key rateKey, got []*derive.StepRates) int {
+	v, has := make([]float64, len(steps)), make([]bool, len(steps))
+	var ids []int32
+	var rates []derive.StepRates
+	var at []int
+	ep.cursors.mu.Lock()
+	slots := ep.slots(window)
+	for i, id := range p.ids {
+		if got[i] != nil || int(id) >= len(slots) {
+			continue
+		}
+		points, st := ep.cursorRates(&slots[id], id, p.lo, p.hi, steps, window, v, has)
+		if st != cursorRated {
+			continue
+		}
+		ids, at = append(ids, id), append(at, i)
+		rates = append(rates, derive.StepRatesOf(v, has, points))
+	}
+	ep.cursors.mu.Unlock()
+	for j, i := range at {
+		got[i] = &rates[j]
+	}
+	ep.memo.keepRates(ep.st, key, ids, rates)
+	return len(ids)
 }

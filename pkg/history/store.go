@@ -55,7 +55,10 @@ type Store struct {
 	// memoBytes and ratesBytes are the points and the rates the endpoints' memos hold (not part of Bytes: they are
 	// dropped at every write); memoMax bounds each.
 	memoBytes, ratesBytes atomic.Int64
-	memoMax               int64
+	// cursorBytes is what the endpoints' rate cursors hold (cursor.go), bounded by a quarter of memoMax: they
+	// stay from one refresh to the next.
+	cursorBytes atomic.Int64
+	memoMax     int64
 	// revs numbers endpoint revisions store-wide, so a removed and re-added endpoint never repeats one.
 	revs atomic.Uint64
 	syms interner

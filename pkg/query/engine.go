@@ -359,12 +359,12 @@ type reads struct {
 	rates bool
 }
 
-// rateReads reads the rate window before each step, for the series' rates. A heavy evaluation (a cold hour) keeps
-// the rates and not the points: a sixth of their size, decoded one endpoint at a time, and shared with the other
-// queries of the refresh at the same steps. A light one (a warm refresh's new steps, the diagnosis's window) keeps
-// the points, which are small and which the refresh's other queries share at other steps and windows: keeping
-// rates there too made a refresh that adds a step dearer (end to end at one hour, 563 → 708 ms of CPU).
-func (c *evalCtx) rateReads() reads { return reads{reach: c.window, rates: len(c.steps) > heavySteps} }
+// rateReads reads the rate window before each step, for the series' rates, which the history keeps instead of the
+// points (history.Store.SelectRates): a heavy evaluation (a cold hour) holds a sixth of the points' size, decoded one
+// endpoint at a time and shared with the refresh's other queries at the same steps; a light one (a warm refresh's
+// new steps) takes them from the rate cursors the history keeps between refreshes, which read only the points that
+// entered and left each window since the last.
+func (c *evalCtx) rateReads() reads { return reads{reach: c.window, rates: true} }
 
 // eachRate calls f(i, rate at step i) for every step with a rate of a rate read's input, steps ascending.
 func (c *evalCtx) eachRate(in input, f func(i int, v float64)) {

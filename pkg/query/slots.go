@@ -3,12 +3,14 @@ package query
 import (
 	"context"
 	"runtime"
+
+	"github.com/inferscope/inferscope-vllm/pkg/history"
 )
 
 // heavySteps is how many steps make an evaluation heavy: a cold panel's hour at a 15 s step is 240, a refresh's new
-// steps one or two, the diagnosis's window twenty. A heavy evaluation waits for a slot (heavySlots), and its rate
-// reads keep rates, not points (rateReads).
-const heavySteps = 32
+// steps one or two, the diagnosis's window twenty. A heavy evaluation waits for a slot (heavySlots), and the history
+// rates it from decoded points, not from its rate cursors: the same bound.
+const heavySteps = history.CursorSteps
 
 // heavySlots admits as many heavy evaluations at once as the process has CPUs, at least 2 and at most 4. Grafana
 // sends a dashboard's panels six at a time, and each heavy evaluation holds its working set (a cold fleet overview

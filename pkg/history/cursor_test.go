@@ -1,0 +1,168 @@
+package history
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/inferscope/inferscope-vllm/pkg/derive"
+)
+
+// TestRateCursorsMatchPoints reads rates as refreshes do, one or two new steps after every scrape and now and then
+// an older one, of counters that grow, reset, vanish and return, outgrow the exact sums, hold fractions, end for
+// good (their id given to a new series) or begin late, through endpoint-down markers, block seals and retention
+// trimming, and checks every answer, rates and point counts, against the reference model's points. The steady
+// counter's rates must come from its cursor but in the blocks the endpoint-down marker put in XOR.
+func TestRateCursorsMatchPoints(t *testing.T) {
+	const retention = 15 * time.Minute
+	s := New(Options{MaxBytes: -1, Retention: retention})
+	m := newRefModel()
+	rng := newRand(11)
+	v := map[string]float64{"steady": 100, "resets": 50, "gaps": 7, "huge": 1 << 52, "frac": 0.5, "once": 3, "late": 9}
+	const name = "x_total"
+	checked, cursorMoved := 0, 0
+	for i := int64(1); i <= 700; i++ {
+		now := i * 5000
+		var b strings.Builder
+		b.WriteString("# TYPE x counter\n")
+		for _, k := range []string{"steady", "resets", "gaps", "huge", "frac", "once", "late"} {
+			switch k {
+			case "resets":
+				if rng.IntN(40) == 0 {
+					v[k] = float64(rng.IntN(4))
+				}
+			case "gaps":
+				if (i/30)%3 == 1 {
+					continue
+				}
+			case "once":
+				if i > 100 {
+					continue
+				}
+			case "late":
+				if i < 400 {
+					continue
+				}
+			}
+			if k == "frac" {
+				v[k] += 0.25 * float64(rng.IntN(3))
+			} else {
+				v[k] += float64(rng.IntN(6))
+			}
+			fmt.Fprintf(&b, "x_total{k=%q} %v\n", k, v[k])
+		}
+		if i == 350 {
+			s.MarkDown("ep", now)
+			m.markDown(now)
+		} else {
+			sc := parseText(t, b.String())
+			s.Append("ep", now, sc)
+			m.append(now, sc)
+		}
+		for _, window := range []int64{60_000, 300_000} {
+			to := now + rng.Int64N(5000)
+			last := to - to%15_000
+			grids := [][]int64{{last}, {last - 15_000, last}}
+			if i%13 == 0 {
+				grids = append(grids, []int64{last - 60_000})
+			}
+			for _, steps := range grids {
+				from := steps[0] - window
+				got, ok := s.SelectRates("ep", name, from, to, steps, window, nil, 0)
+				if !ok {
+					t.Fatal("SelectRates without a bound did not fit")
+				}
+				have := map[string]string{}
+				for _, r := range got {
+					var b []string
+					r.Rates.Each(func(i int, v float64) { b = append(b, fmt.Sprintf("%d:%v", i, v)) })
+					have[seriesKey(r.Name, r.Labels)] = fmt.Sprint(r.Rates.Points(), b)
+				}
+				want := ratesOf(m.selectRef(name, max(from, m.lastT-retention.Milliseconds()), to, nil), steps, window)
+				if fmt.Sprint(have) != fmt.Sprint(want) {
+					t.Fatalf("scrape %d, steps %v, window %d: rates differ from the reference's\n got %v\nwant %v", i, steps, window, have, want)
+				}
+				checked += len(got)
+				if c := steadyCursor(s, window); c != nil && c.end == steps[len(steps)-1] && c.n > 1 {
+					// Moved to this read's last step, or left there by the one before at the same step.
+					cursorMoved++
+				}
+			}
+		}
+	}
+	if checked < 5000 {
+		t.Fatalf("only %d series' rates checked", checked)
+	}
+	if cursorMoved < 2000 {
+		t.Fatalf("the steady counter's cursor answered %d reads of 2 800: its rates came from its points", cursorMoved)
+	}
+	ep := s.rlock("ep")
+	n, slots := 0, 0
+	for _, s := range ep.cursors.byWindow {
+		slots += cap(s)
+		for _, c := range s {
+			if c != nil {
+				n++
+			}
+		}
+	}
+	ep.mu.RUnlock()
+	if held := s.cursorBytes.Load(); held != int64(n)*cursorSize+8*int64(slots) || n == 0 {
+		t.Fatalf("%d cursors in %d slots, %d bytes counted", n, slots, held)
+	}
+	s.Remove("ep")
+	if held := s.cursorBytes.Load(); held != 0 {
+		t.Fatalf("after Remove, %d bytes of cursors counted", held)
+	}
+}
+
+// steadyCursor is the cursor of the series k="steady" for window, nil if it has none.
+func steadyCursor(s *Store, window int64) *rateCursor {
+	ep := s.rlock("ep")
+	defer ep.mu.RUnlock()
+	ep.cursors.mu.Lock()
+	defer ep.cursors.mu.Unlock()
+	for _, id := range ep.byName["x_total"] {
+		if s := ep.cursors.byWindow[window]; ep.series[id].id != nil && ep.series[id].id.labels.Get("k") == "steady" && int(id) < len(s) {
+			return s[id]
+		}
+	}
+	return nil
+}
+
+// TestRateCursorsBounded checks that cursors stop being made at their bound (a quarter of the memo's), and that
+// the rates are then answered from the points alike.
+func TestRateCursorsBounded(t *testing.T) {
+	s := New(Options{MaxBytes: -1, MemoBytes: 4 * (3*cursorSize + 8*12)}) // slots for 10 series (and room to grow) and 3 cursors
+	var b strings.Builder
+	for k := range 10 {
+		fmt.Fprintf(&b, "x_total{k=\"%d\"} %d\n", k, k)
+	}
+	sc := parseText(t, b.String())
+	for i := int64(1); i <= 20; i++ {
+		for _, smp := range samples(sc) {
+			smp.Value++
+		}
+		s.Append("ep", i*5000, sc)
+	}
+	got, _ := s.SelectRates("ep", "x_total", 100_000-60_000, 100_000, []int64{100_000}, 60_000, nil, 0)
+	if len(got) != 10 {
+		t.Fatalf("%d series rated, want 10", len(got))
+	}
+	pts := map[string][]derive.Point{}
+	for _, r := range s.Select("ep", "x_total", 100_000-60_000, 100_000, nil) {
+		pts[seriesKey(r.Name, r.Labels)] = r.Points
+	}
+	want := ratesOf(pts, []int64{100_000}, 60_000)
+	for _, r := range got {
+		var rates []string
+		r.Rates.Each(func(i int, v float64) { rates = append(rates, fmt.Sprintf("%d:%v", i, v)) })
+		if k := seriesKey(r.Name, r.Labels); fmt.Sprint(r.Rates.Points(), rates) != want[k] {
+			t.Fatalf("%s: %v %v, want %s", k, r.Rates.Points(), rates, want[k])
+		}
+	}
+	if held := s.cursorBytes.Load(); held != 3*cursorSize+8*12 {
+		t.Fatalf("cursors hold %d bytes, want 3 cursors' and 12 slots' %d", held, 3*cursorSize+8*12)
+	}
+}
