@@ -32,7 +32,9 @@
 // # Concurrency
 //
 // Each endpoint has its own RWMutex: Append and MarkDown take it for writing,
-// Select and the other readers for reading. The store-wide map of endpoints
-// and the identity interner have their own short-held locks; no lock is held
-// while another endpoint is encoded or decoded.
+// Select and the other readers for reading. Readers share the endpoint's memo
+// (memo.go) and rate cursors (cursor.go) under small locks of their own. The
+// store-wide map of endpoints and the identity interner have their own
+// short-held locks; no lock is held while another endpoint is encoded or
+// decoded.
 package history

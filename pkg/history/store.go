@@ -50,6 +50,8 @@ type Store struct {
 
 	mu  sync.RWMutex
 	eps map[string]*endpoint
+	// sorted is the names of eps, sorted (Endpoints); nil when an endpoint came or went since.
+	sorted []string
 
 	bytes atomic.Int64
 	// memoBytes and ratesBytes are the points and the rates the endpoints' memos hold (not part of Bytes: they are
@@ -114,16 +116,25 @@ func (s *Store) AdvanceWatermark(t int64) {
 // (map and allocator overhead).
 func (s *Store) Bytes() int64 { return s.bytes.Load() }
 
-// Endpoints returns the names of the endpoints held, sorted.
+// Endpoints returns the names of the endpoints held, sorted. Every query asks at every refresh: the sorted names
+// are kept until an endpoint comes or goes, and each caller gets its own copy.
 func (s *Store) Endpoints() []string {
 	s.mu.RLock()
-	names := make([]string, 0, len(s.eps))
-	for name := range s.eps {
-		names = append(names, name)
-	}
+	sorted := s.sorted
 	s.mu.RUnlock()
-	slices.Sort(names)
-	return names
+	if sorted == nil {
+		s.mu.Lock()
+		if s.sorted == nil {
+			s.sorted = make([]string, 0, len(s.eps))
+			for name := range s.eps {
+				s.sorted = append(s.sorted, name)
+			}
+			slices.Sort(s.sorted)
+		}
+		sorted = s.sorted
+		s.mu.Unlock()
+	}
+	return slices.Clone(sorted)
 }
 
 // Remove forgets endpoint and all its history.
@@ -131,6 +142,7 @@ func (s *Store) Remove(endpoint string) {
 	s.mu.Lock()
 	ep := s.eps[endpoint]
 	delete(s.eps, endpoint)
+	s.sorted = nil
 	s.mu.Unlock()
 	if ep == nil {
 		return
@@ -168,6 +180,7 @@ func (s *Store) lockForWrite(name string, create bool) *endpoint {
 			if ep = s.eps[name]; ep == nil {
 				ep = newEndpoint(s, name)
 				s.eps[name] = ep
+				s.sorted = nil
 			}
 			s.mu.Unlock()
 		}

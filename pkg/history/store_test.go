@@ -517,3 +517,32 @@ func TestLeadingOnesMatchesReadBit(t *testing.T) {
 		}
 	}
 }
+
+// TestEndpointsFollowAddsAndRemoves checks the kept sorted names against endpoints coming and going, and that a
+// caller changing its copy changes no other caller's.
+func TestEndpointsFollowAddsAndRemoves(t *testing.T) {
+	s := New(Options{})
+	sc := parseText(t, "x_total 1\n")
+	s.Append("b", 1000, sc)
+	s.Append("a", 1000, sc)
+	got := s.Endpoints()
+	if !slices.Equal(got, []string{"a", "b"}) {
+		t.Fatalf("Endpoints = %v", got)
+	}
+	got[0] = "changed by a caller"
+	for _, step := range []struct {
+		do   func()
+		want []string
+	}{
+		{func() {}, []string{"a", "b"}},
+		{func() { s.Append("c", 2000, sc) }, []string{"a", "b", "c"}},
+		{func() { s.Remove("a") }, []string{"b", "c"}},
+		{func() { s.Append("a", 3000, sc) }, []string{"a", "b", "c"}},
+		{func() { s.MarkDown("d", 4000) }, []string{"a", "b", "c"}},
+	} {
+		step.do()
+		if got := s.Endpoints(); !slices.Equal(got, step.want) {
+			t.Fatalf("Endpoints = %v, want %v", got, step.want)
+		}
+	}
+}
