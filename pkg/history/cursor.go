@@ -68,7 +68,8 @@ type cursors struct {
 	bytes    int64
 }
 
-// slots returns window's cursors with room for every series id of ep, nil when growing them does not fit the bound.
+// slots returns window's cursors indexed by series id, with room for every id of ep unless growing them does not
+// fit the bound (the series past them are then rated from their points).
 func (ep *endpoint) slots(window int64) []*rateCursor {
 	cs := &ep.cursors
 	s := cs.byWindow[window]
