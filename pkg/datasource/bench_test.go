@@ -193,8 +193,9 @@ func (f *refreshFleet) refresh(b testing.TB, panels []dashtest.Panel) {
 // the next three scrapes (5 s apart: one full 15 s step, so one refresh in three adds a step), each refresh
 // refreshLag after its scrape, measured in the same run. The warm figure is the mean over those refreshes;
 // ms-warm-newstep and ms-warm-samestep split it by whether the refresh's range ends in a step the previous one did
-// not reach, and MiB-alloc-newstep is what a refresh that adds a step allocates. They run under the memory limit of a
-// data source with the default maxMemoryMB, as the plugin's refreshes do.
+// not reach, MiB-alloc-newstep is what a refresh that adds a step allocates, and cursor-MiB what the history's rate
+// cursors hold at the end (within their bound, every new step's rate reads are a cursor's). They run under the memory
+// limit of a data source with the default maxMemoryMB, as the plugin's refreshes do.
 func BenchmarkDashboardRefresh(b *testing.B) {
 	panels, err := dashtest.Panels("../../dashboards/vllm-fleet.json", map[string]string{"endpoint": ".*", "model": ".*", "engine": ".*", "datasource": "bench"})
 	if err != nil {
@@ -262,6 +263,7 @@ func BenchmarkDashboardRefresh(b *testing.B) {
 			computed, reused := st.Computed-opened.Computed, st.Reused-opened.Reused
 			b.ReportMetric(float64(computed)/float64(computed+reused), "warm-steps-computed-share")
 			b.ReportMetric(float64(f.store.Bytes())/(1<<20), "history-MiB")
+			b.ReportMetric(float64(f.store.CursorBytes())/(1<<20), "cursor-MiB")
 		})
 	}
 }

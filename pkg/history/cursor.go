@@ -41,9 +41,9 @@ type rateCursor struct {
 	// first and last are the window's first and newest point while n > 0; last is where the walk goes on.
 	first, last cursorPos
 	n           int
-	// drops counts the window's counter resets (a point below the one before it) and dropSum adds the values
-	// before them, which the increase includes (derive.counterIncrease).
-	drops, dropSum int64
+	// dropSum adds the values before the window's counter resets (a point below the one before it), which the
+	// increase includes (derive.counterIncrease).
+	dropSum int64
 	// start, lo and end are the window (start, end], cut at lo, it was last moved to: it only moves forward.
 	start, lo, end int64
 	// prevT is the time of the newest point the window let go of (math.MinInt64: none).
@@ -51,6 +51,10 @@ type rateCursor struct {
 	// used is the head's seq when it was last used, to forget the cursors no refresh uses.
 	used uint64
 }
+
+// cursorMax bounds what the endpoints' cursors hold together: half the memo's bound, which at the default
+// maxMemoryMB holds a 256-endpoint fleet overview's cursors (13 MiB) twice over.
+func (s *Store) cursorMax() int64 { return s.memoMax / 2 }
 
 // cursorSize is what a cursor holds, counted against the memo bound with its window's slots (8 bytes per series).
 const cursorSize = int64(unsafe.Sizeof(rateCursor{}))
@@ -78,7 +82,7 @@ func (ep *endpoint) slots(window int64) []*rateCursor {
 	}
 	grown := make([]*rateCursor, len(ep.series), len(ep.series)+len(ep.series)/4)
 	cost := 8 * int64(cap(grown)-cap(s))
-	if !reserve(&ep.st.cursorBytes, cost, ep.st.memoMax/4) {
+	if !reserve(&ep.st.cursorBytes, cost, ep.st.cursorMax()) {
 		return s
 	}
 	copy(grown, s)
@@ -117,7 +121,7 @@ func (ep *endpoint) cursorRates(slot **rateCursor, id int32, lo, hi int64, steps
 		return 0, cursorNone // another query's older steps: its own reading, the cursor stays for the newer
 	}
 	if c == nil {
-		if !reserve(&ep.st.cursorBytes, cursorSize, ep.st.memoMax/4) {
+		if !reserve(&ep.st.cursorBytes, cursorSize, ep.st.cursorMax()) {
 			return 0, cursorNone
 		}
 		c = &rateCursor{ident: ep.series[id].id, last: cursorPos{seq: ep.seqFrom(lo - 1)}, prevT: math.MinInt64}
@@ -179,7 +183,6 @@ func (ep *endpoint) moveCursor(c *rateCursor, id int32, start, lo, end int64) (a
 		if c.n == 0 {
 			c.first = w.pos
 		} else if w.pos.v < c.last.v {
-			c.drops++
 			c.dropSum += c.last.v
 		}
 		c.last = w.pos
@@ -190,14 +193,13 @@ func (ep *endpoint) moveCursor(c *rateCursor, id int32, start, lo, end int64) (a
 	for c.n > 0 && (c.first.t <= start || c.first.t < lo) {
 		c.prevT = c.first.t
 		if c.n == 1 {
-			c.n, c.drops, c.dropSum = 0, 0, 0
+			c.n, c.dropSum = 0, 0
 			break
 		}
 		if found, ok := f.next(); !ok || !found {
 			return added, false // n > 1 points lie after first
 		}
 		if f.pos.v < c.first.v {
-			c.drops--
 			c.dropSum -= c.first.v
 		}
 		c.first = f.pos

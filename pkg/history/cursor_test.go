@@ -131,10 +131,10 @@ func steadyCursor(s *Store, window int64) *rateCursor {
 	return nil
 }
 
-// TestRateCursorsBounded checks that cursors stop being made at their bound (a quarter of the memo's), and that
+// TestRateCursorsBounded checks that cursors stop being made at their bound (half the memo's), and that
 // the rates are then answered from the points alike.
 func TestRateCursorsBounded(t *testing.T) {
-	s := New(Options{MaxBytes: -1, MemoBytes: 4 * (3*cursorSize + 8*12)}) // slots for 10 series (and room to grow) and 3 cursors
+	s := New(Options{MaxBytes: -1, MemoBytes: 2 * (3*cursorSize + 8*12)}) // slots for 10 series (and room to grow) and 3 cursors
 	var b strings.Builder
 	for k := range 10 {
 		fmt.Fprintf(&b, "x_total{k=\"%d\"} %d\n", k, k)

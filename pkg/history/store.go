@@ -57,8 +57,8 @@ type Store struct {
 	// memoBytes and ratesBytes are the points and the rates the endpoints' memos hold (not part of Bytes: they are
 	// dropped at every write); memoMax bounds each.
 	memoBytes, ratesBytes atomic.Int64
-	// cursorBytes is what the endpoints' rate cursors hold (cursor.go), bounded by a quarter of memoMax: they
-	// stay from one refresh to the next.
+	// cursorBytes is what the endpoints' rate cursors hold (cursor.go), bounded by cursorMax: they stay from one
+	// refresh to the next.
 	cursorBytes atomic.Int64
 	memoMax     int64
 	// revs numbers endpoint revisions store-wide, so a removed and re-added endpoint never repeats one.
@@ -115,6 +115,10 @@ func (s *Store) AdvanceWatermark(t int64) {
 // number MaxBytes is enforced against; the Go heap holds somewhat more
 // (map and allocator overhead).
 func (s *Store) Bytes() int64 { return s.bytes.Load() }
+
+// CursorBytes returns what the endpoints' rate cursors hold (cursor.go): kept between refreshes, within half the
+// memo's bound, and not part of Bytes.
+func (s *Store) CursorBytes() int64 { return s.cursorBytes.Load() }
 
 // Endpoints returns the names of the endpoints held, sorted. Every query asks at every refresh: the sorted names
 // are kept until an endpoint comes or goes, and each caller gets its own copy.
