@@ -55,7 +55,7 @@ func TestStepRatesMatchRateSteps(t *testing.T) {
 }
 
 // TestStepRatesOfMatchRateSteps builds StepRates step by step, as rate cursors give them, from RateSteps' rates over
-// the grid of TestStepRatesMatchRateSteps (gaps at either end and in the middle, more than 64 steps), and from none.
+// a grid of more than 64 steps with none at either end and a gap in the middle, and from no rates at all.
 func TestStepRatesOfMatchRateSteps(t *testing.T) {
 	var pts []Point
 	for i := 40; i < 400; i++ {
