@@ -351,12 +351,11 @@ type input struct {
 }
 
 // reads is what the steps of a fetch read before the first: reach is the rate window for rates, the lookback for
-// instant values; instant ones read only the newest point at or before each step.
+// instant values; instant ones read only the newest point at or before each step, the others keep each series'
+// rates at the steps instead of its points (derive.StepRates).
 type reads struct {
 	reach   int64
 	instant bool
-	// rates keeps each series' rates at the steps instead of its points (derive.StepRates).
-	rates bool
 }
 
 // rateReads reads the rate window before each step, for the series' rates, which the history keeps instead of the
@@ -364,7 +363,7 @@ type reads struct {
 // endpoint at a time and shared with the refresh's other queries at the same steps; a light one (a warm refresh's
 // new steps) takes them from the rate cursors the history keeps between refreshes, which read only the points that
 // entered and left each window since the last.
-func (c *evalCtx) rateReads() reads { return reads{reach: c.window, rates: true} }
+func (c *evalCtx) rateReads() reads { return reads{reach: c.window} }
 
 // eachRate calls f(i, rate at step i) for every step with a rate of a rate read's input, steps ascending.
 func (c *evalCtx) eachRate(in input, f func(i int, v float64)) {
@@ -430,7 +429,7 @@ func (c *evalCtx) fetchName(endpoint, name string, catalogMatch []measure.Matche
 	var selected []Series
 	var fits bool
 	rs, rated := c.e.Source.(RateSource)
-	rated = rated && r.rates
+	rated = rated && !r.instant
 	ls, latest := c.e.Source.(LatestSource)
 	switch {
 	case rated:
@@ -453,7 +452,7 @@ func (c *evalCtx) fetchName(endpoint, name string, catalogMatch []measure.Matche
 	}
 	out := make([]input, 0, len(selected))
 	var rates []derive.StepRates
-	if r.rates && !rated {
+	if !r.instant && !rated {
 		pts := make([][]derive.Point, len(selected))
 		for i, s := range selected {
 			pts[i] = s.Points
