@@ -73,12 +73,7 @@ func TestRateCursorsMatchPoints(t *testing.T) {
 				if !ok {
 					t.Fatal("SelectRates without a bound did not fit")
 				}
-				have := map[string]string{}
-				for _, r := range got {
-					var b []string
-					r.Rates.Each(func(i int, v float64) { b = append(b, fmt.Sprintf("%d:%v", i, v)) })
-					have[seriesKey(r.Name, r.Labels)] = fmt.Sprint(r.Rates.Points(), b)
-				}
+				have := ratesGot(got)
 				want := ratesOf(m.selectRef(name, max(from, m.lastT-retention.Milliseconds()), to, nil), steps, window)
 				if fmt.Sprint(have) != fmt.Sprint(want) {
 					t.Fatalf("scrape %d, steps %v, window %d: rates differ from the reference's\n got %v\nwant %v", i, steps, window, have, want)
@@ -154,13 +149,8 @@ func TestRateCursorsBounded(t *testing.T) {
 	for _, r := range s.Select("ep", "x_total", 100_000-60_000, 100_000, nil) {
 		pts[seriesKey(r.Name, r.Labels)] = r.Points
 	}
-	want := ratesOf(pts, []int64{100_000}, 60_000)
-	for _, r := range got {
-		var rates []string
-		r.Rates.Each(func(i int, v float64) { rates = append(rates, fmt.Sprintf("%d:%v", i, v)) })
-		if k := seriesKey(r.Name, r.Labels); fmt.Sprint(r.Rates.Points(), rates) != want[k] {
-			t.Fatalf("%s: %v %v, want %s", k, r.Rates.Points(), rates, want[k])
-		}
+	if have, want := ratesGot(got), ratesOf(pts, []int64{100_000}, 60_000); fmt.Sprint(have) != fmt.Sprint(want) {
+		t.Fatalf("rates differ from those of the points\n got %v\nwant %v", have, want)
 	}
 	if held := s.cursorBytes.Load(); held != 3*cursorSize+8*12 {
 		t.Fatalf("cursors hold %d bytes, want 3 cursors' and 12 slots' %d", held, 3*cursorSize+8*12)

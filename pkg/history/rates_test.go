@@ -22,6 +22,17 @@ func ratesOf(pts map[string][]derive.Point, steps []int64, window int64) map[str
 	return out
 }
 
+// ratesGot is SelectRates' answer keyed and written as ratesOf writes the reference's.
+func ratesGot(got []Series) map[string]string {
+	out := map[string]string{}
+	for _, r := range got {
+		var b []string
+		r.Rates.Each(func(i int, v float64) { b = append(b, fmt.Sprintf("%d:%v", i, v)) })
+		out[seriesKey(r.Name, r.Labels)] = fmt.Sprint(r.Rates.Points(), b)
+	}
+	return out
+}
+
 // TestSelectRatesMemoizesRates reads rates as the queries of a refresh do (the same histogram at the same steps,
 // with and without a filter, two windows, two grids, after a points read or not) between scrapes that cross block boundaries, and checks every
 // answer against the rates of the reference model's points: the second read of a selection is taken from the memo,
@@ -64,12 +75,7 @@ func TestSelectRatesMemoizesRates(t *testing.T) {
 				if !ok {
 					t.Fatal("SelectRates without a bound did not fit")
 				}
-				have := map[string]string{}
-				for _, r := range got {
-					var b []string
-					r.Rates.Each(func(i int, v float64) { b = append(b, fmt.Sprintf("%d:%v", i, v)) })
-					have[seriesKey(r.Name, r.Labels)] = fmt.Sprint(r.Rates.Points(), b)
-				}
+				have := ratesGot(got)
 				want := ratesOf(m.selectRef(name, from, to, match), steps, window)
 				if fmt.Sprint(have) != fmt.Sprint(want) {
 					t.Fatalf("scrape %d, %d steps, window %d, read %d: rates differ from the reference's\n got %v\nwant %v", i, n, window, round, have, want)
