@@ -38,6 +38,7 @@ type Cache struct {
 	flights map[string]*flight
 	names   map[string]cachedNames
 	bounds  map[string]cachedBounds
+	labels  map[labelMapKey]map[string]string
 	stats   CacheStats
 }
 
@@ -52,7 +53,7 @@ type CacheStats struct {
 // NewCache returns a cache holding at most maxBytes of counted memory.
 func NewCache(maxBytes int64) *Cache {
 	return &Cache{maxBytes: maxBytes, entries: map[string]*list.Element{}, flights: map[string]*flight{}, names: map[string]cachedNames{},
-		bounds: map[string]cachedBounds{}}
+		bounds: map[string]cachedBounds{}, labels: map[labelMapKey]map[string]string{}}
 }
 
 // Stats reports the counters and the memory held.
@@ -69,8 +70,15 @@ type cacheEntry struct {
 	key         string
 	endpoints   []endpointNames // name, rev and oldest as when stored
 	first, last int64
-	groups      [][]Output
-	bytes       int64
+	piece
+	bytes int64
+}
+
+// piece is an evaluation's series over some steps, per catalog output in canonical order, with each series'
+// canonicalKey: the keys are built once, when the series is first evaluated, not at every merge.
+type piece struct {
+	groups [][]Output
+	keys   [][]string
 }
 
 // flight serializes evaluations of one key: turn holds a token while one runs.
@@ -157,6 +165,49 @@ func (k *Cache) dropBounds() {
 	}
 }
 
+// labelMapKey names one of fetchName's label maps: an endpoint's series of one model and rank, with no other label
+// kept.
+type labelMapKey struct{ endpoint, model, rankLabel, rank string }
+
+// maxLabelMaps bounds how many label maps a Cache keeps; past it they are all dropped, as each costs a query only
+// one map made again.
+const maxLabelMaps = 1 << 14
+
+// labelMapBytes is what a kept label map of key counts: the key's strings, the map and a slot per label.
+func labelMapBytes(key labelMapKey, m map[string]string) int64 {
+	n := int64(len(key.endpoint)+len(key.model)+len(key.rankLabel)+len(key.rank)) + 64 + 48
+	for name, v := range m {
+		n += int64(len(name)+len(v)) + 48
+	}
+	return n
+}
+
+// labelMap returns the label map kept for key, or keeps and returns build's. Every query of a refresh labels an
+// engine's series with the same map, which inputs and answers only read (Output), so they share one.
+func (k *Cache) labelMap(key labelMapKey, build func() map[string]string) map[string]string {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if m, ok := k.labels[key]; ok {
+		return m
+	}
+	if len(k.labels) >= maxLabelMaps {
+		k.dropLabelMaps()
+	}
+	m := build()
+	k.labels[key] = m
+	k.bytes += labelMapBytes(key, m)
+	k.evict()
+	return m
+}
+
+// dropLabelMaps forgets every kept label map; k.mu is held.
+func (k *Cache) dropLabelMaps() {
+	for key, m := range k.labels {
+		delete(k.labels, key)
+		k.bytes -= labelMapBytes(key, m)
+	}
+}
+
 // errNotCacheable stops merging when an output holds two series with one identity, which only an uncached
 // evaluation can order.
 var errNotCacheable = errors.New("two series share one identity")
@@ -230,7 +281,7 @@ func (k *Cache) eval(c *evalCtx, outputs []measure.Output) ([][]Output, error) {
 		k.mu.Unlock()
 		return cached.view(lo, hi), nil
 	}
-	var pieces [][][]Output
+	var pieces []piece
 	computed := int64(0)
 	segment := func(from, to int64) {
 		if err != nil || from > to {
@@ -242,9 +293,9 @@ func (k *Cache) eval(c *evalCtx, outputs []measure.Output) ([][]Output, error) {
 			return
 		}
 		defer done()
-		var g [][]Output
-		if g, err = s.outputs(outputs); err == nil {
-			pieces = append(pieces, g)
+		var p piece
+		if p, err = s.keyedOutputs(outputs); err == nil {
+			pieces = append(pieces, p)
 			computed += int64(len(s.steps))
 		}
 	}
@@ -258,10 +309,10 @@ func (k *Cache) eval(c *evalCtx, outputs []measure.Output) ([][]Output, error) {
 	if err != nil {
 		return nil, err
 	}
-	groups, err := merge(pieces, len(outputs))
+	merged, err := merge(pieces, len(outputs))
 	if errors.Is(err, errNotCacheable) {
 		if !ok {
-			return pieces[0], nil // the whole range, evaluated as without a cache
+			return pieces[0].groups, nil // the whole range, evaluated as without a cache
 		}
 		full := c.segment(c.from, c.to)
 		full.budget = &readBudget{}
@@ -278,8 +329,8 @@ func (k *Cache) eval(c *evalCtx, outputs []measure.Output) ([][]Output, error) {
 		k.stats.Reused += (hi-lo)/c.step + 1
 	}
 	k.mu.Unlock()
-	k.store(key, c, groups)
-	return groups, nil
+	k.store(key, c, merged)
+	return merged.groups, nil
 }
 
 // enter waits for any evaluation of key in progress and returns the release of this one; a cancelled query stops
@@ -340,15 +391,16 @@ func (c *evalCtx) segment(from, to int64) *evalCtx {
 	return &s
 }
 
-// span returns the entry's series restricted to the steps lo..hi.
-func (e *cacheEntry) span(lo, hi int64) [][]Output {
-	out := make([][]Output, len(e.groups))
+// span returns the entry's series restricted to the steps lo..hi, with their keys.
+func (e *cacheEntry) span(lo, hi int64) piece {
+	out := piece{groups: make([][]Output, len(e.groups)), keys: make([][]string, len(e.groups))}
 	for i, g := range e.groups {
-		for _, o := range g {
+		out.groups[i], out.keys[i] = make([]Output, 0, len(g)), make([]string, 0, len(g))
+		for j, o := range g {
 			a, b := pointRange(o.Points, lo, hi)
 			if a < b {
 				o.Points = o.Points[a:b]
-				out[i] = append(out[i], o)
+				out.groups[i], out.keys[i] = append(out.groups[i], o), append(out.keys[i], e.keys[i][j])
 			}
 		}
 	}
@@ -358,7 +410,7 @@ func (e *cacheEntry) span(lo, hi int64) [][]Output {
 // view is span for an answer that leaves the cache: points the caller cannot append into the entry's. Labels and
 // points are the entry's, which an answer's readers never write (Output).
 func (e *cacheEntry) view(lo, hi int64) [][]Output {
-	out := e.span(lo, hi)
+	out := e.span(lo, hi).groups
 	for _, g := range out {
 		for i := range g {
 			g[i].Points = g[i].Points[:len(g[i].Points):len(g[i].Points)]
@@ -380,53 +432,86 @@ func pointRange(pts []derive.Point, lo, hi int64) (int, int) {
 }
 
 // merge joins pieces covering consecutive step spans into one answer: per catalog output, each series' points in
-// piece order, series in canonical order. The result owns its points, and shares each series' labels with its
-// first piece (read-only, Output); each series' points fill their array exactly, so store can keep them as they are
-// and an append by a reader copies.
-func merge(pieces [][][]Output, n int) ([][]Output, error) {
-	out := make([][]Output, n)
+// piece order, series in canonical order. The result owns its points, and shares each series' labels and key with
+// its first piece (read-only, Output); each series' points fill their array exactly, so store can keep them as they
+// are and an append by a reader copies.
+func merge(pieces []piece, n int) (piece, error) {
+	out := piece{groups: make([][]Output, n), keys: make([][]string, n)}
 	for i := range n {
-		index := map[string]int{}
-		var at [][]int // per piece, the index in out[i] of each of its series
-		var total []int
-		var keys []string // of out[i]'s series
 		for _, p := range pieces {
-			seen := make(map[string]bool, len(p[i]))
-			js := make([]int, len(p[i]))
-			for k, o := range p[i] {
-				key := canonicalKey(o)
-				if seen[key] {
-					return nil, errNotCacheable
+			for j := 1; j < len(p.keys[i]); j++ {
+				if p.keys[i][j] == p.keys[i][j-1] { // sorted: one identity's series are adjacent
+					return piece{}, errNotCacheable
 				}
-				seen[key] = true
+			}
+		}
+		if sameSeries(pieces, i) {
+			out.groups[i], out.keys[i] = concat(pieces, i), pieces[0].keys[i]
+			continue
+		}
+		index := map[string]int{}
+		var at [][]int // per piece, the index in out.groups[i] of each of its series
+		var total []int
+		for _, p := range pieces {
+			js := make([]int, len(p.groups[i]))
+			for k, o := range p.groups[i] {
+				key := p.keys[i][k]
 				j, ok := index[key]
 				if !ok {
-					j = len(out[i])
+					j = len(out.groups[i])
 					index[key] = j
-					out[i] = append(out[i], Output{Measure: o.Measure, Labels: o.Labels, Unit: o.Unit})
-					total, keys = append(total, 0), append(keys, key)
+					out.groups[i] = append(out.groups[i], Output{Measure: o.Measure, Labels: o.Labels, Unit: o.Unit})
+					total, out.keys[i] = append(total, 0), append(out.keys[i], key)
 				}
 				js[k] = j
 				total[j] += len(o.Points)
 			}
 			at = append(at, js)
 		}
-		for j := range out[i] {
-			out[i][j].Points = make([]derive.Point, 0, total[j])
+		for j := range out.groups[i] {
+			out.groups[i][j].Points = make([]derive.Point, 0, total[j])
 		}
 		for pi, p := range pieces {
-			for k, o := range p[i] {
+			for k, o := range p.groups[i] {
 				j := at[pi][k]
-				out[i][j].Points = append(out[i][j].Points, o.Points...)
+				out.groups[i][j].Points = append(out.groups[i][j].Points, o.Points...)
 			}
 		}
-		sortByKeys(out[i], keys)
+		sortByKeys(out.groups[i], out.keys[i])
 	}
 	return out, nil
 }
 
-// store keeps the steps of groups that are final: at or before every selected endpoint's newest (Source.Bounds).
-func (k *Cache) store(key string, c *evalCtx, groups [][]Output) {
+// sameSeries reports whether every piece holds the same series, by key, in output i: a refresh's common case,
+// merged by position.
+func sameSeries(pieces []piece, i int) bool {
+	for _, p := range pieces[1:] {
+		if !slices.Equal(p.keys[i], pieces[0].keys[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// concat joins, by position, the points of pieces that hold the same series in output i.
+func concat(pieces []piece, i int) []Output {
+	out := make([]Output, len(pieces[0].groups[i]))
+	for j, o := range pieces[0].groups[i] {
+		total := 0
+		for _, p := range pieces {
+			total += len(p.groups[i][j].Points)
+		}
+		pts := make([]derive.Point, 0, total)
+		for _, p := range pieces {
+			pts = append(pts, p.groups[i][j].Points...)
+		}
+		out[j] = Output{Measure: o.Measure, Labels: o.Labels, Unit: o.Unit, Points: pts}
+	}
+	return out
+}
+
+// store keeps the steps of p that are final: at or before every selected endpoint's newest (Source.Bounds).
+func (k *Cache) store(key string, c *evalCtx, p piece) {
 	settled := c.endpoints[0].newest
 	for _, ep := range c.endpoints {
 		settled = min(settled, ep.newest)
@@ -444,9 +529,9 @@ func (k *Cache) store(key string, c *evalCtx, groups [][]Output) {
 		e.endpoints[i] = endpointNames{name: ep.name, rev: ep.rev, oldest: ep.oldest, held: ep.held}
 		e.bytes += int64(len(ep.name)) + 64
 	}
-	e.groups = make([][]Output, len(groups))
-	for i, g := range groups {
-		for _, o := range g {
+	e.groups, e.keys = make([][]Output, len(p.groups)), make([][]string, len(p.groups))
+	for i, g := range p.groups {
+		for j, o := range g {
 			_, b := pointRange(o.Points, c.from, last)
 			if b == 0 {
 				continue
@@ -454,11 +539,11 @@ func (k *Cache) store(key string, c *evalCtx, groups [][]Output) {
 			// Points and labels are shared with the answer (merge made the points for it), which readers never write,
 			// as with a view; the full slice expression keeps an append to either from writing into the other.
 			kept := Output{Measure: o.Measure, Unit: o.Unit, Labels: o.Labels, Points: o.Points[:b:b]}
-			e.groups[i] = append(e.groups[i], kept)
-			e.bytes += 96 + int64(len(o.Measure)+len(o.Unit)) + 16*int64(len(kept.Points))
-			for name, v := range kept.Labels {
-				e.bytes += int64(len(name)+len(v)) + 48
-			}
+			key := p.keys[i][j]
+			e.groups[i], e.keys[i] = append(e.groups[i], kept), append(e.keys[i], key)
+			// The key holds the measure's name and every label's name and value, so its length bounds theirs too: it
+			// is counted once as itself and once for them, with a map slot per label.
+			e.bytes += 112 + int64(len(o.Unit)) + 16*int64(len(kept.Points)) + 2*int64(len(key)) + 48*int64(len(kept.Labels))
 		}
 	}
 	k.mu.Lock()
@@ -476,7 +561,7 @@ func (k *Cache) store(key string, c *evalCtx, groups [][]Output) {
 	k.evict()
 }
 
-// evict drops least recently used entries, then the bucket bounds and name sets, until the counted memory fits; k.mu is held.
+// evict drops least recently used entries, then the bucket bounds, label maps and name sets, until the counted memory fits; k.mu is held.
 func (k *Cache) evict() {
 	for k.bytes > k.maxBytes && k.lru.Len() > 0 {
 		el := k.lru.Back()
@@ -487,6 +572,7 @@ func (k *Cache) evict() {
 	}
 	if k.bytes > k.maxBytes {
 		k.dropBounds()
+		k.dropLabelMaps()
 		for name, n := range k.names {
 			delete(k.names, name)
 			k.bytes -= n.bytes

@@ -427,3 +427,49 @@ func TestCacheWaitIsCancellable(t *testing.T) {
 		t.Errorf("%d flights left behind", len(k.flights))
 	}
 }
+
+// TestCacheSharesLabelMaps: two queries of a refresh answer an engine's series with one label map, which the cache
+// counts, and it keeps at most maxLabelMaps of them, its count back to zero once they are dropped.
+func TestCacheSharesLabelMaps(t *testing.T) {
+	f := newLiveFleet(t, time.Hour)
+	for range 12 {
+		f.scrape("", "")
+	}
+	cache := NewCache(64 << 20)
+	eng := &Engine{Source: HistorySource{Store: f.store}, ScrapeInterval: 5 * time.Second, Cache: cache}
+	now := f.start.Add(f.el)
+	r := Request{From: now.Add(-time.Minute), To: now, Interval: 5 * time.Second}
+	byEngine := map[string]map[string]string{}
+	shared := 0
+	for _, q := range []Query{{QueryType: TypeKVCacheUsage, GroupBy: GroupEngine}, {QueryType: TypeQueue, Measure: "running", GroupBy: GroupEngine}} {
+		res, err := eng.Eval(context.Background(), q, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range res.Outputs {
+			k := LabelKey(o.Labels)
+			if m, ok := byEngine[k]; ok && reflect.ValueOf(m).Pointer() == reflect.ValueOf(o.Labels).Pointer() {
+				shared++
+			}
+			byEngine[k] = o.Labels
+		}
+	}
+	if shared == 0 {
+		t.Errorf("no engine's series of the second query shares the first's label map (%d engines)", len(byEngine))
+	}
+
+	k := NewCache(1 << 30)
+	for i := range maxLabelMaps + 10 {
+		key := labelMapKey{endpoint: fmt.Sprint("ep-", i), model: "m"}
+		k.labelMap(key, func() map[string]string { return map[string]string{"endpoint": key.endpoint, "model_name": "m"} })
+		if len(k.labels) > maxLabelMaps {
+			t.Fatalf("%d label maps kept, over %d", len(k.labels), maxLabelMaps)
+		}
+	}
+	k.mu.Lock()
+	k.dropLabelMaps()
+	k.mu.Unlock()
+	if st := k.Stats(); st.Bytes != 0 {
+		t.Errorf("with every label map dropped the cache counts %d bytes", st.Bytes)
+	}
+}

@@ -133,8 +133,14 @@ func (e *Engine) Eval(ctx context.Context, q Query, r Request) (*Result, error) 
 // outputs evaluates each catalog output at the context's steps; each output's series come in canonical order
 // (measure name, then labels, as Prometheus sorts a range query's series), without empty ones.
 func (c *evalCtx) outputs(outputs []measure.Output) ([][]Output, error) {
+	p, err := c.keyedOutputs(outputs)
+	return p.groups, err
+}
+
+// keyedOutputs is outputs with each series' canonicalKey, which the cache keeps to merge the next refresh's steps.
+func (c *evalCtx) keyedOutputs(outputs []measure.Output) (piece, error) {
 	metricUnit := c.q.LatencySignal().Unit
-	groups := make([][]Output, len(outputs))
+	p := piece{groups: make([][]Output, len(outputs)), keys: make([][]string, len(outputs))}
 	for i, o := range outputs {
 		name, unit := o.Resolve(c.q.Metric, metricUnit)
 		for _, out := range c.eval(o.Node) {
@@ -144,27 +150,32 @@ func (c *evalCtx) outputs(outputs []measure.Output) ([][]Output, error) {
 			if name != "" {
 				out.Measure, out.Unit = name, unit
 			}
-			groups[i] = append(groups[i], out)
+			p.groups[i] = append(p.groups[i], out)
 		}
 		if err := c.stopped(); err != nil {
-			return nil, err
+			return piece{}, err
 		}
-		sortCanonical(groups[i])
+		p.keys[i] = sortCanonical(p.groups[i])
 	}
-	return groups, nil
+	return p, nil
 }
 
-// sortCanonical orders one output's series by measure name, then labels; series with equal keys keep their order.
-func sortCanonical(outs []Output) {
+// sortCanonical orders one output's series by measure name, then labels (series with equal keys keep their
+// order), and returns their canonicalKeys in that order.
+func sortCanonical(outs []Output) []string {
 	keys := make([]string, len(outs))
 	for i, o := range outs {
 		keys[i] = canonicalKey(o)
 	}
 	sortByKeys(outs, keys)
+	return keys
 }
 
-// sortByKeys is sortCanonical with each series' canonicalKey given.
+// sortByKeys is sortCanonical with each series' canonicalKey given; it orders keys with the series.
 func sortByKeys(outs []Output, keys []string) {
+	if slices.IsSorted(keys) {
+		return
+	}
 	type keyed struct {
 		key string
 		out Output
@@ -175,7 +186,7 @@ func sortByKeys(outs []Output, keys []string) {
 	}
 	slices.SortStableFunc(ks, func(a, b keyed) int { return strings.Compare(a.key, b.key) })
 	for i, k := range ks {
-		outs[i] = k.out
+		outs[i], keys[i] = k.out, k.key
 	}
 }
 
@@ -466,18 +477,27 @@ func (c *evalCtx) fetchName(endpoint, name string, catalogMatch []measure.Matche
 		// A histogram's buckets come one after another with the same labels: without labels to keep, they share one
 		// map (inputs' labels are read-only), and groupInputs keys it once.
 		if labels == nil || len(keep) > 0 || model != prevModel || rank != prevRank {
-			labels = make(map[string]string, 3+len(keep))
-			labels["endpoint"] = endpoint
-			if model != "" {
-				labels["model_name"] = model
-			}
-			if rank != "" {
-				labels[rankOut] = rank
-			}
-			for _, k := range keep {
-				if v, ok := s.Labels.Lookup(k); ok {
-					labels[k] = v
+			build := func() map[string]string {
+				labels := make(map[string]string, 3+len(keep))
+				labels["endpoint"] = endpoint
+				if model != "" {
+					labels["model_name"] = model
 				}
+				if rank != "" {
+					labels[rankOut] = rank
+				}
+				for _, k := range keep {
+					if v, ok := s.Labels.Lookup(k); ok {
+						labels[k] = v
+					}
+				}
+				return labels
+			}
+			if len(keep) == 0 && c.e.Cache != nil {
+				// The refresh's other queries label this engine's series alike: they share one kept map.
+				labels = c.e.Cache.labelMap(labelMapKey{endpoint: endpoint, model: model, rankLabel: rankOut, rank: rank}, build)
+			} else {
+				labels = build()
 			}
 			prevModel, prevRank = model, rank
 		}
@@ -593,8 +613,16 @@ type group struct {
 	members []input
 }
 
-// groupLabels keeps the labels the query's GroupBy reports.
+// groupLabels keeps the labels the query's GroupBy reports: l itself, read-only as inputs' labels are, when it
+// reports them all.
 func (c *evalCtx) groupLabels(l map[string]string) map[string]string {
+	all := true
+	for k := range l {
+		all = all && c.reports(k)
+	}
+	if all {
+		return l
+	}
 	out := make(map[string]string, len(l))
 	for k, v := range l {
 		if c.reports(k) {
