@@ -37,6 +37,39 @@ func (r *StepRates) Bytes() int64 { return int64(8*cap(r.v) + 8*cap(r.has)) }
 // StepRatesOf returns the StepRates of rates given step by step: v[i] is the rate at step i where has[i]; points
 // is how many points they came from.
 func StepRatesOf(v []float64, has []bool, points int) StepRates {
+	return stepRatesOf(v, has, points, nil)
+}
+
+// StepRatesBuf holds the arrays of many StepRates in two, so rating a selection's series allocates twice, not twice
+// per series.
+type StepRatesBuf struct {
+	v   []float64
+	has []uint64
+}
+
+// NewStepRatesBuf returns a StepRatesBuf with room for series StepRates of up to steps steps each.
+func NewStepRatesBuf(series, steps int) *StepRatesBuf {
+	return &StepRatesBuf{v: make([]float64, 0, series*steps), has: make([]uint64, 0, series*((steps+63)/64))}
+}
+
+// Of is StepRatesOf with the arrays carved from b (made apart once b is full). Each StepRates' slices are full,
+// so an append to one copies rather than writing into the next.
+func (b *StepRatesBuf) Of(v []float64, has []bool, points int) StepRates {
+	return stepRatesOf(v, has, points, b)
+}
+
+// take returns a zeroed n-element float slice and m-word bit set from b, or made apart when b lacks room.
+func (b *StepRatesBuf) take(n, m int) ([]float64, []uint64) {
+	if b == nil || len(b.v)+n > cap(b.v) || len(b.has)+m > cap(b.has) {
+		return make([]float64, n), make([]uint64, m)
+	}
+	v, has := b.v[len(b.v):len(b.v)+n:len(b.v)+n], b.has[len(b.has):len(b.has)+m:len(b.has)+m]
+	b.v, b.has = b.v[:len(b.v)+n], b.has[:len(b.has)+m]
+	return v, has
+}
+
+// stepRatesOf implements StepRatesOf and StepRatesBuf.Of.
+func stepRatesOf(v []float64, has []bool, points int, b *StepRatesBuf) StepRates {
 	lo, hi := 0, len(v)
 	for lo < hi && !has[lo] {
 		lo++
@@ -48,8 +81,8 @@ func StepRatesOf(v []float64, has []bool, points int) StepRates {
 	if lo == hi {
 		return r
 	}
-	r.v = append([]float64(nil), v[lo:hi]...)
-	r.has = make([]uint64, (hi-lo+63)/64)
+	r.v, r.has = b.take(hi-lo, (hi-lo+63)/64)
+	copy(r.v, v[lo:hi])
 	for i := lo; i < hi; i++ {
 		if has[i] {
 			r.has[(i-lo)/64] |= 1 << ((i - lo) % 64)

@@ -86,6 +86,37 @@ func TestStepRatesOfMatchRateSteps(t *testing.T) {
 	}
 }
 
+// TestStepRatesBufMatchesStepRatesOf carves StepRates for more series than the buffer was sized for: each equals
+// StepRatesOf's, those past its room included, and appending to one leaves the next as it was.
+func TestStepRatesBufMatchesStepRatesOf(t *testing.T) {
+	const steps = 70 // two bitset words
+	buf := NewStepRatesBuf(3, steps)
+	var got, want []StepRates
+	for s := range 5 {
+		v, has := make([]float64, steps), make([]bool, steps)
+		for i := s; i < steps-s; i += 1 + s {
+			v[i], has[i] = float64(s*100+i), true
+		}
+		got, want = append(got, buf.Of(v, has, s)), append(want, StepRatesOf(v, has, s))
+	}
+	each := func(r StepRates) string {
+		var out []string
+		r.Each(func(i int, x float64) { out = append(out, fmt.Sprintf("%d:%v", i, x)) })
+		return fmt.Sprint(r.Points(), out)
+	}
+	for s := range got {
+		if each(got[s]) != each(want[s]) {
+			t.Errorf("series %d: StepRatesBuf gave %s, StepRatesOf %s", s, each(got[s]), each(want[s]))
+		}
+	}
+	before := each(got[1])
+	_ = append(got[0].v, -1)
+	_ = append(got[0].has, ^uint64(0))
+	if each(got[1]) != before {
+		t.Errorf("appending to one StepRates changed the next: %s, was %s", each(got[1]), before)
+	}
+}
+
 // TestWindowRateMatchesRateSteps rates windows from their ends, point count and increase, as rate cursors do, and
 // compares each bit for bit with RateSteps over the window's points: with and without resets, gaps, and windows
 // whose first point lies near the start or the zero point.

@@ -74,9 +74,8 @@ func (ep *endpoint) selectRates(name string, from, to int64, steps []int64, wind
 // to be rated from their points.
 func (ep *endpoint) rateByCursors(p selection, steps []int64, window int64, key rateKey, got []*derive.StepRates) int {
 	v, has := make([]float64, len(steps)), make([]bool, len(steps))
-	var ids []int32
-	var rates []derive.StepRates
-	var at []int
+	ids, at := make([]int32, 0, len(p.ids)), make([]int, 0, len(p.ids))
+	rates, buf := make([]derive.StepRates, 0, len(p.ids)), derive.NewStepRatesBuf(len(p.ids), len(steps))
 	ep.cursors.mu.Lock()
 	slots := ep.slots(window)
 	for i, id := range p.ids {
@@ -88,7 +87,7 @@ func (ep *endpoint) rateByCursors(p selection, steps []int64, window int64, key 
 			continue
 		}
 		ids, at = append(ids, id), append(at, i)
-		rates = append(rates, derive.StepRatesOf(v, has, points))
+		rates = append(rates, buf.Of(v, has, points))
 	}
 	ep.cursors.mu.Unlock()
 	for j, i := range at {
