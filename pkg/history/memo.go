@@ -27,6 +27,8 @@ type memo struct {
 	counts map[memoKey]memoCounts
 	// rates holds selections' rates at steps (SelectRates).
 	rates map[rateKey]map[int32]*derive.StepRates
+	// shared holds whole rate selections by filter (SelectRatesShared).
+	shared map[sharedKey]sharedSelection
 	// bytes and rateBytes are what the memo holds, counted in Store.memoBytes and Store.ratesBytes.
 	bytes, rateBytes int64
 }
@@ -63,6 +65,50 @@ func (m *memo) keep(s *Store, key memoKey, ids []int32, pts [][]derive.Point) {
 	defer m.mu.Unlock()
 	put(&m.sels, key, ids, func(i int) []derive.Point { return pts[i] })
 	m.bytes += cost
+}
+
+// sharedKey names a rate selection with the filter that picked its series.
+type sharedKey struct {
+	rateKey
+	filter string
+}
+
+// sharedSelection is a rate selection's answer: its series, how many series matched (with or without rates) and
+// how many points the blocks read hold for them, the bound a later read checks against its own.
+type sharedSelection struct {
+	series         []Series
+	matched, total int
+}
+
+// sharedSelectionSize estimates a shared selection's map entry and slice header, besides 80 bytes a series.
+const sharedSelectionSize = 128
+
+// sharedSelection returns the memoized selection for key.
+func (m *memo) sharedSelection(key sharedKey) (sharedSelection, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	sel, ok := m.shared[key]
+	return sel, ok
+}
+
+// keepShared memoizes sel for key while the store's bound for rates allows: its rates are the memo's already, so
+// it costs the Series and the key.
+func (m *memo) keepShared(s *Store, key sharedKey, sel sharedSelection) {
+	cost := sharedSelectionSize + int64(len(key.name)+len(key.filter)) + 80*int64(len(sel.series))
+	if !reserve(&s.ratesBytes, cost, s.memoMax) {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.shared[key]; ok {
+		s.ratesBytes.Add(-cost) // another query kept it meanwhile
+		return
+	}
+	if m.shared == nil {
+		m.shared = make(map[sharedKey]sharedSelection)
+	}
+	m.shared[key] = sel
+	m.rateBytes += cost
 }
 
 // lookupRates fills got with the memoized rates of ids for key (nil where none), and returns how many it found.
@@ -163,7 +209,7 @@ func (m *memo) drop(s *Store) {
 	}
 	s.memoBytes.Add(-m.bytes)
 	s.ratesBytes.Add(-m.rateBytes)
-	m.sels, m.counts, m.rates, m.bytes, m.rateBytes = nil, nil, nil, 0, 0
+	m.sels, m.counts, m.rates, m.shared, m.bytes, m.rateBytes = nil, nil, nil, nil, 0, 0
 }
 
 // lock write-locks the endpoint and drops its memo, which any write may make wrong.

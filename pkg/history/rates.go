@@ -28,11 +28,46 @@ func (s *Store) SelectRates(endpoint, name string, from, to int64, steps []int64
 	return ep.selectRates(name, from, to, steps, window, match, maxPoints)
 }
 
+// SelectRatesShared is SelectRates for a filter named by filter: reads with one name select the same series with
+// match, so a refresh's other queries get the first's answer from the memo, read-only, without match run again.
+// matched is how many series match selected, those without a rate at the steps included, which a caller counting
+// the series it reads counts as match would have. An empty filter shares nothing.
+func (s *Store) SelectRatesShared(endpoint, name string, from, to int64, steps []int64, window int64, filter string, match func(exposition.Labels) bool, maxPoints int) (out []Series, matched int, fits bool) {
+	ep := s.rlock(endpoint)
+	if ep == nil {
+		return nil, 0, true
+	}
+	defer ep.mu.RUnlock()
+	if filter == "" || len(steps) == 0 {
+		out, p, fits := ep.rateSelection(name, from, to, steps, window, match, maxPoints)
+		return out, len(p.ids), fits
+	}
+	key := sharedKey{rateKey: rateKey{memoKey: memoKey{name: name, lo: max(from, ep.floor()), hi: to}, first: steps[0],
+		last: steps[len(steps)-1], n: len(steps), window: window}, filter: filter}
+	if sel, ok := ep.memo.sharedSelection(key); ok {
+		if maxPoints > 0 && sel.total > maxPoints {
+			return nil, 0, false
+		}
+		return sel.series, sel.matched, true
+	}
+	out, p, fits := ep.rateSelection(name, from, to, steps, window, match, maxPoints)
+	if fits {
+		ep.memo.keepShared(ep.st, key, sharedSelection{series: out, matched: len(p.ids), total: p.total})
+	}
+	return out, len(p.ids), fits
+}
+
 // selectRates implements SelectRates under the read lock.
 func (ep *endpoint) selectRates(name string, from, to int64, steps []int64, window int64, match func(exposition.Labels) bool, maxPoints int) ([]Series, bool) {
+	out, _, fits := ep.rateSelection(name, from, to, steps, window, match, maxPoints)
+	return out, fits
+}
+
+// rateSelection is selectRates with the selection it read.
+func (ep *endpoint) rateSelection(name string, from, to int64, steps []int64, window int64, match func(exposition.Labels) bool, maxPoints int) ([]Series, selection, bool) {
 	p, fits := ep.pick(name, from, to, match, maxPoints)
 	if !fits || len(p.ids) == 0 || len(steps) == 0 {
-		return nil, fits
+		return nil, p, fits
 	}
 	key := rateKey{memoKey: memoKey{name: name, lo: p.lo, hi: p.hi}, first: steps[0], last: steps[len(steps)-1], n: len(steps), window: window}
 	got := make([]*derive.StepRates, len(p.ids))
@@ -66,7 +101,7 @@ func (ep *endpoint) selectRates(name string, from, to int64, steps []int64, wind
 		}
 		out = append(out, Series{Name: ep.series[id].id.name, Labels: ep.labels(id), Rates: got[i]})
 	}
-	return out, true
+	return out, p, true
 }
 
 // rateByCursors fills got[i], where nil, with p.ids[i]'s rates at steps from its rate cursor (cursor.go), and

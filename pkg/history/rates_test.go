@@ -111,3 +111,51 @@ func TestSelectRatesMemoizesRates(t *testing.T) {
 		t.Fatal("a selection over maxPoints answered")
 	}
 }
+
+// TestSelectRatesSharedHandsOnTheSelection reads rates as a refresh's queries do, each with a named filter: a read
+// with a name read before between two scrapes gets that answer without its match run, counting the series matched
+// as the first read counted them; another name, or a write, runs match again; a read whose bound the shared
+// selection passes is refused; and every answer equals SelectRates' with the same match.
+func TestSelectRatesSharedHandsOnTheSelection(t *testing.T) {
+	sc := parseFixture(t, dynamoFixture)
+	s := New(Options{MaxBytes: -1})
+	const name = "vllm:e2e_request_latency_seconds_bucket"
+	inf := func(ls exposition.Labels) bool { return ls.Get("le") == "+Inf" }
+	for i := int64(1); i <= 30; i++ {
+		s.Append("ep", i*5000, sc)
+	}
+	to := int64(30 * 5000)
+	steps := derive.Steps(to-4*15_000, to, 15_000)
+	from := steps[0] - 60_000
+	read := func(filter string, match func(exposition.Labels) bool, maxPoints int) (got []Series, matched, calls int, fits bool) {
+		counting := func(ls exposition.Labels) bool {
+			calls++
+			return match == nil || match(ls)
+		}
+		got, matched, fits = s.SelectRatesShared("ep", name, from, to, steps, 60_000, filter, counting, maxPoints)
+		return got, matched, calls, fits
+	}
+	want, _ := s.SelectRates("ep", name, from, to, steps, 60_000, inf, 0)
+	first, matched, calls, _ := read("le=+Inf", inf, 0)
+	if calls == 0 || matched != len(want) || fmt.Sprint(ratesGot(first)) != fmt.Sprint(ratesGot(want)) {
+		t.Fatalf("first read: match ran %d times, %d matched, %d series; want %d as SelectRates", calls, matched, len(first), len(want))
+	}
+	again, matched2, calls, _ := read("le=+Inf", inf, 0)
+	if calls != 0 || matched2 != matched || &again[0] != &first[0] {
+		t.Errorf("a second read of the filter ran match %d times, matched %d (want 0 and %d), shared=%v", calls, matched2, matched, &again[0] == &first[0])
+	}
+	all, matchedAll, calls, _ := read("all", nil, 0)
+	if calls == 0 || matchedAll <= matched || len(all) <= len(first) {
+		t.Errorf("another filter's read ran match %d times and matched %d series: it took the first filter's selection", calls, matchedAll)
+	}
+	if got, _, _, fits := read("le=+Inf", inf, 1); fits || got != nil {
+		t.Error("a shared selection was handed to a read whose point bound it passes")
+	}
+	s.Append("ep", 31*5000, sc)
+	if _, _, calls, _ := read("le=+Inf", inf, 0); calls == 0 {
+		t.Error("after a write the shared selection was handed on")
+	}
+	if _, matched, calls, _ := read("", inf, 0); calls == 0 || matched != len(want) {
+		t.Errorf("an unnamed filter: match ran %d times, %d matched", calls, matched)
+	}
+}

@@ -25,9 +25,9 @@ import (
 //     is the rate window for formulas that read rates and 0 for gauges.
 //
 // Answers are identical to an uncached evaluation, series order included (TestCacheMatchesUncached). Memory is
-// counted per entry (points, labels, keys) and per endpoint name set against a byte budget; the least recently used
-// entries go first, and an entry larger than a quarter of the budget is not kept. Identical queries running at once
-// are evaluated once: the second waits and reads the first's steps.
+// counted per entry (points, labels, keys), per endpoint name set and per shared label map (labelMap) against a
+// byte budget; the least recently used entries go first, and an entry larger than a quarter of the budget is not
+// kept. Identical queries running at once are evaluated once: the second waits and reads the first's steps.
 type Cache struct {
 	maxBytes int64
 

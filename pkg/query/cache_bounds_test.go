@@ -20,9 +20,9 @@ func (c countedReads) Select(endpoint, name string, from, to int64, match func(e
 	return c.HistorySource.Select(endpoint, name, from, to, match, maxPoints)
 }
 
-func (c countedReads) SelectRates(endpoint, name string, from, to int64, steps []int64, window int64, match func(exposition.Labels) bool, maxPoints int) ([]Series, bool) {
+func (c countedReads) SelectRates(endpoint, name string, from, to int64, steps []int64, window int64, filter string, match func(exposition.Labels) bool, maxPoints int) ([]Series, int, bool) {
 	c.n.Add(1)
-	return c.HistorySource.SelectRates(endpoint, name, from, to, steps, window, match, maxPoints)
+	return c.HistorySource.SelectRates(endpoint, name, from, to, steps, window, filter, match, maxPoints)
 }
 
 func (c countedReads) SelectLatest(endpoint, name string, from, carry, to int64, match func(exposition.Labels) bool, maxPoints int) ([]Series, bool) {

@@ -473,3 +473,50 @@ func TestCacheSharesLabelMaps(t *testing.T) {
 		t.Errorf("with every label map dropped the cache counts %d bytes", st.Bytes)
 	}
 }
+
+// TestSharedSelectionsFollowFilters evaluates, between two scrapes, the same rate measures under different model,
+// engine and label filters one after another, so each read finds the others' selections shared (history's
+// SelectRatesShared), and requires every answer to equal an engine's that shares nothing and reads points
+// (fullReads): a filter the selection's name left out would hand one filter's series to another.
+func TestSharedSelectionsFollowFilters(t *testing.T) {
+	f := newLiveFleet(t, time.Hour)
+	for range 12 * 6 {
+		f.scrape("", "")
+	}
+	shared := &Engine{Source: HistorySource{Store: f.store}, ScrapeInterval: 5 * time.Second}
+	plain := &Engine{Source: fullReads{HistorySource{Store: f.store}}, ScrapeInterval: 5 * time.Second}
+	now := f.start.Add(f.el)
+	r := Request{From: now.Add(-2 * time.Minute), To: now, Interval: 15 * time.Second}
+	var qs []Query
+	for _, filter := range []struct{ model, engine string }{{"", ""}, {"nothing", ""}, {"", "0"}, {".*", ".*"}, {"", "1"}} {
+		for _, q := range []Query{
+			{QueryType: TypeLatency, Measure: "quantiles", Metric: "ttft", Quantiles: []float64{0.5, 0.95}},
+			{QueryType: TypeThroughput, Measure: "finish_share"},
+			{QueryType: TypeThroughput, Measure: "errors"},
+			{QueryType: TypeThroughput, Measure: "requests"},
+			{QueryType: TypeRaw, Metric: "vllm:request_success_total", Labels: map[string]string{"finished_reason": "stop"}},
+			{QueryType: TypeRaw, Metric: "vllm:request_success_total", Labels: map[string]string{"finished_reason": "length"}},
+		} {
+			q.Model, q.Engine, q.GroupBy = filter.model, filter.engine, GroupEngine
+			qs = append(qs, q)
+		}
+	}
+	answered := 0
+	for _, q := range qs {
+		want, werr := plain.Eval(context.Background(), q, r)
+		got, gerr := shared.Eval(context.Background(), q, r)
+		if (werr == nil) != (gerr == nil) {
+			t.Fatalf("%+v: errors differ: %v, %v", q, werr, gerr)
+		}
+		if werr != nil {
+			continue
+		}
+		if d := resultDiff(want, got); d != "" {
+			t.Fatalf("%+v: %s", q, d)
+		}
+		answered += len(got.Outputs)
+	}
+	if answered == 0 {
+		t.Fatal("no series answered")
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"reflect"
 	"regexp"
@@ -49,9 +50,11 @@ type LatestSource interface {
 }
 
 // RateSource is a Source that returns, for a rate read, each series' rates at the steps instead of its points, so
-// the queries of a refresh reading the same counters at the same steps share them (history.Store.SelectRates).
+// the queries of a refresh reading the same counters at the same steps share them; reads whose filter has one
+// name (not empty) select alike and share the whole selection (history.Store.SelectRatesShared). matched is how
+// many series match selected, counted against the query's series budget.
 type RateSource interface {
-	SelectRates(endpoint, name string, from, to int64, steps []int64, window int64, match func(exposition.Labels) bool, maxPoints int) ([]Series, bool)
+	SelectRates(endpoint, name string, from, to int64, steps []int64, window int64, filter string, match func(exposition.Labels) bool, maxPoints int) (series []Series, matched int, fits bool)
 }
 
 // SpanSource is a Source that reads an endpoint's Revision and Bounds at once, as every query does for every
@@ -231,14 +234,16 @@ func (c *evalCtx) exposes(sig vllm.Signal) bool {
 
 // evalCtx is one query's evaluation state.
 type evalCtx struct {
-	e                *Engine
-	q                Query
-	steps            []int64
-	step, window     int64
-	from, to         int64
-	lookback         int64
-	modelRe, rankRe  *regexp.Regexp
-	labelRes         map[string]*regexp.Regexp
+	e               *Engine
+	q               Query
+	steps           []int64
+	step, window    int64
+	from, to        int64
+	lookback        int64
+	modelRe, rankRe *regexp.Regexp
+	labelRes        map[string]*regexp.Regexp
+	// filter names what selects decides besides the sample name and catalog matchers (filterName).
+	filter           string
 	endpoints        []endpointNames
 	requestedFrom    int64
 	scrapeIntervalMs int64
@@ -304,6 +309,7 @@ func (e *Engine) newEvalCtx(ctx context.Context, q Query, rng Range, requestedFr
 	}
 	m := q.Matchers()
 	c.modelRe, c.rankRe, c.labelRes = m.Model, m.Engine, m.Labels
+	c.filter = c.filterName()
 	endpointRe := m.Endpoint
 	spans, _ := e.Source.(SpanSource)
 	for _, ep := range e.Source.Endpoints() {
@@ -444,7 +450,11 @@ func (c *evalCtx) fetchName(endpoint, name string, catalogMatch []measure.Matche
 	ls, latest := c.e.Source.(LatestSource)
 	switch {
 	case rated:
-		selected, fits = rs.SelectRates(endpoint, name, c.from-r.reach, c.to, c.steps, c.window, match, MaxFetchedPoints-b.fetched)
+		// The source counts what the filter matched, so a selection shared with another query counts alike.
+		var matched int
+		selected, matched, fits = rs.SelectRates(endpoint, name, c.from-r.reach, c.to, c.steps, c.window, c.filterOf(catalogMatch),
+			func(ls exposition.Labels) bool { return c.selects(name, ls, catalogMatch) }, MaxFetchedPoints-b.fetched)
+		b.series += matched
 	case latest && r.instant:
 		selected, fits = ls.SelectLatest(endpoint, name, c.from-r.reach, c.from, c.to, match, MaxFetchedPoints-b.fetched)
 	default:
@@ -532,6 +542,39 @@ func modelOf(ls exposition.Labels) string {
 		return m
 	}
 	return ls.Get("model")
+}
+
+// filterName is the query's part of a selection's filter name: everything selects reads but the sample name and
+// the catalog's matchers. Filters are regular expressions, so the NUL byte separating them is in none.
+func (c *evalCtx) filterName() string {
+	re := func(r *regexp.Regexp) string {
+		if r == nil {
+			return ""
+		}
+		return r.String()
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%t\x00%s\x00%s", c.q.QueryType == TypeRaw, re(c.rankRe), re(c.modelRe))
+	for _, name := range slices.Sorted(maps.Keys(c.labelRes)) {
+		fmt.Fprintf(&b, "\x00%s\x00%s", name, re(c.labelRes[name]))
+	}
+	return b.String()
+}
+
+// filterOf names the filter selects applies with the catalog's matchers m.
+func (c *evalCtx) filterOf(m []measure.Matcher) string {
+	if len(m) == 0 {
+		return c.filter
+	}
+	var b strings.Builder
+	b.WriteString(c.filter)
+	for _, x := range m {
+		b.WriteString("\x01")
+		b.WriteString(x.Label)
+		b.WriteByte(0)
+		b.WriteString(x.Regex)
+	}
+	return b.String()
 }
 
 // selects reports whether a series of the sample name passes the query's model, rank and label filters and the

@@ -28,9 +28,9 @@ func (h HistorySource) SelectLatest(endpoint, name string, from, carry, to int64
 }
 
 // SelectRates returns an endpoint's series of one name in [from, to] as their rates at steps
-// (history.Store.SelectRates).
-func (h HistorySource) SelectRates(endpoint, name string, from, to int64, steps []int64, window int64, match func(exposition.Labels) bool, maxPoints int) ([]Series, bool) {
-	return h.Store.SelectRates(endpoint, name, from, to, steps, window, match, maxPoints)
+// (history.Store.SelectRatesShared).
+func (h HistorySource) SelectRates(endpoint, name string, from, to int64, steps []int64, window int64, filter string, match func(exposition.Labels) bool, maxPoints int) ([]Series, int, bool) {
+	return h.Store.SelectRatesShared(endpoint, name, from, to, steps, window, filter, match, maxPoints)
 }
 
 // Span is Revision and Bounds read together (history.Store.Span).
