@@ -67,20 +67,21 @@ func (m *memo) keep(s *Store, key memoKey, ids []int32, pts [][]derive.Point) {
 	m.bytes += cost
 }
 
-// sharedKey names a rate selection with the filter that picked its series.
+// sharedKey names a selection with the filter that picked its series: a rate read's (rates set) or an instant
+// read's.
 type sharedKey struct {
 	rateKey
 	filter string
 }
 
-// sharedSelection is a rate selection's answer: its series, how many series matched (with or without rates) and
-// how many points the blocks read hold for them, the bound a later read checks against its own.
+// sharedSelection is a selection's answer: its series, how many series matched (with or without points or rates
+// in the range) and how many points the blocks read hold for them, the bound a later read checks against its own.
 type sharedSelection struct {
 	series         []Series
 	matched, total int
 }
 
-// sharedSelectionSize estimates a shared selection's map entry and slice header, besides 80 bytes a series.
+// sharedSelectionSize estimates a shared selection's map entry and slice header, besides what its series hold.
 const sharedSelectionSize = 128
 
 // sharedSelection returns the memoized selection for key.
@@ -91,10 +92,16 @@ func (m *memo) sharedSelection(key sharedKey) (sharedSelection, bool) {
 	return sel, ok
 }
 
-// keepShared memoizes sel for key while the store's bound for rates allows: its rates are the memo's already, so
-// it costs the Series and the key.
+// keepShared memoizes sel for key while the store's bound for rates allows. It counts the points and rates its
+// series hold too: the memo may hold them already, or may not have had room for them.
 func (m *memo) keepShared(s *Store, key sharedKey, sel sharedSelection) {
-	cost := sharedSelectionSize + int64(len(key.name)+len(key.filter)) + 80*int64(len(sel.series))
+	cost := sharedSelectionSize + int64(len(key.name)+len(key.filter))
+	for i := range sel.series {
+		cost += 80 + memoPointSize*int64(len(sel.series[i].Points))
+		if r := sel.series[i].Rates; r != nil {
+			cost += r.Bytes()
+		}
+	}
 	if !reserve(&s.ratesBytes, cost, s.memoMax) {
 		return
 	}

@@ -30,6 +30,7 @@ func (s *Store) SelectRates(endpoint, name string, from, to int64, steps []int64
 
 // SelectRatesShared is SelectRates for a filter named by filter: reads with one name select the same series with
 // match, so a refresh's other queries get the first's answer from the memo, read-only, without match run again.
+// Only reads of a refresh's few new steps (at most CursorSteps) are shared.
 // matched is how many series match selected, those without a rate at the steps included, which a caller counting
 // the series it reads counts as match would have. An empty filter shares nothing.
 func (s *Store) SelectRatesShared(endpoint, name string, from, to int64, steps []int64, window int64, filter string, match func(exposition.Labels) bool, maxPoints int) (out []Series, matched int, fits bool) {
@@ -38,7 +39,8 @@ func (s *Store) SelectRatesShared(endpoint, name string, from, to int64, steps [
 		return nil, 0, true
 	}
 	defer ep.mu.RUnlock()
-	if filter == "" || len(steps) == 0 {
+	if filter == "" || len(steps) == 0 || len(steps) > CursorSteps {
+		// A cold range's rates fill the memo's bound already: sharing them too would count them twice.
 		out, p, fits := ep.rateSelection(name, from, to, steps, window, match, maxPoints)
 		return out, len(p.ids), fits
 	}

@@ -112,10 +112,10 @@ func TestSelectRatesMemoizesRates(t *testing.T) {
 	}
 }
 
-// TestSelectRatesSharedHandsOnTheSelection reads rates as a refresh's queries do, each with a named filter: a read
-// with a name read before between two scrapes gets that answer without its match run, counting the series matched
-// as the first read counted them; another name, or a write, runs match again; a read whose bound the shared
-// selection passes is refused; and every answer equals SelectRates' with the same match.
+// TestSelectRatesSharedHandsOnTheSelection reads rates and instant values as a refresh's queries do, each with a
+// named filter: a read with a name read before between two scrapes gets that answer without its match run, counting
+// the series matched as the first read counted them; another name, a write, or a cold range's read runs match
+// again; a read whose bound the shared selection passes is refused; and every answer equals the unshared read's.
 func TestSelectRatesSharedHandsOnTheSelection(t *testing.T) {
 	sc := parseFixture(t, dynamoFixture)
 	s := New(Options{MaxBytes: -1})
@@ -157,5 +157,31 @@ func TestSelectRatesSharedHandsOnTheSelection(t *testing.T) {
 	}
 	if _, matched, calls, _ := read("", inf, 0); calls == 0 || matched != len(want) {
 		t.Errorf("an unnamed filter: match ran %d times, %d matched", calls, matched)
+	}
+	// A cold range's reads are not shared: the memo holds their rates and points already.
+	long := derive.Steps(to-(CursorSteps+5)*5000, to, 5000)
+	for range 2 {
+		calls = 0
+		s.SelectRatesShared("ep", name, long[0]-60_000, to, long, 60_000, "le=+Inf", func(ls exposition.Labels) bool { calls++; return inf(ls) }, 0)
+		if calls == 0 {
+			t.Fatalf("a read of %d steps was shared", len(long))
+		}
+		calls = 0
+		s.SelectLatestShared("ep", name, 0, 0, to, "le=+Inf", func(ls exposition.Labels) bool { calls++; return inf(ls) }, 0)
+		if calls == 0 {
+			t.Fatal("an instant read of every point was shared")
+		}
+	}
+	// Instant reads share alike, apart from rate reads of the same range.
+	calls = 0
+	counting := func(ls exposition.Labels) bool { calls++; return inf(ls) }
+	wantLatest, _ := s.SelectLatest("ep", name, from, to-5000, to, inf, 0)
+	for round := range 2 {
+		calls = 0
+		got, matched, fits := s.SelectLatestShared("ep", name, from, to-5000, to, "le=+Inf", counting, 0)
+		if !fits || matched != len(wantLatest) || fmt.Sprint(got) != fmt.Sprint(wantLatest) || (round == 0) != (calls > 0) {
+			t.Errorf("instant read %d: match ran %d times, %d matched, %d series; want %d as SelectLatest, match run on the first read only",
+				round, calls, matched, len(got), len(wantLatest))
+		}
 	}
 }

@@ -38,11 +38,58 @@ func (s *Store) SelectLatest(endpoint, name string, from, carry, to int64, match
 	return ep.selectSeries(name, from, carry, to, match, maxPoints)
 }
 
+// SelectLatestShared is SelectLatest for a filter named by filter, sharing whole selections between reads with one
+// name as SelectRatesShared does: those of a refresh's new steps (sharedLatestPoints).
+func (s *Store) SelectLatestShared(endpoint, name string, from, carry, to int64, filter string, match func(exposition.Labels) bool, maxPoints int) (out []Series, matched int, fits bool) {
+	ep := s.rlock(endpoint)
+	if ep == nil {
+		return nil, 0, true
+	}
+	defer ep.mu.RUnlock()
+	if filter == "" {
+		out, p, fits := ep.latestSelection(name, from, carry, to, match, maxPoints)
+		return out, len(p.ids), fits
+	}
+	// The rate key's steps stay zero: an instant read has none, and carry is part of the memoKey.
+	key := sharedKey{rateKey: rateKey{memoKey: memoKey{name: name, lo: max(from, ep.floor()), hi: to, carry: carry}}, filter: filter}
+	if sel, ok := ep.memo.sharedSelection(key); ok {
+		if maxPoints > 0 && sel.total > maxPoints {
+			return nil, 0, false
+		}
+		return sel.series, sel.matched, true
+	}
+	out, p, fits := ep.latestSelection(name, from, carry, to, match, maxPoints)
+	if fits && points(out) <= sharedLatestPoints*len(out) {
+		ep.memo.keepShared(ep.st, key, sharedSelection{series: out, matched: len(p.ids), total: p.total})
+	}
+	return out, len(p.ids), fits
+}
+
+// sharedLatestPoints is how many points per series an instant read shared with the refresh's other reads holds at
+// most on average: a new step's few. A cold range's points fill the memo's bound already; sharing them too would
+// count them twice.
+const sharedLatestPoints = 4
+
+// points is how many points series hold.
+func points(series []Series) int {
+	n := 0
+	for i := range series {
+		n += len(series[i].Points)
+	}
+	return n
+}
+
 // selectSeries implements SelectLatest under the read lock.
 func (ep *endpoint) selectSeries(name string, from, carry, to int64, match func(exposition.Labels) bool, maxPoints int) ([]Series, bool) {
+	out, _, fits := ep.latestSelection(name, from, carry, to, match, maxPoints)
+	return out, fits
+}
+
+// latestSelection is selectSeries with the selection it read.
+func (ep *endpoint) latestSelection(name string, from, carry, to int64, match func(exposition.Labels) bool, maxPoints int) ([]Series, selection, bool) {
 	p, fits := ep.pick(name, from, to, match, maxPoints)
 	if !fits || len(p.ids) == 0 {
-		return nil, fits
+		return nil, p, fits
 	}
 	carry = max(carry, p.lo)
 	got := ep.points(p, carry, true)
@@ -53,7 +100,7 @@ func (ep *endpoint) selectSeries(name string, from, carry, to int64, match func(
 		}
 		out = append(out, Series{Name: ep.series[id].id.name, Labels: ep.labels(id), Points: got[i]})
 	}
-	return out, true
+	return out, p, true
 }
 
 // labels is series id's labels, shared: the interned identity's, which never change, with no room to append to.

@@ -25,9 +25,9 @@ func (c countedReads) SelectRates(endpoint, name string, from, to int64, steps [
 	return c.HistorySource.SelectRates(endpoint, name, from, to, steps, window, filter, match, maxPoints)
 }
 
-func (c countedReads) SelectLatest(endpoint, name string, from, carry, to int64, match func(exposition.Labels) bool, maxPoints int) ([]Series, bool) {
+func (c countedReads) SelectLatest(endpoint, name string, from, carry, to int64, filter string, match func(exposition.Labels) bool, maxPoints int) ([]Series, int, bool) {
 	c.n.Add(1)
-	return c.HistorySource.SelectLatest(endpoint, name, from, carry, to, match, maxPoints)
+	return c.HistorySource.SelectLatest(endpoint, name, from, carry, to, filter, match, maxPoints)
 }
 
 // TestCacheSameStepAttainmentReadsNothing: a refresh of an SLO attainment (and goodput) that adds no step takes its

@@ -474,9 +474,9 @@ func TestCacheSharesLabelMaps(t *testing.T) {
 	}
 }
 
-// TestSharedSelectionsFollowFilters evaluates, between two scrapes, the same rate measures under different model,
-// engine and label filters one after another, so each read finds the others' selections shared (history's
-// SelectRatesShared), and requires every answer to equal an engine's that shares nothing and reads points
+// TestSharedSelectionsFollowFilters evaluates, between two scrapes, the same rate and gauge measures under different
+// model, engine and label filters one after another, so each read finds the others' selections shared (history's
+// SelectRatesShared and SelectLatestShared), and requires every answer to equal an engine's that shares nothing and reads points
 // (fullReads): a filter the selection's name left out would hand one filter's series to another.
 func TestSharedSelectionsFollowFilters(t *testing.T) {
 	f := newLiveFleet(t, time.Hour)
@@ -496,6 +496,9 @@ func TestSharedSelectionsFollowFilters(t *testing.T) {
 			{QueryType: TypeThroughput, Measure: "requests"},
 			{QueryType: TypeRaw, Metric: "vllm:request_success_total", Labels: map[string]string{"finished_reason": "stop"}},
 			{QueryType: TypeRaw, Metric: "vllm:request_success_total", Labels: map[string]string{"finished_reason": "length"}},
+			{QueryType: TypeKVCacheUsage},
+			{QueryType: TypeQueue, Measure: "running"},
+			{QueryType: TypeRaw, Metric: "vllm:num_requests_running"},
 		} {
 			q.Model, q.Engine, q.GroupBy = filter.model, filter.engine, GroupEngine
 			qs = append(qs, q)

@@ -44,9 +44,11 @@ type Source interface {
 }
 
 // LatestSource is a Source that can return, of the points before carry, only each series' newest: what instant
-// values at carry or later read, so a gauge's five-minute lookback is not copied for every step evaluated.
+// values at carry or later read, so a gauge's five-minute lookback is not copied for every step evaluated. Reads
+// with one filter name share their selection and count what matched as RateSource's do
+// (history.Store.SelectLatestShared).
 type LatestSource interface {
-	SelectLatest(endpoint, name string, from, carry, to int64, match func(exposition.Labels) bool, maxPoints int) ([]Series, bool)
+	SelectLatest(endpoint, name string, from, carry, to int64, filter string, match func(exposition.Labels) bool, maxPoints int) (series []Series, matched int, fits bool)
 }
 
 // RateSource is a Source that returns, for a rate read, each series' rates at the steps instead of its points, so
@@ -456,7 +458,10 @@ func (c *evalCtx) fetchName(endpoint, name string, catalogMatch []measure.Matche
 			func(ls exposition.Labels) bool { return c.selects(name, ls, catalogMatch) }, MaxFetchedPoints-b.fetched)
 		b.series += matched
 	case latest && r.instant:
-		selected, fits = ls.SelectLatest(endpoint, name, c.from-r.reach, c.from, c.to, match, MaxFetchedPoints-b.fetched)
+		var matched int
+		selected, matched, fits = ls.SelectLatest(endpoint, name, c.from-r.reach, c.from, c.to, c.filterOf(catalogMatch),
+			func(ls exposition.Labels) bool { return c.selects(name, ls, catalogMatch) }, MaxFetchedPoints-b.fetched)
+		b.series += matched
 	default:
 		selected, fits = c.e.Source.Select(endpoint, name, c.from-r.reach, c.to, match, MaxFetchedPoints-b.fetched)
 	}

@@ -19,12 +19,13 @@ func (h HistorySource) Bounds(endpoint string) (int64, int64, bool) { return h.S
 
 // Select returns an endpoint's series of one name in [from, to].
 func (h HistorySource) Select(endpoint, name string, from, to int64, match func(exposition.Labels) bool, maxPoints int) ([]Series, bool) {
-	return h.SelectLatest(endpoint, name, from, from, to, match, maxPoints)
+	return h.Store.SelectBounded(endpoint, name, from, to, match, maxPoints)
 }
 
-// SelectLatest is Select keeping, of the points before carry, each series' newest (history.Store.SelectLatest).
-func (h HistorySource) SelectLatest(endpoint, name string, from, carry, to int64, match func(exposition.Labels) bool, maxPoints int) ([]Series, bool) {
-	return h.Store.SelectLatest(endpoint, name, from, carry, to, match, maxPoints)
+// SelectLatest is Select keeping, of the points before carry, each series' newest
+// (history.Store.SelectLatestShared).
+func (h HistorySource) SelectLatest(endpoint, name string, from, carry, to int64, filter string, match func(exposition.Labels) bool, maxPoints int) ([]Series, int, bool) {
+	return h.Store.SelectLatestShared(endpoint, name, from, carry, to, filter, match, maxPoints)
 }
 
 // SelectRates returns an endpoint's series of one name in [from, to] as their rates at steps
