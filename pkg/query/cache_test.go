@@ -523,3 +523,39 @@ func TestSharedSelectionsFollowFilters(t *testing.T) {
 		t.Fatal("no series answered")
 	}
 }
+
+// TestFilterNamesAreDistinct: queries whose filters differ get different selection filter names, however their
+// regular expressions are spelled (quotes, NUL bytes, spaces, the words the name is built of), so no query can
+// take another's shared selection; the same filters spelled as Grafana's All get the same name.
+func TestFilterNamesAreDistinct(t *testing.T) {
+	eng := &Engine{Source: HistorySource{Store: history.New(history.Options{})}}
+	name := func(q Query, m ...measure.Matcher) string {
+		return eng.newEvalCtx(context.Background(), q, Range{From: time.UnixMilli(0), To: time.UnixMilli(60_000), Step: 15 * time.Second}, 0).filterOf(m)
+	}
+	queries := []Query{
+		{QueryType: TypeKVCacheUsage},
+		{QueryType: TypeKVCacheUsage, Model: "a", Engine: "b"},
+		{QueryType: TypeKVCacheUsage, Model: "b", Engine: "a"},
+		{QueryType: TypeKVCacheUsage, Model: "a\x00b"},
+		{QueryType: TypeKVCacheUsage, Model: "a", Engine: "\x00b"},
+		{QueryType: TypeKVCacheUsage, Model: `a" "b`},
+		{QueryType: TypeKVCacheUsage, Model: `a catalog "x"="y"`},
+		{QueryType: TypeRaw, Metric: "vllm:num_requests_running"},
+		{QueryType: TypeRaw, Metric: "vllm:num_requests_running", Labels: map[string]string{"x": "y"}},
+		{QueryType: TypeRaw, Metric: "vllm:num_requests_running", Labels: map[string]string{"x": "y", "z": "w"}},
+		{QueryType: TypeRaw, Metric: "vllm:num_requests_running", Labels: map[string]string{`x"="y`: "z"}},
+	}
+	seen := map[string]int{}
+	for i, q := range queries {
+		for j, m := range [][]measure.Matcher{nil, {measure.Match("x", "y")}, {measure.Match("x", "y"), measure.Match("z", "w")}} {
+			n := name(q, m...)
+			if k, ok := seen[n]; ok {
+				t.Errorf("query %d with matchers %d has the filter name of %d: %q", i, j, k, n)
+			}
+			seen[n] = i
+		}
+	}
+	if all, none := name(Query{QueryType: TypeKVCacheUsage, Model: ".*", Engine: ".*"}), name(queries[0]); all != none {
+		t.Errorf("Grafana's All filters are named %q, no filters %q", all, none)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -434,7 +435,9 @@ func (c *evalCtx) fetchName(endpoint, name string, catalogMatch []measure.Matche
 		}
 		return ls.Get(rankSrc)
 	}
-	// The filters run inside Select, before any point is copied, and stop a query reading too many series.
+	// The filters run inside Select, before any point is copied, and stop a query reading too many series. A rate or
+	// instant read counts the series its source reports matched instead, as a selection shared between queries runs
+	// no filter; its point bound still holds before anything is decoded.
 	match := func(ls exposition.Labels) bool {
 		if !c.selects(name, ls, catalogMatch) {
 			return false
@@ -550,7 +553,8 @@ func modelOf(ls exposition.Labels) string {
 }
 
 // filterName is the query's part of a selection's filter name: everything selects reads but the sample name and
-// the catalog's matchers. Filters are regular expressions, so the NUL byte separating them is in none.
+// the catalog's matchers. Every part is quoted, so no filter a query sends can spell another's name: a shared
+// selection serves every user of the data source.
 func (c *evalCtx) filterName() string {
 	re := func(r *regexp.Regexp) string {
 		if r == nil {
@@ -559,14 +563,14 @@ func (c *evalCtx) filterName() string {
 		return r.String()
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%t\x00%s\x00%s", c.q.QueryType == TypeRaw, re(c.rankRe), re(c.modelRe))
+	fmt.Fprintf(&b, "%t %q %q", c.q.QueryType == TypeRaw, re(c.rankRe), re(c.modelRe))
 	for _, name := range slices.Sorted(maps.Keys(c.labelRes)) {
-		fmt.Fprintf(&b, "\x00%s\x00%s", name, re(c.labelRes[name]))
+		fmt.Fprintf(&b, " %q=%q", name, re(c.labelRes[name]))
 	}
 	return b.String()
 }
 
-// filterOf names the filter selects applies with the catalog's matchers m.
+// filterOf names the filter selects applies with the catalog's matchers m (quoted, as in filterName).
 func (c *evalCtx) filterOf(m []measure.Matcher) string {
 	if len(m) == 0 {
 		return c.filter
@@ -574,10 +578,10 @@ func (c *evalCtx) filterOf(m []measure.Matcher) string {
 	var b strings.Builder
 	b.WriteString(c.filter)
 	for _, x := range m {
-		b.WriteString("\x01")
-		b.WriteString(x.Label)
-		b.WriteByte(0)
-		b.WriteString(x.Regex)
+		b.WriteString(" catalog ")
+		b.WriteString(strconv.Quote(x.Label))
+		b.WriteByte('=')
+		b.WriteString(strconv.Quote(x.Regex))
 	}
 	return b.String()
 }
