@@ -27,7 +27,7 @@ type memo struct {
 	counts map[memoKey]memoCounts
 	// rates holds selections' rates at steps (SelectRates).
 	rates map[rateKey]map[int32]*derive.StepRates
-	// shared holds whole rate selections by filter (SelectRatesShared).
+	// shared holds whole selections of a refresh's new steps by filter (SelectRatesShared, SelectLatestShared).
 	shared map[sharedKey]sharedSelection
 	// bytes and rateBytes are what the memo holds, counted in Store.memoBytes and Store.ratesBytes.
 	bytes, rateBytes int64

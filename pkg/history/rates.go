@@ -29,10 +29,10 @@ func (s *Store) SelectRates(endpoint, name string, from, to int64, steps []int64
 }
 
 // SelectRatesShared is SelectRates for a filter named by filter: reads with one name select the same series with
-// match, so a refresh's other queries get the first's answer from the memo, read-only, without match run again.
-// Only reads of a refresh's few new steps (at most CursorSteps) are shared.
-// matched is how many series match selected, those without a rate at the steps included, which a caller counting
-// the series it reads counts as match would have. An empty filter shares nothing.
+// match, so a refresh's other queries get the first's answer from the memo, read-only, without match run again,
+// until the endpoint's next write. Only reads of a refresh's few new steps (at most CursorSteps) are shared, and
+// an empty filter shares nothing. matched is how many series match selected, those without a rate at the steps
+// included, which a caller counting the series it reads counts as match would have.
 func (s *Store) SelectRatesShared(endpoint, name string, from, to int64, steps []int64, window int64, filter string, match func(exposition.Labels) bool, maxPoints int) (out []Series, matched int, fits bool) {
 	ep := s.rlock(endpoint)
 	if ep == nil {
