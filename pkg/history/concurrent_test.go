@@ -72,6 +72,9 @@ func TestConcurrent(t *testing.T) {
 					if _, newest, ok := s.Bounds(ep); ok {
 						for _, name := range s.Names(ep) {
 							s.SelectRates(ep, name, newest-60_000, newest, []int64{newest}, 60_000, nil, 0)
+							// And the selections the refresh's queries share, read by the other readers at once.
+							s.SelectRatesShared(ep, name, newest-60_000, newest, []int64{newest}, 60_000, "all", nil, 0)
+							s.SelectLatestShared(ep, name, newest-300_000, newest, newest, "all", nil, 0)
 						}
 					}
 					s.LabelValues(ep, "le")
