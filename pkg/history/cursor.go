@@ -169,17 +169,17 @@ func (ep *endpoint) cursorRates(slot **rateCursor, id int32, lo, hi int64, steps
 // those at or before start or before lo, and returns how many it took in. ok is false when the series' points
 // cannot be walked from where c is.
 func (ep *endpoint) moveCursor(c *rateCursor, id int32, start, lo, end int64) (added int, ok bool) {
+	// The walker reads one point past end before it stops; only the points taken in are kept, in c, so it needs no
+	// going back.
 	w := walker{ep: ep, id: id, pos: c.last}
 	for {
-		next := w
-		found, ok := next.next()
+		found, ok := w.next()
 		if !ok {
 			return added, false
 		}
-		if !found || next.pos.t > end {
+		if !found || w.pos.t > end {
 			break
 		}
-		w = next
 		if c.n == 0 {
 			c.first = w.pos
 		} else if w.pos.v < c.last.v {
