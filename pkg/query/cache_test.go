@@ -544,6 +544,9 @@ func TestFilterNamesAreDistinct(t *testing.T) {
 		{QueryType: TypeRaw, Metric: "vllm:num_requests_running", Labels: map[string]string{"x": "y"}},
 		{QueryType: TypeRaw, Metric: "vllm:num_requests_running", Labels: map[string]string{"x": "y", "z": "w"}},
 		{QueryType: TypeRaw, Metric: "vllm:num_requests_running", Labels: map[string]string{`x"="y`: "z"}},
+		// The anchored model filter of one, spelled into the other's model filter with NUL bytes around a label's.
+		{QueryType: TypeRaw, Metric: "vllm:num_requests_running", Model: "m", Labels: map[string]string{"x": "y"}},
+		{QueryType: TypeRaw, Metric: "vllm:num_requests_running", Model: "m)$\x00x\x00^(?:y"},
 	}
 	seen := map[string]int{}
 	for i, q := range queries {
