@@ -34,12 +34,6 @@ func (r *StepRates) Each(f func(i int, v float64)) {
 // Bytes is what the rates hold.
 func (r *StepRates) Bytes() int64 { return int64(8*cap(r.v) + 8*cap(r.has)) }
 
-// StepRatesOf returns the StepRates of rates given step by step: v[i] is the rate at step i where has[i]; points
-// is how many points they came from.
-func StepRatesOf(v []float64, has []bool, points int) StepRates {
-	return stepRatesOf(v, has, points, nil)
-}
-
 // StepRatesBuf holds the arrays of many StepRates in two, so rating a selection's series allocates twice, not twice
 // per series.
 type StepRatesBuf struct {
@@ -52,24 +46,10 @@ func NewStepRatesBuf(series, steps int) *StepRatesBuf {
 	return &StepRatesBuf{v: make([]float64, 0, series*steps), has: make([]uint64, 0, series*((steps+63)/64))}
 }
 
-// Of is StepRatesOf with the arrays carved from b (made apart once b is full). Each StepRates' slices are full,
-// so an append to one copies rather than writing into the next.
+// Of returns the StepRates of rates given step by step, as rate cursors give them: v[i] is the rate at step i
+// where has[i]; points is how many points they came from. Its arrays are carved from b, or made apart once b is
+// full or when b is nil; each is full, so an append to one copies rather than writing into the next.
 func (b *StepRatesBuf) Of(v []float64, has []bool, points int) StepRates {
-	return stepRatesOf(v, has, points, b)
-}
-
-// take returns a zeroed n-element float slice and m-word bit set from b, or made apart when b lacks room.
-func (b *StepRatesBuf) take(n, m int) ([]float64, []uint64) {
-	if b == nil || len(b.v)+n > cap(b.v) || len(b.has)+m > cap(b.has) {
-		return make([]float64, n), make([]uint64, m)
-	}
-	v, has := b.v[len(b.v):len(b.v)+n:len(b.v)+n], b.has[len(b.has):len(b.has)+m:len(b.has)+m]
-	b.v, b.has = b.v[:len(b.v)+n], b.has[:len(b.has)+m]
-	return v, has
-}
-
-// stepRatesOf implements StepRatesOf and StepRatesBuf.Of.
-func stepRatesOf(v []float64, has []bool, points int, b *StepRatesBuf) StepRates {
 	lo, hi := 0, len(v)
 	for lo < hi && !has[lo] {
 		lo++
@@ -89,6 +69,16 @@ func stepRatesOf(v []float64, has []bool, points int, b *StepRatesBuf) StepRates
 		}
 	}
 	return r
+}
+
+// take returns a zeroed n-element float slice and m-word bit set from b, or made apart when b lacks room.
+func (b *StepRatesBuf) take(n, m int) ([]float64, []uint64) {
+	if b == nil || len(b.v)+n > cap(b.v) || len(b.has)+m > cap(b.has) {
+		return make([]float64, n), make([]uint64, m)
+	}
+	v, has := b.v[len(b.v):len(b.v)+n:len(b.v)+n], b.has[len(b.has):len(b.has)+m:len(b.has)+m]
+	b.v, b.has = b.v[:len(b.v)+n], b.has[:len(b.has)+m]
+	return v, has
 }
 
 // RatesOf computes the StepRates of each series' points at steps over window (RateSteps), all of them in two

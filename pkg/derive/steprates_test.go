@@ -54,9 +54,9 @@ func TestStepRatesMatchRateSteps(t *testing.T) {
 	}
 }
 
-// TestStepRatesOfMatchRateSteps builds StepRates step by step, as rate cursors give them, from RateSteps' rates over
+// TestStepRatesBufOfMatchRateSteps builds StepRates step by step, as rate cursors give them, from RateSteps' rates over
 // a grid of more than 64 steps with none at either end and a gap in the middle, and from no rates at all.
-func TestStepRatesOfMatchRateSteps(t *testing.T) {
+func TestStepRatesBufOfMatchRateSteps(t *testing.T) {
 	var pts []Point
 	for i := 40; i < 400; i++ {
 		if i < 100 || i > 130 {
@@ -70,25 +70,28 @@ func TestStepRatesOfMatchRateSteps(t *testing.T) {
 		v[i], has[i] = x, true
 		want = append(want, fmt.Sprintf("%d:%v", i, x))
 	})
-	r := StepRatesOf(v, has, len(pts))
+	var apart *StepRatesBuf // nil: each StepRates' arrays made apart
+	r := apart.Of(v, has, len(pts))
 	var got []string
 	r.Each(func(i int, x float64) { got = append(got, fmt.Sprintf("%d:%v", i, x)) })
 	if fmt.Sprint(got) != fmt.Sprint(want) || r.Points() != len(pts) || len(want) < 100 {
-		t.Fatalf("StepRatesOf gave %d points %v, RateSteps %v", r.Points(), got, want)
+		t.Fatalf("Of gave %d points %v, RateSteps %v", r.Points(), got, want)
 	}
 	if r.Bytes() >= 8*int64(len(steps)) {
 		t.Errorf("%d bytes held for %d steps: the steps before the first rate and after the last are held too", r.Bytes(), len(steps))
 	}
-	none := StepRatesOf(v, make([]bool, len(steps)), 3)
+	none := apart.Of(v, make([]bool, len(steps)), 3)
 	none.Each(func(i int, _ float64) { t.Errorf("step %d has a rate", i) })
 	if none.Points() != 3 {
 		t.Errorf("no rates report %d points, want 3", none.Points())
 	}
 }
 
-// TestStepRatesBufMatchesStepRatesOf carves StepRates for more series than the buffer was sized for: each equals
-// StepRatesOf's, those past its room included, and appending to one leaves the next as it was.
-func TestStepRatesBufMatchesStepRatesOf(t *testing.T) {
+// TestStepRatesBufCarvesApartArrays carves StepRates for more series than the buffer was sized for: each equals
+// what a nil buffer gives (arrays made apart), those past its room included, and appending to one leaves the next
+// as it was.
+func TestStepRatesBufCarvesApartArrays(t *testing.T) {
+	var apart *StepRatesBuf
 	const steps = 70 // two bitset words
 	buf := NewStepRatesBuf(3, steps)
 	var got, want []StepRates
@@ -97,7 +100,7 @@ func TestStepRatesBufMatchesStepRatesOf(t *testing.T) {
 		for i := s; i < steps-s; i += 1 + s {
 			v[i], has[i] = float64(s*100+i), true
 		}
-		got, want = append(got, buf.Of(v, has, s)), append(want, StepRatesOf(v, has, s))
+		got, want = append(got, buf.Of(v, has, s)), append(want, apart.Of(v, has, s))
 	}
 	each := func(r StepRates) string {
 		var out []string
@@ -106,7 +109,7 @@ func TestStepRatesBufMatchesStepRatesOf(t *testing.T) {
 	}
 	for s := range got {
 		if each(got[s]) != each(want[s]) {
-			t.Errorf("series %d: StepRatesBuf gave %s, StepRatesOf %s", s, each(got[s]), each(want[s]))
+			t.Errorf("series %d: StepRatesBuf gave %s, a nil one %s", s, each(got[s]), each(want[s]))
 		}
 	}
 	before := each(got[1])
