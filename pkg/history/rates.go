@@ -39,21 +39,34 @@ func (s *Store) SelectRatesShared(endpoint, name string, from, to int64, steps [
 		return nil, 0, true
 	}
 	defer ep.mu.RUnlock()
+	read := func() ([]Series, selection, bool) {
+		return ep.rateSelection(name, from, to, steps, window, match, maxPoints)
+	}
 	if filter == "" || len(steps) == 0 || len(steps) > CursorSteps {
 		// A cold range's rates fill the memo's bound already: sharing them too would count them twice.
-		out, p, fits := ep.rateSelection(name, from, to, steps, window, match, maxPoints)
+		out, p, fits := read()
 		return out, len(p.ids), fits
 	}
-	key := sharedKey{rateKey: rateKey{memoKey: memoKey{name: name, lo: max(from, ep.floor()), hi: to}, first: steps[0],
-		last: steps[len(steps)-1], n: len(steps), window: window}, filter: filter}
+	key := sharedKey{rateKey: rateKeyOf(name, ep.rangeLo(from), to, steps, window), filter: filter}
+	return ep.shareSelection(key, maxPoints, read, func([]Series) bool { return true })
+}
+
+// rateKeyOf names the rates of name's series over [lo, hi] at steps, over window.
+func rateKeyOf(name string, lo, hi int64, steps []int64, window int64) rateKey {
+	return rateKey{memoKey: memoKey{name: name, lo: lo, hi: hi}, first: steps[0], last: steps[len(steps)-1], n: len(steps), window: window}
+}
+
+// shareSelection answers a read named by key from the memo, or by read, keeping read's answer for the next when
+// keep allows it; a memoized answer whose point total passes maxPoints is refused as read would refuse it.
+func (ep *endpoint) shareSelection(key sharedKey, maxPoints int, read func() ([]Series, selection, bool), keep func([]Series) bool) (out []Series, matched int, fits bool) {
 	if sel, ok := ep.memo.sharedSelection(key); ok {
 		if maxPoints > 0 && sel.total > maxPoints {
 			return nil, 0, false
 		}
 		return sel.series, sel.matched, true
 	}
-	out, p, fits := ep.rateSelection(name, from, to, steps, window, match, maxPoints)
-	if fits {
+	out, p, fits := read()
+	if fits && keep(out) {
 		ep.memo.keepShared(ep.st, key, sharedSelection{series: out, matched: len(p.ids), total: p.total})
 	}
 	return out, len(p.ids), fits
@@ -71,7 +84,7 @@ func (ep *endpoint) rateSelection(name string, from, to int64, steps []int64, wi
 	if !fits || len(p.ids) == 0 || len(steps) == 0 {
 		return nil, p, fits
 	}
-	key := rateKey{memoKey: memoKey{name: name, lo: p.lo, hi: p.hi}, first: steps[0], last: steps[len(steps)-1], n: len(steps), window: window}
+	key := rateKeyOf(name, p.lo, p.hi, steps, window)
 	got := make([]*derive.StepRates, len(p.ids))
 	found := ep.memo.lookupRates(key, p.ids, got)
 	if found < len(p.ids) && len(steps) <= CursorSteps {

@@ -46,23 +46,14 @@ func (s *Store) SelectLatestShared(endpoint, name string, from, carry, to int64,
 		return nil, 0, true
 	}
 	defer ep.mu.RUnlock()
+	read := func() ([]Series, selection, bool) { return ep.latestSelection(name, from, carry, to, match, maxPoints) }
 	if filter == "" {
-		out, p, fits := ep.latestSelection(name, from, carry, to, match, maxPoints)
+		out, p, fits := read()
 		return out, len(p.ids), fits
 	}
 	// The rate key's steps stay zero: an instant read has none, and carry is part of the memoKey.
-	key := sharedKey{rateKey: rateKey{memoKey: memoKey{name: name, lo: max(from, ep.floor()), hi: to, carry: carry}}, filter: filter}
-	if sel, ok := ep.memo.sharedSelection(key); ok {
-		if maxPoints > 0 && sel.total > maxPoints {
-			return nil, 0, false
-		}
-		return sel.series, sel.matched, true
-	}
-	out, p, fits := ep.latestSelection(name, from, carry, to, match, maxPoints)
-	if fits && points(out) <= sharedLatestPoints*len(out) {
-		ep.memo.keepShared(ep.st, key, sharedSelection{series: out, matched: len(p.ids), total: p.total})
-	}
-	return out, len(p.ids), fits
+	key := sharedKey{rateKey: rateKey{memoKey: memoKey{name: name, lo: ep.rangeLo(from), hi: to, carry: carry}}, filter: filter}
+	return ep.shareSelection(key, maxPoints, read, func(out []Series) bool { return points(out) <= sharedLatestPoints*len(out) })
 }
 
 // sharedLatestPoints is how many points per series an instant read shared with the refresh's other reads holds at
@@ -121,11 +112,15 @@ type selection struct {
 	total    int
 }
 
+// rangeLo is where a read from from starts: not before the retention cutoff. A shared selection's name uses it as
+// pick does.
+func (ep *endpoint) rangeLo(from int64) int64 { return max(from, ep.floor()) }
+
 // pick is a selection's first pass: it picks series and bounds their point counts from the stream headers (counted
 // once per refresh, see memo), so the point budget holds before anything is decoded. fits is false, with nothing
 // picked, when the series picked hold more than maxPoints points (0: no bound).
 func (ep *endpoint) pick(name string, from, to int64, match func(exposition.Labels) bool, maxPoints int) (p selection, fits bool) {
-	p = selection{name: name, lo: max(from, ep.floor()), hi: to}
+	p = selection{name: name, lo: ep.rangeLo(from), hi: to}
 	ids := ep.byName[name]
 	if p.lo > p.hi || len(ids) == 0 || !ep.hasRows {
 		return p, true

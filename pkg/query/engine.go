@@ -435,39 +435,35 @@ func (c *evalCtx) fetchName(endpoint, name string, catalogMatch []measure.Matche
 		}
 		return ls.Get(rankSrc)
 	}
-	// The filters run inside Select, before any point is copied, and stop a query reading too many series. A rate or
-	// instant read counts the series its source reports matched instead, as a selection shared between queries runs
-	// no filter; its point bound still holds before anything is decoded.
-	match := func(ls exposition.Labels) bool {
-		if !c.selects(name, ls, catalogMatch) {
-			return false
-		}
-		if c.budget.series++; c.budget.series > MaxFetchedSeries {
-			return false
-		}
-		return true
-	}
+	// The filters run inside Select, before any point is copied. A plain read counts the series they pass as it goes
+	// and stops past the query's limit; a rate or instant read, whose selection another query may share without
+	// running them, counts the series its source reports matched. Either way the point bound holds before anything
+	// is decoded.
+	selects := func(ls exposition.Labels) bool { return c.selects(name, ls, catalogMatch) }
 	b := c.budget
 	var selected []Series
 	var fits bool
+	matched := 0
 	rs, rated := c.e.Source.(RateSource)
 	rated = rated && !r.instant
 	ls, latest := c.e.Source.(LatestSource)
 	switch {
 	case rated:
-		// The source counts what the filter matched, so a selection shared with another query counts alike.
-		var matched int
 		selected, matched, fits = rs.SelectRates(endpoint, name, c.from-r.reach, c.to, c.steps, c.window, c.filterOf(catalogMatch),
-			func(ls exposition.Labels) bool { return c.selects(name, ls, catalogMatch) }, MaxFetchedPoints-b.fetched)
-		b.series += matched
+			selects, MaxFetchedPoints-b.fetched)
 	case latest && r.instant:
-		var matched int
 		selected, matched, fits = ls.SelectLatest(endpoint, name, c.from-r.reach, c.from, c.to, c.filterOf(catalogMatch),
-			func(ls exposition.Labels) bool { return c.selects(name, ls, catalogMatch) }, MaxFetchedPoints-b.fetched)
-		b.series += matched
+			selects, MaxFetchedPoints-b.fetched)
 	default:
-		selected, fits = c.e.Source.Select(endpoint, name, c.from-r.reach, c.to, match, MaxFetchedPoints-b.fetched)
+		selected, fits = c.e.Source.Select(endpoint, name, c.from-r.reach, c.to, func(ls exposition.Labels) bool {
+			if !selects(ls) {
+				return false
+			}
+			b.series++
+			return b.series <= MaxFetchedSeries
+		}, MaxFetchedPoints-b.fetched)
 	}
+	b.series += matched
 	for _, s := range selected {
 		b.fetched += len(s.Points)
 		if s.Rates != nil {
