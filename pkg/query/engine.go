@@ -407,7 +407,7 @@ func (c *evalCtx) fetch(sig vllm.Signal, suffix string, match []measure.Matcher,
 		if !ok {
 			continue
 		}
-		got := c.fetchName(ep.name, base+suffix, match, r, keep...)
+		got := c.fetchName(ep.name, vllm.SampleName(base, suffix), match, r, keep...)
 		if out == nil && len(got) > 0 {
 			// A fleet's endpoints mostly hold as many series as the first: sized for all of them (at most the read
 			// limit), the inputs are not copied again at every doubling (at 256 endpoints, a quarter of what a new
@@ -633,7 +633,7 @@ func (c *evalCtx) readBucketBounds(sig vllm.Signal) []float64 {
 		if !ok {
 			continue
 		}
-		name := base + "_bucket"
+		name := vllm.BucketName(base)
 		c.e.Source.Select(ep.name, name, c.from-c.window, c.to, func(ls exposition.Labels) bool {
 			if le, ok := derive.ParseUpperBound(ls.Get("le")); ok && c.selects(name, ls, nil) && !slices.Contains(out, le) {
 				out = append(out, le)

@@ -34,17 +34,47 @@ type Signal struct {
 
 // Name returns the first candidate name for which has is true: the name this endpoint actually exposes.
 func (s Signal) Name(has func(name string) bool) (string, bool) {
-	probe := func(n string) bool { return has(n) }
-	if s.Kind == Histogram {
-		probe = func(n string) bool { return has(n + "_bucket") }
-	}
 	for _, n := range s.Names {
-		if probe(n) {
+		probe := n
+		if s.Kind == Histogram {
+			probe = BucketName(n)
+		}
+		if has(probe) {
 			return n, true
 		}
 	}
 	return "", false
 }
+
+// histogramSamples maps each catalog histogram's names and a suffix of its samples to the samples' name, built
+// once: every query probes every endpoint's names for them and selects by them.
+var histogramSamples = func() map[[2]string]string {
+	out := map[[2]string]string{}
+	for _, s := range Signals {
+		if s.Kind == Histogram {
+			for _, n := range s.Names {
+				for _, suffix := range []string{"_bucket", "_sum", "_count"} {
+					out[[2]string{n, suffix}] = n + suffix
+				}
+			}
+		}
+	}
+	return out
+}()
+
+// SampleName is name with a sample suffix such as "_bucket", made once for the catalog's histograms.
+func SampleName(name, suffix string) string {
+	if suffix == "" {
+		return name
+	}
+	if n, ok := histogramSamples[[2]string{name, suffix}]; ok {
+		return n
+	}
+	return name + suffix
+}
+
+// BucketName is the name of histogram name's bucket series.
+func BucketName(name string) string { return SampleName(name, "_bucket") }
 
 // RayPrefixes are the prefixes Ray Serve's metrics agent gives vLLM's names (ray-project/ray#60385): ray_vllm_ with
 // the colon sanitized, and ray_vllm: before that. Ray labels each replica's series with ReplicaId.
