@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"github.com/inferscope/inferscope-vllm/pkg/derive"
 	"github.com/inferscope/inferscope-vllm/pkg/measure"
@@ -72,13 +73,30 @@ type cacheEntry struct {
 	first, last int64
 	piece
 	bytes int64
+	// dead bounds the points before each series' first that its array holds (piece.dead).
+	dead int
+	// slack is whether the room past each series' points (up to appendSlack steps, see concat) is this entry's
+	// alone: no answer holds a point there. The next merge of the key takes it (claimSlack) and appends in place.
+	slack atomic.Bool
 }
+
+// appendSlack is how many steps of room concat leaves past a merged series' points, so that the merges of the next
+// refreshes that add a step append in place instead of copying the hour each time.
+const appendSlack = 8
+
+// claimSlack reports whether the entry's room past its points is free, and takes it: one merge appends there.
+func (e *cacheEntry) claimSlack() bool { return e.slack.CompareAndSwap(true, false) }
 
 // piece is an evaluation's series over some steps, per catalog output in canonical order, with each series'
 // canonicalKey: the keys are built once, when the series is first evaluated, not at every merge.
 type piece struct {
 	groups [][]Output
 	keys   [][]string
+	// slack: the room past each series' points is this piece's to append into (a cached entry's, claimed).
+	slack bool
+	// dead bounds how many points each series' array holds before the piece's first: moved out of the range while
+	// later points were appended in place (concat).
+	dead int
 }
 
 // flight serializes evaluations of one key: turn holds a token while one runs.
@@ -301,7 +319,11 @@ func (k *Cache) eval(c *evalCtx, outputs []measure.Output) ([][]Output, error) {
 	}
 	if ok {
 		segment(c.from, lo-c.step)
-		pieces = append(pieces, cached.span(lo, hi))
+		p := cached.span(lo, hi)
+		// The entry's room is appended into only when its points come first and end where the entry's do, and while
+		// what its arrays hold before the range stays within appendSlack steps.
+		p.slack = len(pieces) == 0 && hi >= cached.last && p.dead <= appendSlack && cached.claimSlack()
+		pieces = append(pieces, p)
 		segment(hi+c.step, c.to)
 	} else {
 		segment(c.from, c.to)
@@ -330,6 +352,12 @@ func (k *Cache) eval(c *evalCtx, outputs []measure.Output) ([][]Output, error) {
 	}
 	k.mu.Unlock()
 	k.store(key, c, merged)
+	// The answer's readers may append: clipped, that copies, and the entry's room stays its own.
+	for _, g := range merged.groups {
+		for j := range g {
+			g[j].Points = slices.Clip(g[j].Points)
+		}
+	}
 	return merged.groups, nil
 }
 
@@ -393,11 +421,12 @@ func (c *evalCtx) segment(from, to int64) *evalCtx {
 
 // span returns the entry's series restricted to the steps lo..hi, with their keys.
 func (e *cacheEntry) span(lo, hi int64) piece {
-	out := piece{groups: make([][]Output, len(e.groups)), keys: make([][]string, len(e.groups))}
+	out := piece{groups: make([][]Output, len(e.groups)), keys: make([][]string, len(e.groups)), dead: e.dead}
 	for i, g := range e.groups {
 		out.groups[i], out.keys[i] = make([]Output, 0, len(g)), make([]string, 0, len(g))
 		for j, o := range g {
 			a, b := pointRange(o.Points, lo, hi)
+			out.dead = max(out.dead, e.dead+a)
 			if a < b {
 				o.Points = o.Points[a:b]
 				out.groups[i], out.keys[i] = append(out.groups[i], o), append(out.keys[i], e.keys[i][j])
@@ -447,6 +476,9 @@ func merge(pieces []piece, n int) (piece, error) {
 		}
 		if sameSeries(pieces, i) {
 			out.groups[i], out.keys[i] = concat(pieces, i), pieces[0].keys[i]
+			if pieces[0].slack {
+				out.dead = pieces[0].dead
+			}
 			continue
 		}
 		index := map[string]int{}
@@ -493,7 +525,9 @@ func sameSeries(pieces []piece, i int) bool {
 	return true
 }
 
-// concat joins, by position, the points of pieces that hold the same series in output i.
+// concat joins, by position, the points of pieces that hold the same series in output i. It appends into the first
+// piece's room where it has it (slack) and else leaves appendSlack steps of room past the joined points, so a
+// refresh that adds a step mostly appends its point instead of copying the series' hour.
 func concat(pieces []piece, i int) []Output {
 	out := make([]Output, len(pieces[0].groups[i]))
 	for j, o := range pieces[0].groups[i] {
@@ -501,8 +535,14 @@ func concat(pieces []piece, i int) []Output {
 		for _, p := range pieces {
 			total += len(p.groups[i][j].Points)
 		}
-		pts := make([]derive.Point, 0, total)
-		for _, p := range pieces {
+		var pts []derive.Point
+		if first := o.Points; pieces[0].slack && cap(first) >= total {
+			pts = first
+		} else {
+			pts = make([]derive.Point, 0, total+appendSlack)
+			pts = append(pts, first...)
+		}
+		for _, p := range pieces[1:] {
 			pts = append(pts, p.groups[i][j].Points...)
 		}
 		out[j] = Output{Measure: o.Measure, Labels: o.Labels, Unit: o.Unit, Points: pts}
@@ -523,29 +563,33 @@ func (k *Cache) store(key string, c *evalCtx, p piece) {
 	if settled < c.to {
 		last = c.from + (settled-c.from)/c.step*c.step
 	}
-	e := &cacheEntry{key: key, first: c.from, last: last, endpoints: make([]endpointNames, len(c.endpoints))}
+	e := &cacheEntry{key: key, first: c.from, last: last, endpoints: make([]endpointNames, len(c.endpoints)), dead: p.dead}
 	e.bytes = int64(len(key)) + 256
 	for i, ep := range c.endpoints {
 		e.endpoints[i] = endpointNames{name: ep.name, rev: ep.rev, oldest: ep.oldest, held: ep.held}
 		e.bytes += int64(len(ep.name)) + 64
 	}
 	e.groups, e.keys = make([][]Output, len(p.groups)), make([][]string, len(p.groups))
+	whole := true // every series kept up to its last point: the room past them is nobody's but the entry's
 	for i, g := range p.groups {
 		for j, o := range g {
 			_, b := pointRange(o.Points, c.from, last)
+			whole = whole && b == len(o.Points)
 			if b == 0 {
 				continue
 			}
 			// Points and labels are shared with the answer (merge made the points for it), which readers never write,
-			// as with a view; the full slice expression keeps an append to either from writing into the other.
-			kept := Output{Measure: o.Measure, Unit: o.Unit, Labels: o.Labels, Points: o.Points[:b:b]}
+			// as with a view; the answer's points are clipped (eval), so an append to it copies.
+			kept := Output{Measure: o.Measure, Unit: o.Unit, Labels: o.Labels, Points: o.Points[:b]}
 			key := p.keys[i][j]
 			e.groups[i], e.keys[i] = append(e.groups[i], kept), append(e.keys[i], key)
 			// The key holds the measure's name and every label's name and value, so its length bounds theirs too: it
-			// is counted once as itself and once for them, with a map slot per label.
-			e.bytes += 112 + int64(len(o.Unit)) + 16*int64(len(kept.Points)) + 2*int64(len(key)) + 48*int64(len(kept.Labels))
+			// is counted once as itself and once for them, with a map slot per label. The points' array also holds
+			// the room past them (concat) and, at most p.dead, points before them.
+			e.bytes += 112 + int64(len(o.Unit)) + 16*int64(cap(kept.Points)+p.dead) + 2*int64(len(key)) + 48*int64(len(kept.Labels))
 		}
 	}
+	e.slack.Store(whole)
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if el, ok := k.entries[key]; ok {

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/inferscope/inferscope-vllm/pkg/derive"
 	"github.com/inferscope/inferscope-vllm/pkg/exposition"
 	"github.com/inferscope/inferscope-vllm/pkg/history"
 	"github.com/inferscope/inferscope-vllm/pkg/measure"
@@ -561,4 +562,80 @@ func TestFilterNamesAreDistinct(t *testing.T) {
 	if all, none := name(Query{QueryType: TypeKVCacheUsage, Model: ".*", Engine: ".*"}), name(queries[0]); all != none {
 		t.Errorf("Grafana's All filters are named %q, no filters %q", all, none)
 	}
+}
+
+// TestCacheAppendsNewStepsInPlace: a refresh that adds a step appends its points into the room the cache left past
+// each series' points instead of copying the series' range; no answer handed out earlier ever sees a point change
+// (the room past an answer's points is the cache's alone, also when a step after the newest scrape was answered
+// but not kept), and every answer equals an uncached engine's.
+func TestCacheAppendsNewStepsInPlace(t *testing.T) {
+	f := newLiveFleet(t, time.Hour)
+	for range 6 * 12 {
+		f.scrape("", "")
+	}
+	cached := &Engine{Source: HistorySource{Store: f.store}, ScrapeInterval: 5 * time.Second, Cache: NewCache(64 << 20)}
+	plain := &Engine{Source: fullReads{HistorySource{Store: f.store}}, ScrapeInterval: 5 * time.Second}
+	q := Query{QueryType: TypeThroughput, Measure: "generation_tokens", GroupBy: GroupEngine}
+	type held struct {
+		pts  []derive.Point
+		copy []derive.Point
+	}
+	var answers []held
+	var prev []Output
+	inPlace, moved := 0, 0
+	rng := rand.New(rand.NewPCG(7, 8))
+	var last time.Time
+	for refresh := range 40 {
+		f.scrape("", "")
+		// Every third refresh asks for steps after the newest scrape, which are answered but not kept; the last of
+		// them comes after the next scrape, and the next refresh asks for them again (its clock does not go back),
+		// with that scrape's points.
+		now := f.start.Add(f.el)
+		if now.Before(last) {
+			now = last
+		}
+		if refresh%3 == 2 {
+			now = now.Add(time.Duration(7500+rng.IntN(2000)) * time.Millisecond)
+		}
+		last = now
+		r := Request{From: now.Add(-5 * time.Minute), To: now, Interval: 5 * time.Second}
+		got, err := cached.Eval(context.Background(), q, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := plain.Eval(context.Background(), q, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := resultDiff(want, got); diff != "" {
+			t.Fatalf("refresh %d: %s", refresh, diff)
+		}
+		for _, o := range got.Outputs {
+			if cap(o.Points) != len(o.Points) {
+				t.Fatalf("refresh %d: an answer's points leave room (%d of %d) a reader's append would write into", refresh, len(o.Points), cap(o.Points))
+			}
+			answers = append(answers, held{o.Points, slices.Clone(o.Points)})
+		}
+		// Where the range moved by k steps, a series appended in place starts at its previous answer's k+1-th point.
+		if len(prev) == len(got.Outputs) && len(prev) > 0 && len(got.Outputs[0].Points) > 0 {
+			if k := int((got.Outputs[0].Points[0].T - prev[0].Points[0].T) / 5000); k > 0 && k < len(prev[0].Points) {
+				moved++
+				if &prev[0].Points[k] == &got.Outputs[0].Points[0] {
+					inPlace++
+				}
+			}
+		}
+		prev = got.Outputs
+	}
+	for i, a := range answers {
+		if !slices.Equal(a.pts, a.copy) {
+			t.Fatalf("answer %d changed after it was handed out", i)
+		}
+	}
+	// Every refresh that moved the range appends in place; the two after a refresh whose newest steps were not kept
+	// ask for the same range and copy.
+	if moved < 12 || inPlace != moved {
+		t.Errorf("%d of %d refreshes appended the new step in place; want all, and at least 12", inPlace, moved)
+	}
+	t.Logf("%d of %d refreshes appended in place; %d answers held unchanged", inPlace, moved, len(answers))
 }
