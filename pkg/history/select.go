@@ -125,13 +125,7 @@ func (ep *endpoint) pick(name string, from, to int64, match func(exposition.Labe
 	if p.lo > p.hi || len(ids) == 0 || !ep.hasRows {
 		return p, true
 	}
-	// Blocks overlapping [lo, hi], the head last.
-	for _, b := range ep.blocks {
-		if b.minT <= p.hi && b.maxT >= p.lo {
-			p.blocks = append(p.blocks, b)
-		}
-	}
-	p.withHead = len(ep.head.ts) > 0 && ep.head.minT <= p.hi && ep.head.maxT >= p.lo
+	p.blocks, p.withHead = ep.overlapping(p.lo, p.hi)
 	key := memoKey{name: name, lo: p.lo, hi: p.hi}
 	cands, counts := ep.memo.counted(key)
 	if cands == nil {
@@ -152,6 +146,43 @@ func (ep *endpoint) pick(name string, from, to int64, match func(exposition.Labe
 		return selection{}, false
 	}
 	return p, true
+}
+
+// overlapping lists the blocks overlapping [lo, hi], oldest first, and whether the head does.
+func (ep *endpoint) overlapping(lo, hi int64) (blocks []*block, withHead bool) {
+	for _, b := range ep.blocks {
+		if b.minT <= hi && b.maxT >= lo {
+			blocks = append(blocks, b)
+		}
+	}
+	return blocks, len(ep.head.ts) > 0 && ep.head.minT <= hi && ep.head.maxT >= lo
+}
+
+// SelectLabels calls each with the labels of every series named name on endpoint that Select's match would see for
+// [from, to]: those with points in the blocks overlapping it. It neither counts nor decodes points, and looks for a
+// series' points from the newest block back, so a read of labels alone (a histogram's bucket bounds over an hour)
+// costs about one look per series, not one per series and block.
+func (s *Store) SelectLabels(endpoint, name string, from, to int64, each func(exposition.Labels)) {
+	ep := s.rlock(endpoint)
+	if ep == nil {
+		return
+	}
+	defer ep.mu.RUnlock()
+	lo := ep.rangeLo(from)
+	ids := ep.byName[name]
+	if lo > to || len(ids) == 0 || !ep.hasRows {
+		return
+	}
+	blocks, withHead := ep.overlapping(lo, to)
+	for _, id := range ids {
+		found := withHead && ep.head.points(id) > 0
+		for i := len(blocks) - 1; i >= 0 && !found; i-- {
+			found = blocks[i].points(id) > 0
+		}
+		if found {
+			each(ep.labels(id))
+		}
+	}
 }
 
 // points is the second pass of a selection: it takes what another query of this refresh decoded and decodes the

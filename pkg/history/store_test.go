@@ -116,6 +116,15 @@ func checkAgainst(t *testing.T, s *Store, ep string, m *refModel, retention int6
 			if err := diffSeries(got, m.selectRef(name, max(a, floor), b, nil)); err != nil {
 				t.Fatalf("Select(%s, %d, %d): %v", name, a, b, err)
 			}
+			// SelectLabels sees the series Select's match sees, without counting their points.
+			var seen, listed []string
+			s.Select(ep, name, a, b, func(ls exposition.Labels) bool { seen = append(seen, ls.Key()); return false })
+			s.SelectLabels(ep, name, a, b, func(ls exposition.Labels) { listed = append(listed, ls.Key()) })
+			slices.Sort(seen)
+			slices.Sort(listed)
+			if !slices.Equal(seen, listed) {
+				t.Fatalf("SelectLabels(%s, %d, %d) lists %d series, Select's match sees %d:\n%q\n%q", name, a, b, len(listed), len(seen), listed, seen)
+			}
 		}
 		match := func(ls exposition.Labels) bool { return ls.Get("le") == "+Inf" || ls.Get("engine") == "1" }
 		got = s.Select(ep, name, math.MinInt64, math.MaxInt64, match)
@@ -545,4 +554,40 @@ func TestEndpointsFollowAddsAndRemoves(t *testing.T) {
 			t.Fatalf("Endpoints = %v, want %v", got, step.want)
 		}
 	}
+}
+
+// TestSelectLabelsSeesWhatMatchSees: series that stopped, and series that started, across sealed blocks and the head,
+// are listed for a range exactly when Select's match sees them: when they have points in a block overlapping it.
+func TestSelectLabelsSeesWhatMatchSees(t *testing.T) {
+	s := New(Options{Retention: time.Hour})
+	const n = 2*blockRows + 60 // two sealed blocks and a head
+	for row := range n {
+		text := "h_bucket{le=\"1\"} 1\n"
+		if row < blockRows+10 {
+			text += "h_bucket{le=\"2\"} 2\n" // stops in the second block (a staleness marker, then nothing)
+		}
+		if row >= 2*blockRows-30 {
+			text += "h_bucket{le=\"4\"} 3\n" // starts late in the second block
+		}
+		s.Append("ep", int64(row)*1000, parseText(t, text))
+	}
+	for _, tc := range []struct {
+		from, to int64
+		want     []string
+	}{
+		{0, 10_000, []string{"1", "2"}},
+		{0, n * 1000, []string{"1", "2", "4"}},
+		{(blockRows + 50) * 1000, (2*blockRows - 40) * 1000, []string{"1", "2", "4"}}, // the second block, whole
+		{(2*blockRows + 10) * 1000, n * 1000, []string{"1", "4"}},                     // the head only
+	} {
+		var seen, listed []string
+		s.Select("ep", "h_bucket", tc.from, tc.to, func(ls exposition.Labels) bool { seen = append(seen, ls.Get("le")); return false })
+		s.SelectLabels("ep", "h_bucket", tc.from, tc.to, func(ls exposition.Labels) { listed = append(listed, ls.Get("le")) })
+		slices.Sort(seen)
+		slices.Sort(listed)
+		if !slices.Equal(seen, tc.want) || !slices.Equal(listed, tc.want) {
+			t.Errorf("[%d, %d]: SelectLabels lists %q, Select's match sees %q; want %q", tc.from, tc.to, listed, seen, tc.want)
+		}
+	}
+	s.SelectLabels("nowhere", "h_bucket", 0, n*1000, func(exposition.Labels) { t.Error("an endpoint not held lists a series") })
 }

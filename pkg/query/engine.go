@@ -60,6 +60,12 @@ type RateSource interface {
 	SelectRates(endpoint, name string, from, to int64, steps []int64, window int64, filter string, match func(exposition.Labels) bool, maxPoints int) (series []Series, matched int, fits bool)
 }
 
+// LabelSource is a Source that lists the labels of the series Select's match would see, without counting or
+// reading their points (history.Store.SelectLabels): what a histogram's bucket bounds over the range read.
+type LabelSource interface {
+	SelectLabels(endpoint, name string, from, to int64, each func(exposition.Labels))
+}
+
 // SpanSource is a Source that reads an endpoint's Revision and Bounds at once, as every query does for every
 // endpoint it selects.
 type SpanSource interface {
@@ -634,12 +640,16 @@ func (c *evalCtx) readBucketBounds(sig vllm.Signal) []float64 {
 			continue
 		}
 		name := vllm.BucketName(base)
-		c.e.Source.Select(ep.name, name, c.from-c.window, c.to, func(ls exposition.Labels) bool {
+		each := func(ls exposition.Labels) {
 			if le, ok := derive.ParseUpperBound(ls.Get("le")); ok && c.selects(name, ls, nil) && !slices.Contains(out, le) {
 				out = append(out, le)
 			}
-			return false
-		}, 0)
+		}
+		if src, ok := c.e.Source.(LabelSource); ok {
+			src.SelectLabels(ep.name, name, c.from-c.window, c.to, each)
+			continue
+		}
+		c.e.Source.Select(ep.name, name, c.from-c.window, c.to, func(ls exposition.Labels) bool { each(ls); return false }, 0)
 	}
 	sort.Float64s(out)
 	return out

@@ -34,6 +34,12 @@ func (h HistorySource) SelectRates(endpoint, name string, from, to int64, steps 
 	return h.Store.SelectRatesShared(endpoint, name, from, to, steps, window, filter, match, maxPoints)
 }
 
+// SelectLabels lists the labels of an endpoint's series of one name with points in [from, to]
+// (history.Store.SelectLabels).
+func (h HistorySource) SelectLabels(endpoint, name string, from, to int64, each func(exposition.Labels)) {
+	h.Store.SelectLabels(endpoint, name, from, to, each)
+}
+
 // Span is Revision and Bounds read together (history.Store.Span).
 func (h HistorySource) Span(endpoint string) (uint64, int64, int64, bool) {
 	return h.Store.Span(endpoint)
