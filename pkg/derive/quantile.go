@@ -46,6 +46,49 @@ func ParseUpperBound(le string) (float64, bool) {
 // As in Prometheus 3, counts within 1e-12 (relative) of the previous one are taken as equal (see
 // ensureMonotonic); Prometheus 2.42 had no such tolerance. buckets is not modified.
 func HistogramQuantile(q float64, buckets []Bucket) float64 {
+	var out [1]float64
+	HistogramQuantiles([]float64{q}, buckets, out[:], nil)
+	return out[0]
+}
+
+// HistogramQuantiles sets out[i] to HistogramQuantile(qs[i], buckets), sorting and cleaning the buckets once for all
+// quantiles in scratch's array (made when too small), which it returns for the next call: a query's quantiles at
+// every step and group need no array each.
+func HistogramQuantiles(qs []float64, buckets []Bucket, out []float64, scratch []Bucket) []Bucket {
+	b := append(scratch[:0], buckets...)
+	prepared := prepareBuckets(b)
+	for i, q := range qs {
+		out[i] = bucketQuantile(q, prepared)
+	}
+	return b
+}
+
+// prepareBuckets sorts b by bound, merges equal bounds and makes the counts monotonic, in place; nil when
+// HistogramQuantile is NaN for every quantile in [0, 1] (no buckets, no +Inf bucket, fewer than two buckets).
+func prepareBuckets(b []Bucket) []Bucket {
+	if len(b) == 0 {
+		// PromQL never calls bucketQuantile with no buckets (a group exists only for a sample).
+		return nil
+	}
+	// Stable so the summing order of duplicate bounds is deterministic; Prometheus's order follows
+	// its series order, so with duplicates the results may differ in the last bit only. One histogram's buckets
+	// usually arrive in order already, and a stable sort leaves sorted input as it is.
+	if !slices.IsSortedFunc(b, byBound) {
+		slices.SortStableFunc(b, byBound)
+	}
+	if !math.IsInf(b[len(b)-1].UpperBound, +1) {
+		return nil
+	}
+	b = coalesceBuckets(b)
+	ensureMonotonic(b)
+	if len(b) < 2 {
+		return nil
+	}
+	return b
+}
+
+// bucketQuantile is HistogramQuantile over buckets prepareBuckets returned.
+func bucketQuantile(q float64, b []Bucket) float64 {
 	if math.IsNaN(q) {
 		return math.NaN()
 	}
@@ -55,23 +98,7 @@ func HistogramQuantile(q float64, buckets []Bucket) float64 {
 	if q > 1 {
 		return math.Inf(+1)
 	}
-	if len(buckets) == 0 {
-		// PromQL never calls bucketQuantile with no buckets (a group exists only for a sample).
-		return math.NaN()
-	}
-	b := slices.Clone(buckets)
-	// Stable so the summing order of duplicate bounds is deterministic; Prometheus's order follows
-	// its series order, so with duplicates the results may differ in the last bit only. One histogram's buckets
-	// usually arrive in order already, and a stable sort leaves sorted input as it is.
-	if !slices.IsSortedFunc(b, byBound) {
-		slices.SortStableFunc(b, byBound)
-	}
-	if !math.IsInf(b[len(b)-1].UpperBound, +1) {
-		return math.NaN()
-	}
-	b = coalesceBuckets(b)
-	ensureMonotonic(b)
-	if len(b) < 2 {
+	if b == nil {
 		return math.NaN()
 	}
 	observations := b[len(b)-1].Count

@@ -64,6 +64,32 @@ func TestHistogramQuantile(t *testing.T) {
 			}
 		})
 	}
+	// HistogramQuantiles answers every case at once, its quantiles sharing one preparation and the cases one
+	// scratch array, which neither the next case nor the input sees.
+	var scratch []Bucket
+	for _, tc := range tests {
+		in := append([]Bucket(nil), tc.buckets...)
+		qs := []float64{tc.q, 0.5, tc.q}
+		out := make([]float64, len(qs))
+		scratch = HistogramQuantiles(qs, tc.buckets, out, scratch)
+		if !near(out[0], tc.want) || !near(out[2], tc.want) || !near(out[1], HistogramQuantile(0.5, tc.buckets)) {
+			t.Errorf("%s: HistogramQuantiles(%v) = %v, want %v and the median %v", tc.name, qs, out, tc.want, HistogramQuantile(0.5, tc.buckets))
+		}
+		for i := range in {
+			if in[i] != tc.buckets[i] && !(math.IsNaN(in[i].Count) && math.IsNaN(tc.buckets[i].Count)) {
+				t.Fatalf("%s: HistogramQuantiles modified its input: %v", tc.name, tc.buckets)
+			}
+		}
+	}
+	big := make([]Bucket, 16)
+	for i := range big {
+		big[i] = Bucket{float64(i + 1), float64(i)}
+	}
+	big[15].UpperBound = inf
+	scratch = HistogramQuantiles([]float64{0.9}, big, make([]float64, 1), scratch)
+	if n := testing.AllocsPerRun(50, func() { scratch = HistogramQuantiles([]float64{0.5, 0.99}, big, make([]float64, 2), scratch) }); n != 0 {
+		t.Errorf("HistogramQuantiles with a scratch array large enough allocates %v times", n)
+	}
 }
 
 func TestHistogramQuantileDoesNotModifyInput(t *testing.T) {

@@ -1021,6 +1021,8 @@ func (c *evalCtx) rate(ins []input) []Output {
 func (c *evalCtx) quantiles(buckets []input, qs []float64) []Output {
 	var outs []Output
 	var bs bucketSteps
+	var scratch []derive.Bucket // every group's steps sort their buckets in one array
+	vs := make([]float64, len(qs))
 	for _, g := range c.groupInputs(buckets) {
 		c.bucketRates(&bs, g.members)
 		perQ := make([]Output, len(qs))
@@ -1034,8 +1036,8 @@ func (c *evalCtx) quantiles(buckets []input, qs []float64) []Output {
 			if len(b) == 0 {
 				continue
 			}
-			for i, q := range qs {
-				v := derive.HistogramQuantile(q, b)
+			scratch = derive.HistogramQuantiles(qs, b, vs, scratch)
+			for i, v := range vs {
 				if math.IsNaN(v) {
 					continue
 				}
