@@ -79,6 +79,10 @@ func TestConcurrent(t *testing.T) {
 					}
 					s.LabelValues(ep, "le")
 					s.Bounds(ep)
+					if rev, oldest, newest, ok := s.Span(ep); ok && (rev == 0 || oldest > newest) {
+						t.Errorf("%s: Span = %d, %d..%d", ep, rev, oldest, newest)
+					}
+					s.SelectLabels(ep, "vllm:e2e_request_latency_seconds_bucket", 0, math.MaxInt64, func(exposition.Labels) {})
 					_ = s.Bytes()
 				}
 				if r == 0 {

@@ -2,6 +2,7 @@ package history
 
 import (
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/inferscope/inferscope-vllm/pkg/derive"
@@ -15,6 +16,9 @@ type endpoint struct {
 	name    string
 	st      *Store
 	removed bool
+	// span is what Span reads, published at the end of every write (settle): every query reads it for every
+	// endpoint it selects, without taking mu. nil once removed.
+	span atomic.Pointer[spanState]
 
 	// series is indexed by series id; freed ids (id == nil) are in free.
 	series []series
@@ -77,7 +81,25 @@ func newEndpoint(s *Store, name string) *endpoint {
 	ep := &endpoint{name: name, st: s}
 	ep.clear()
 	ep.removed = false
+	ep.publishSpan()
 	return ep
+}
+
+// spanState is an endpoint's revision and the part of its bounds that only its writes change (bounds adds the
+// store's watermark at reading).
+type spanState struct {
+	rev               uint64
+	oldest, lastT     int64
+	hasRows, ownTimes bool
+}
+
+// publishSpan publishes the endpoint's spanState; mu is write-held (or the endpoint not yet shared).
+func (ep *endpoint) publishSpan() {
+	st := &spanState{rev: ep.rev, lastT: ep.lastT, hasRows: ep.hasRows, ownTimes: ep.ownTimes}
+	if ep.hasRows {
+		st.oldest, _, _ = ep.bounds()
+	}
+	ep.span.Store(st)
 }
 
 // clear drops all data (for Remove) without touching mu.
@@ -97,6 +119,7 @@ func (ep *endpoint) clear() {
 // settle returns the change in the endpoint's bytes since the last call,
 // for the store-wide counter.
 func (ep *endpoint) settle() int64 {
+	ep.publishSpan()
 	now := ep.blockBytes + ep.headBytes + seriesCost*int64(len(ep.series)) +
 		4*int64(cap(ep.prev)+cap(ep.cur)+cap(ep.free))
 	d := now - ep.reported

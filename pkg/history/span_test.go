@@ -33,4 +33,14 @@ func TestSpanIsRevisionAndBounds(t *testing.T) {
 	if a := testing.AllocsPerRun(100, func() { s.Bounds("a") }); a != 0 {
 		t.Errorf("Bounds allocates %v times", a)
 	}
+	// Span reads what writes published: a removed endpoint is not held, and one added again starts afresh.
+	rev, _, _, _ := s.Span("a")
+	s.Remove("a")
+	if r, _, _, ok := s.Span("a"); r != 0 || ok {
+		t.Errorf("Span of a removed endpoint = %d %v", r, ok)
+	}
+	s.Append("a", 1_000_000, sc)
+	if r, o, n, ok := s.Span("a"); r <= rev || o != 1_000_000 || n != 1_000_000 || !ok {
+		t.Errorf("Span of the endpoint added again = %d %d %d %v; want a revision past %d and its one scrape", r, o, n, ok, rev)
+	}
 }

@@ -50,6 +50,9 @@ type Store struct {
 
 	mu  sync.RWMutex
 	eps map[string]*endpoint
+	// view is a copy of eps made at every change of it under mu, which get reads without mu: every read of every
+	// query looks its endpoint up.
+	view atomic.Pointer[map[string]*endpoint]
 	// sorted is the names of eps, sorted (Endpoints); nil when an endpoint came or went since.
 	sorted []string
 
@@ -84,6 +87,7 @@ func New(opts Options) *Store {
 		memoMax:   opts.MemoBytes,
 		eps:       make(map[string]*endpoint),
 	}
+	s.view.Store(&map[string]*endpoint{})
 	if s.memoMax == 0 {
 		s.memoMax = DefaultMemoBytes
 		if opts.MaxBytes > 0 {
@@ -146,7 +150,7 @@ func (s *Store) Remove(endpoint string) {
 	s.mu.Lock()
 	ep := s.eps[endpoint]
 	delete(s.eps, endpoint)
-	s.sorted = nil
+	s.changed()
 	s.mu.Unlock()
 	if ep == nil {
 		return
@@ -154,6 +158,7 @@ func (s *Store) Remove(endpoint string) {
 	ep.lock()
 	defer ep.mu.Unlock()
 	ep.removed = true
+	ep.span.Store(nil)
 	for id := range ep.series {
 		if ep.series[id].id != nil {
 			s.syms.release(ep.series[id].id)
@@ -164,11 +169,17 @@ func (s *Store) Remove(endpoint string) {
 }
 
 // get returns the endpoint or nil.
-func (s *Store) get(name string) *endpoint {
-	s.mu.RLock()
-	ep := s.eps[name]
-	s.mu.RUnlock()
-	return ep
+func (s *Store) get(name string) *endpoint { return (*s.view.Load())[name] }
+
+// changed records that eps changed: the sorted names are made again when asked, and get reads a new copy. mu is
+// write-held.
+func (s *Store) changed() {
+	s.sorted = nil
+	view := make(map[string]*endpoint, len(s.eps))
+	for name, ep := range s.eps {
+		view[name] = ep
+	}
+	s.view.Store(&view)
 }
 
 // lockForWrite returns the endpoint write-locked, creating it if create.
@@ -184,7 +195,7 @@ func (s *Store) lockForWrite(name string, create bool) *endpoint {
 			if ep = s.eps[name]; ep == nil {
 				ep = newEndpoint(s, name)
 				s.eps[name] = ep
-				s.sorted = nil
+				s.changed()
 			}
 			s.mu.Unlock()
 		}
@@ -274,13 +285,24 @@ func (s *Store) Revision(endpoint string) uint64 {
 
 // Span is Revision and Bounds of endpoint read under one lock, as a query reads them for every endpoint it selects.
 func (s *Store) Span(endpoint string) (rev uint64, oldest, newest int64, ok bool) {
-	ep := s.rlock(endpoint)
+	ep := s.get(endpoint)
 	if ep == nil {
 		return 0, 0, 0, false
 	}
-	defer ep.mu.RUnlock()
-	oldest, newest, ok = ep.bounds()
-	return ep.rev, oldest, newest, ok
+	// The endpoint's last write published its revision and bounds together (publishSpan), as a read lock would
+	// have read them.
+	st := ep.span.Load()
+	if st == nil {
+		return 0, 0, 0, false
+	}
+	if !st.hasRows {
+		return st.rev, 0, 0, false
+	}
+	newest = st.lastT
+	if !st.ownTimes {
+		newest = max(newest, s.watermark.Load())
+	}
+	return st.rev, st.oldest, newest, true
 }
 
 // Names returns the distinct sample names of the series endpoint holds,

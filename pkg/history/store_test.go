@@ -99,6 +99,10 @@ func checkAgainst(t *testing.T, s *Store, ep string, m *refModel, retention int6
 	if !ok || oldest != wantOldest || newest != m.lastT {
 		t.Fatalf("Bounds = %d, %d, %v; want %d, %d", oldest, newest, ok, wantOldest, m.lastT)
 	}
+	// Span reads what the last write published, without the endpoint's lock: the same as Revision and Bounds.
+	if rev, o, n, ok := s.Span(ep); rev != s.Revision(ep) || o != oldest || n != newest || !ok {
+		t.Fatalf("Span = %d, %d, %d, %v; Revision and Bounds say %d, %d, %d", rev, o, n, ok, s.Revision(ep), oldest, newest)
+	}
 	if got := s.Bytes(); got != s.recomputeBytes() {
 		t.Fatalf("Bytes = %d, recomputed %d", got, s.recomputeBytes())
 	}
