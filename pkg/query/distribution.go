@@ -36,42 +36,27 @@ func ApplyDistribution(q Query, res *Result) {
 	if len(q.Buckets) == 0 || res == nil {
 		return
 	}
-	type dist struct {
-		measure, quantile string
-		counts            map[int64][]float64
-	}
-	var order []*dist
-	byKey := map[string]*dist{}
+	var order []*distCounts
+	byKey := map[string]*distCounts{}
 	for _, o := range res.Outputs {
 		k := outputGroup(o)
 		d := byKey[k]
 		if d == nil {
-			d = &dist{measure: o.Measure, quantile: o.Labels["quantile"], counts: map[int64][]float64{}}
+			d = &distCounts{measure: o.Measure, quantile: o.Labels["quantile"], width: len(q.Buckets) + 1}
 			byKey[k] = d
 			order = append(order, d)
 		}
-		for _, p := range o.Points {
-			if math.IsNaN(p.V) || math.IsInf(p.V, 0) {
-				continue
-			}
-			c := d.counts[p.T]
-			if c == nil {
-				c = make([]float64, len(q.Buckets)+1)
-				d.counts[p.T] = c
-			}
-			// The first bound at or above the value: the bucket (prev, bound], as le buckets count.
-			i, _ := slices.BinarySearch(q.Buckets, p.V)
-			c[i]++
-		}
+		d.add(o.Points, q.Buckets)
 	}
 	var outs []Output
 	for _, d := range order {
-		steps := make([]int64, 0, len(d.counts))
-		for t := range d.counts {
-			steps = append(steps, t)
+		n := 0 // steps where a series has a finite value
+		for _, c := range d.rows {
+			if c != nil {
+				n++
+			}
 		}
-		slices.Sort(steps)
-		for b := range len(q.Buckets) + 1 {
+		for b := range d.width {
 			le := InfBound
 			if b < len(q.Buckets) {
 				le = strconv.FormatFloat(q.Buckets[b], 'g', -1, 64)
@@ -80,12 +65,49 @@ func ApplyDistribution(q Query, res *Result) {
 			if d.quantile != "" {
 				labels["quantile"] = d.quantile
 			}
-			o := Output{Measure: d.measure, Unit: "short", Labels: labels, Points: make([]derive.Point, len(steps))}
-			for i, t := range steps {
-				o.Points[i] = derive.Point{T: t, V: d.counts[t][b]}
+			o := Output{Measure: d.measure, Unit: "short", Labels: labels, Points: make([]derive.Point, 0, n)}
+			for i, c := range d.rows {
+				if c != nil {
+					o.Points = append(o.Points, derive.Point{T: d.times[i], V: c[b]})
+				}
 			}
 			outs = append(outs, o)
 		}
 	}
 	res.Outputs = outs
+}
+
+// distCounts is one distribution being counted: per step time (ascending), the count of values in each bucket, nil
+// where no series has a finite value.
+type distCounts struct {
+	measure, quantile string
+	width             int
+	times             []int64
+	rows              [][]float64
+}
+
+// add counts a series' points. Series of one answer share their steps, so each point's time is found by walking the
+// times along with the points; a time no earlier series had is inserted.
+func (d *distCounts) add(pts []derive.Point, bounds []float64) {
+	j := 0
+	for _, p := range pts {
+		if j > 0 && p.T <= d.times[j-1] { // out of order: found again from the start
+			j, _ = slices.BinarySearch(d.times, p.T)
+		}
+		for j < len(d.times) && d.times[j] < p.T {
+			j++
+		}
+		if j == len(d.times) || d.times[j] != p.T {
+			d.times, d.rows = slices.Insert(d.times, j, p.T), slices.Insert(d.rows, j, nil)
+		}
+		if math.IsNaN(p.V) || math.IsInf(p.V, 0) {
+			continue
+		}
+		if d.rows[j] == nil {
+			d.rows[j] = make([]float64, d.width)
+		}
+		// The first bound at or above the value: the bucket (prev, bound], as le buckets count.
+		i, _ := slices.BinarySearch(bounds, p.V)
+		d.rows[j][i]++
+	}
 }

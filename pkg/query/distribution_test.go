@@ -1,9 +1,15 @@
 package query
 
 import (
+	"fmt"
 	"math"
+	"math/rand/v2"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/inferscope/inferscope-vllm/pkg/derive"
 )
 
 func TestApplyDistribution(t *testing.T) {
@@ -98,5 +104,73 @@ func TestOutputKeepsOne(t *testing.T) {
 	none := Query{QueryType: TypeRaw, Metric: "up", Output: "x"}
 	if err := none.Validate(); err == nil {
 		t.Error("an output on a query without outputs was accepted")
+	}
+}
+
+// TestApplyDistributionMatchesCountingByTime: series whose steps differ (missing, extra, out of order, repeated),
+// with NaN and infinite values, are counted as a count kept per step time would count them.
+func TestApplyDistributionMatchesCountingByTime(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	bounds := []float64{0.1, 0.5, 1}
+	for round := range 200 {
+		var outs []Output
+		want := map[string]map[int64][]float64{} // quantile → time → bucket counts
+		for s := range 1 + rng.IntN(6) {
+			quantile := []string{"", "0.5"}[rng.IntN(2)]
+			var pts []derive.Point
+			for step := range 12 {
+				if rng.IntN(4) == 0 {
+					continue
+				}
+				v := []float64{rng.Float64() * 1.5, math.NaN(), math.Inf(1), 0.5}[rng.IntN(4)]
+				pts = append(pts, derive.Point{T: int64(step) * 1000, V: v})
+			}
+			if len(pts) > 2 && round%5 == 0 {
+				pts[0], pts[len(pts)-1] = pts[len(pts)-1], pts[0]
+			}
+			outs = append(outs, Output{Measure: "m", Labels: map[string]string{"endpoint": fmt.Sprint(s), "quantile": quantile}, Points: pts})
+			if want[quantile] == nil {
+				want[quantile] = map[int64][]float64{}
+			}
+			for _, p := range pts {
+				if math.IsNaN(p.V) || math.IsInf(p.V, 0) {
+					continue
+				}
+				c := want[quantile][p.T]
+				if c == nil {
+					c = make([]float64, len(bounds)+1)
+					want[quantile][p.T] = c
+				}
+				i, _ := slices.BinarySearch(bounds, p.V)
+				c[i]++
+			}
+		}
+		res := &Result{Outputs: outs}
+		ApplyDistribution(Query{Buckets: bounds}, res)
+		got := map[string]map[int64][]float64{}
+		for _, o := range res.Outputs {
+			b := slices.Index([]string{"0.1", "0.5", "1", InfBound}, o.Labels["le"])
+			q := o.Labels["quantile"]
+			if got[q] == nil && len(o.Points) > 0 {
+				got[q] = map[int64][]float64{}
+			}
+			for k, p := range o.Points {
+				if k > 0 && p.T <= o.Points[k-1].T {
+					t.Fatalf("round %d: steps out of order: %v", round, o.Points)
+				}
+				if got[q][p.T] == nil {
+					got[q][p.T] = make([]float64, len(bounds)+1)
+				}
+				got[q][p.T][b] = p.V
+			}
+		}
+		for q, byT := range want {
+			if len(byT) == 0 {
+				delete(want, q)
+			}
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("round %d: counts\n%v\nwant\n%v", round, got, want)
+		}
 	}
 }
