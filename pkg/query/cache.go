@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"hash/fnv"
 	"slices"
 	"strconv"
 	"sync"
@@ -38,9 +39,11 @@ type Cache struct {
 	lru     list.List
 	flights map[string]*flight
 	names   map[string]cachedNames
-	bounds  map[string]cachedBounds
-	labels  map[labelMapKey]map[string]string
-	stats   CacheStats
+	// setIDs numbers the distinct name sets names holds (nameSet).
+	setIDs uint64
+	bounds map[string]cachedBounds
+	labels map[labelMapKey]map[string]string
+	stats  CacheStats
 }
 
 // CacheStats counts what a Cache did, for tests and benchmarks.
@@ -110,6 +113,8 @@ type cachedNames struct {
 	rev   uint64
 	set   map[string]bool
 	bytes int64
+	// hash and id identify the set's names: endpoints exposing the same names share one set and id.
+	hash, id uint64
 }
 
 // cachedBounds is bucketBounds' answer for one query (its cacheKey) and signal over the range starting at from, with
@@ -230,28 +235,63 @@ func (k *Cache) dropLabelMaps() {
 // evaluation can order.
 var errNotCacheable = errors.New("two series share one identity")
 
-// nameSet returns endpoint's names at rev, reading them through names only when rev is new.
-func (k *Cache) nameSet(endpoint string, rev uint64, names func(string) []string) map[string]bool {
+// nameSet returns endpoint's names at rev, reading them through names only when rev is new, and the set's id:
+// endpoints that expose the same names (a fleet runs a few releases) share one set under one id, so a query
+// resolves a signal's name once per distinct set, not once per endpoint.
+func (k *Cache) nameSet(endpoint string, rev uint64, names func(string) []string) (map[string]bool, uint64) {
 	k.mu.Lock()
 	if n, ok := k.names[endpoint]; ok && n.rev == rev && rev != 0 {
 		k.mu.Unlock()
-		return n.set
+		return n.set, n.id
 	}
 	k.mu.Unlock()
 	list := names(endpoint)
-	n := cachedNames{rev: rev, set: nameSet(list), bytes: int64(len(endpoint)) + 64}
+	n := cachedNames{rev: rev, hash: namesHash(list), bytes: int64(len(endpoint)) + 64}
 	for _, s := range list {
 		n.bytes += int64(len(s)) + 48 // string header and map slot
 	}
 	k.mu.Lock()
+	defer k.mu.Unlock()
+	for _, other := range k.names {
+		if other.hash == n.hash && sameNames(other.set, list) {
+			n.set, n.id = other.set, other.id
+			break
+		}
+	}
+	if n.set == nil {
+		k.setIDs++
+		n.set, n.id = nameSet(list), k.setIDs
+	}
 	if old, ok := k.names[endpoint]; ok {
 		k.bytes -= old.bytes
 	}
 	k.names[endpoint] = n
 	k.bytes += n.bytes
 	k.evict()
-	k.mu.Unlock()
-	return n.set
+	return n.set, n.id
+}
+
+// namesHash is a hash of a name list, to find an equal set quickly.
+func namesHash(list []string) uint64 {
+	h := fnv.New64a()
+	for _, s := range list {
+		_, _ = h.Write([]byte(s))
+		_, _ = h.Write([]byte{0})
+	}
+	return h.Sum64()
+}
+
+// sameNames reports whether set holds exactly the (distinct) names of list.
+func sameNames(set map[string]bool, list []string) bool {
+	if len(set) != len(list) {
+		return false
+	}
+	for _, s := range list {
+		if !set[s] {
+			return false
+		}
+	}
+	return true
 }
 
 // cacheKey is the normalized query: what decides its values, not how they are shown, and the range's length, so

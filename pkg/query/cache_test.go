@@ -19,6 +19,7 @@ import (
 	"github.com/inferscope/inferscope-vllm/pkg/history"
 	"github.com/inferscope/inferscope-vllm/pkg/measure"
 	"github.com/inferscope/inferscope-vllm/pkg/sim"
+	"github.com/inferscope/inferscope-vllm/pkg/vllm"
 )
 
 // cacheFleet is one simulator per flavor, with what the catalog's measures need switched on.
@@ -638,4 +639,46 @@ func TestCacheAppendsNewStepsInPlace(t *testing.T) {
 		t.Errorf("%d of %d refreshes appended the new step in place; want all, and at least 12", inPlace, moved)
 	}
 	t.Logf("%d of %d refreshes appended in place; %d answers held unchanged", inPlace, moved, len(answers))
+}
+
+// TestCacheSharesNameSets: endpoints exposing the same names share one name set and id, so a query resolves each
+// signal once per distinct set; other names, or an endpoint whose names change, get their own.
+func TestCacheSharesNameSets(t *testing.T) {
+	k := NewCache(64 << 20)
+	lists := map[string][]string{
+		"a": {"vllm:kv_cache_usage_perc", "vllm:num_requests_running"},
+		"b": {"vllm:kv_cache_usage_perc", "vllm:num_requests_running"},
+		"c": {"vllm:gpu_cache_usage_perc", "vllm:num_requests_running"},
+		"d": {"vllm:kv_cache_usage_perc"},
+	}
+	names := func(ep string) []string { return lists[ep] }
+	setA, idA := k.nameSet("a", 1, names)
+	setB, idB := k.nameSet("b", 2, names)
+	_, idC := k.nameSet("c", 3, names)
+	_, idD := k.nameSet("d", 4, names)
+	if idA == 0 || idA != idB || reflect.ValueOf(setA).Pointer() != reflect.ValueOf(setB).Pointer() {
+		t.Errorf("endpoints with the same names: ids %d and %d, one set %v", idA, idB, reflect.ValueOf(setA).Pointer() == reflect.ValueOf(setB).Pointer())
+	}
+	if idC == idA || idD == idA || idC == idD {
+		t.Errorf("other names share an id: a %d, c %d, d %d", idA, idC, idD)
+	}
+	lists["b"] = lists["c"] // b was upgraded: a new revision, c's names
+	setB, idB = k.nameSet("b", 5, names)
+	if idB != idC || !setB["vllm:gpu_cache_usage_perc"] || setB["vllm:kv_cache_usage_perc"] {
+		t.Errorf("b's new names: id %d (c's %d), set %v", idB, idC, setB)
+	}
+	// Resolving through the shared ids answers as probing every endpoint would.
+	c := &evalCtx{}
+	for _, ep := range []string{"a", "b", "c", "d"} {
+		set, id := k.nameSet(ep, map[string]uint64{"a": 1, "b": 5, "c": 3, "d": 4}[ep], names)
+		c.endpoints = append(c.endpoints, endpointNames{name: ep, names: set, namesID: id})
+	}
+	var m nameMemo
+	for _, ep := range c.endpoints {
+		got, ok := m.resolve(ep, vllm.KVUsage)
+		want, wok := vllm.KVUsage.Name(func(n string) bool { return slices.Contains(lists[ep.name], n) })
+		if got != want || ok != wok {
+			t.Errorf("%s: KV usage resolves to %q %v, want %q %v", ep.name, got, ok, want, wok)
+		}
+	}
 }

@@ -233,12 +233,31 @@ func (c *evalCtx) result(groups [][]Output) *Result {
 
 // exposes reports whether a selected endpoint exposes a signal under one of its names.
 func (c *evalCtx) exposes(sig vllm.Signal) bool {
+	var m nameMemo
 	for _, ep := range c.endpoints {
-		if _, ok := sig.Name(func(n string) bool { return ep.names[n] }); ok {
+		if _, ok := m.resolve(ep, sig); ok {
 			return true
 		}
 	}
 	return false
+}
+
+// nameMemo is the name a signal resolved to on the last endpoint a loop asked about, which the next endpoints with
+// the same name set take without probing (a fleet's endpoints mostly expose the same names).
+type nameMemo struct {
+	id   uint64
+	base string
+	ok   bool
+}
+
+// resolve is sig.Name on ep's names.
+func (m *nameMemo) resolve(ep endpointNames, sig vllm.Signal) (string, bool) {
+	if ep.namesID != 0 && ep.namesID == m.id {
+		return m.base, m.ok
+	}
+	m.base, m.ok = sig.Name(func(n string) bool { return ep.names[n] })
+	m.id = ep.namesID
+	return m.base, m.ok
 }
 
 // evalCtx is one query's evaluation state.
@@ -295,8 +314,10 @@ func capOutputs(outs []Output) int {
 
 // endpointNames is a selected endpoint as the evaluation saw it: its sample names, revision and held span.
 type endpointNames struct {
-	name           string
-	names          map[string]bool
+	name  string
+	names map[string]bool
+	// namesID identifies names' content: endpoints with one id expose the same names (0: unknown, see nameSet).
+	namesID        uint64
 	rev            uint64
 	oldest, newest int64
 	held           bool
@@ -335,7 +356,7 @@ func (e *Engine) newEvalCtx(ctx context.Context, q Query, rng Range, requestedFr
 			en.oldest, en.newest, en.held = e.Source.Bounds(ep)
 		}
 		if e.Cache != nil {
-			en.names = e.Cache.nameSet(ep, en.rev, e.Source.Names)
+			en.names, en.namesID = e.Cache.nameSet(ep, en.rev, e.Source.Names)
 		} else {
 			en.names = nameSet(e.Source.Names(ep))
 		}
@@ -408,8 +429,9 @@ func (c *evalCtx) instantReads() reads { return reads{reach: c.lookback, instant
 // keep names the labels carried into the output besides endpoint, model and rank.
 func (c *evalCtx) fetch(sig vllm.Signal, suffix string, match []measure.Matcher, r reads, keep ...string) []input {
 	var out []input
+	var m nameMemo
 	for i, ep := range c.endpoints {
-		base, ok := sig.Name(func(n string) bool { return ep.names[n] })
+		base, ok := m.resolve(ep, sig)
 		if !ok {
 			continue
 		}
@@ -634,8 +656,9 @@ func (c *evalCtx) bucketBounds(sig vllm.Signal) []float64 {
 // readBucketBounds is bucketBounds read from the history.
 func (c *evalCtx) readBucketBounds(sig vllm.Signal) []float64 {
 	var out []float64
+	var m nameMemo
 	for _, ep := range c.endpoints {
-		base, ok := sig.Name(func(n string) bool { return ep.names[n] })
+		base, ok := m.resolve(ep, sig)
 		if !ok {
 			continue
 		}

@@ -149,15 +149,16 @@ func join(left, right []Output, ignoring string, f func(l, r float64) (float64, 
 // endpoint's value from the best source it has, which another node of the formula reads.
 func (c *evalCtx) fetchUnless(sig vllm.Signal, unless []vllm.Signal, match []measure.Matcher, keep []string) []input {
 	var out []input
+	var m nameMemo
+	unlessMemo := make([]nameMemo, len(unless))
 	for _, ep := range c.endpoints {
-		has := func(n string) bool { return ep.names[n] }
 		better := false
-		for _, u := range unless {
-			if _, ok := u.Name(has); ok {
+		for i, u := range unless {
+			if _, ok := unlessMemo[i].resolve(ep, u); ok {
 				better = true
 			}
 		}
-		if base, ok := sig.Name(has); ok && !better {
+		if base, ok := m.resolve(ep, sig); ok && !better {
 			out = append(out, c.fetchName(ep.name, base, match, c.instantReads(), keep...)...)
 		}
 	}
