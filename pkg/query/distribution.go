@@ -51,8 +51,8 @@ func ApplyDistribution(q Query, res *Result) {
 	var outs []Output
 	for _, d := range order {
 		n := 0 // steps where a series has a finite value
-		for _, c := range d.rows {
-			if c != nil {
+		for _, h := range d.has {
+			if h {
 				n++
 			}
 		}
@@ -66,9 +66,9 @@ func ApplyDistribution(q Query, res *Result) {
 				labels["quantile"] = d.quantile
 			}
 			o := Output{Measure: d.measure, Unit: "short", Labels: labels, Points: make([]derive.Point, 0, n)}
-			for i, c := range d.rows {
-				if c != nil {
-					o.Points = append(o.Points, derive.Point{T: d.times[i], V: c[b]})
+			for i, h := range d.has {
+				if h {
+					o.Points = append(o.Points, derive.Point{T: d.times[i], V: d.counts[i*d.width+b]})
 				}
 			}
 			outs = append(outs, o)
@@ -77,13 +77,14 @@ func ApplyDistribution(q Query, res *Result) {
 	res.Outputs = outs
 }
 
-// distCounts is one distribution being counted: per step time (ascending), the count of values in each bucket, nil
-// where no series has a finite value.
+// distCounts is one distribution being counted: per step time (ascending), the count of values in each bucket
+// (counts[i*width+b]), and whether a series has a finite value there.
 type distCounts struct {
 	measure, quantile string
 	width             int
 	times             []int64
-	rows              [][]float64
+	has               []bool
+	counts            []float64
 }
 
 // add counts a series' points. Series of one answer share their steps, so each point's time is found by walking the
@@ -98,16 +99,15 @@ func (d *distCounts) add(pts []derive.Point, bounds []float64) {
 			j++
 		}
 		if j == len(d.times) || d.times[j] != p.T {
-			d.times, d.rows = slices.Insert(d.times, j, p.T), slices.Insert(d.rows, j, nil)
+			d.times, d.has = slices.Insert(d.times, j, p.T), slices.Insert(d.has, j, false)
+			d.counts = slices.Insert(d.counts, j*d.width, make([]float64, d.width)...)
 		}
 		if math.IsNaN(p.V) || math.IsInf(p.V, 0) {
 			continue
 		}
-		if d.rows[j] == nil {
-			d.rows[j] = make([]float64, d.width)
-		}
+		d.has[j] = true
 		// The first bound at or above the value: the bucket (prev, bound], as le buckets count.
 		i, _ := slices.BinarySearch(bounds, p.V)
-		d.rows[j][i]++
+		d.counts[j*d.width+i]++
 	}
 }
