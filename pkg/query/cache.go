@@ -566,9 +566,14 @@ func sameSeries(pieces []piece, i int) bool {
 }
 
 // concat joins, by position, the points of pieces that hold the same series in output i. It appends into the first
-// piece's room where it has it (slack) and else leaves appendSlack steps of room past the joined points, so a
-// refresh that adds a step mostly appends its point instead of copying the series' hour.
+// piece's room where it has it (slack) and else, joining a cached piece with new steps, leaves appendSlack steps of
+// room past the joined points, so a refresh that adds a step mostly appends its point instead of copying the series'
+// hour. A whole evaluation (one piece: a cold panel) gets no room: most cold answers are never refreshed.
 func concat(pieces []piece, i int) []Output {
+	room := appendSlack
+	if len(pieces) == 1 {
+		room = 0
+	}
 	out := make([]Output, len(pieces[0].groups[i]))
 	for j, o := range pieces[0].groups[i] {
 		total := 0
@@ -579,7 +584,7 @@ func concat(pieces []piece, i int) []Output {
 		if first := o.Points; pieces[0].slack && cap(first) >= total {
 			pts = first
 		} else {
-			pts = make([]derive.Point, 0, total+appendSlack)
+			pts = make([]derive.Point, 0, total+room)
 			pts = append(pts, first...)
 		}
 		for _, p := range pieces[1:] {
