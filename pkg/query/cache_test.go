@@ -107,6 +107,13 @@ func (f *liveFleet) scrape(down, late string) {
 	}
 }
 
+// engines returns an engine over the fleet's history with cache, and one that caches nothing and reads points
+// (fullReads), whose answers the first's must equal.
+func (f *liveFleet) engines(cache *Cache) (cached, plain *Engine) {
+	return &Engine{Source: HistorySource{Store: f.store}, ScrapeInterval: 5 * time.Second, Cache: cache},
+		&Engine{Source: fullReads{HistorySource{Store: f.store}}, ScrapeInterval: 5 * time.Second}
+}
+
 // cacheQueries is every catalog formula (balance scores and latency families included) with a random grouping.
 func cacheQueries(rng *rand.Rand) []Query {
 	groups := []Group{GroupEngine, GroupEndpoint, GroupModel, GroupFleet}
@@ -150,8 +157,7 @@ func TestCacheMatchesUncached(t *testing.T) {
 		f.scrape("", "")
 	}
 	cache := NewCache(256 << 20)
-	cached := &Engine{Source: HistorySource{Store: f.store}, ScrapeInterval: 5 * time.Second, Cache: cache}
-	plain := &Engine{Source: fullReads{HistorySource{Store: f.store}}, ScrapeInterval: 5 * time.Second}
+	cached, plain := f.engines(cache)
 	ctx := context.Background()
 	compared := 0
 	queries := cacheQueries(rand.New(rand.NewPCG(3, 4))) // a dashboard: the same queries refreshed
@@ -302,8 +308,7 @@ func TestCacheRedoesStepsABrokenWatermarkReaches(t *testing.T) {
 	for range 10 * 12 {
 		f.scrape("", "")
 	}
-	cached := &Engine{Source: HistorySource{Store: f.store}, ScrapeInterval: 5 * time.Second, Cache: NewCache(64 << 20)}
-	plain := &Engine{Source: fullReads{HistorySource{Store: f.store}}, ScrapeInterval: 5 * time.Second}
+	cached, plain := f.engines(NewCache(64 << 20))
 	now := f.start.Add(f.el + 9*time.Second)
 	f.store.AdvanceWatermark(now.UnixMilli() - 1)
 	r := Request{From: now.Add(-2 * time.Minute), To: now, Interval: time.Second}
@@ -574,8 +579,7 @@ func TestCacheAppendsNewStepsInPlace(t *testing.T) {
 	for range 6 * 12 {
 		f.scrape("", "")
 	}
-	cached := &Engine{Source: HistorySource{Store: f.store}, ScrapeInterval: 5 * time.Second, Cache: NewCache(64 << 20)}
-	plain := &Engine{Source: fullReads{HistorySource{Store: f.store}}, ScrapeInterval: 5 * time.Second}
+	cached, plain := f.engines(NewCache(64 << 20))
 	q := Query{QueryType: TypeThroughput, Measure: "generation_tokens", GroupBy: GroupEngine}
 	type held struct {
 		pts  []derive.Point
