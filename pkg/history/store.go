@@ -283,7 +283,9 @@ func (s *Store) Revision(endpoint string) uint64 {
 	return ep.rev
 }
 
-// Span is Revision and Bounds of endpoint read under one lock, as a query reads them for every endpoint it selects.
+// Span is Revision and Bounds of endpoint as its last write published them together, read without its lock, as a
+// query reads them for every endpoint it selects. Revision and Bounds read the endpoint under its lock, which the
+// tests hold Span to.
 func (s *Store) Span(endpoint string) (rev uint64, oldest, newest int64, ok bool) {
 	ep := s.get(endpoint)
 	if ep == nil {

@@ -220,7 +220,7 @@ func (g *gen) held(sig vllm.Signal) []string {
 	for _, n := range sig.Names {
 		probe := n
 		if sig.Kind == vllm.Histogram {
-			probe = n + "_bucket"
+			probe = vllm.BucketName(n)
 		}
 		if !g.names.Has(probe) {
 			continue
