@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -28,7 +29,9 @@ const recordingTolerance = 0.02
 
 // TestRecordingRulesMatchComputedRates: the generated recording rules, evaluated by Prometheus's own rule importer over
 // the same samples, give every rate-reading catalog entry the numbers it computes without them, at both recorded
-// windows; the data source reads the recorded series (no rate() left for them) as soon as the server holds them.
+// windows, per engine, per endpoint, per model and for the fleet; the data source reads the recorded series (no
+// rate() left for them) as soon as the server holds them: the sums over endpoints, the sums per endpoint and the
+// latency quantiles per endpoint where the query asks what they hold.
 func TestRecordingRulesMatchComputedRates(t *testing.T) {
 	t.Parallel() // see doc.go
 	if testing.Short() {
@@ -50,8 +53,9 @@ func TestRecordingRulesMatchComputedRates(t *testing.T) {
 	computed := promtest.Start(t, promtest.Options{Engine: engine, DataDir: copyTSDB(t, raw)})
 
 	// Prometheus's rule importer evaluates the shipped rules (every second) over the raw samples into new blocks: the
-	// rates first, then, from a server holding them, their sums over endpoints (the importer cannot evaluate a rule
-	// over another's series in one pass; Prometheus evaluates them in order within a group at the same time).
+	// rates first, then, from a server holding them, their sums, then the quantiles of the sums per endpoint (the
+	// importer cannot evaluate a rule over another's series in one pass; Prometheus evaluates them in order within a
+	// group at the same time).
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	data := copyTSDB(t, raw)
@@ -79,6 +83,7 @@ func TestRecordingRulesMatchComputedRates(t *testing.T) {
 	}
 	importRules(computed, promapi.RateRules)
 	importRules(promtest.Start(t, promtest.Options{Engine: engine, DataDir: copyTSDB(t, data)}), promapi.SumRules)
+	importRules(promtest.Start(t, promtest.Options{Engine: engine, DataDir: copyTSDB(t, data)}), promapi.QuantileRules)
 	recorded := promtest.Start(t, promtest.Options{Engine: engine, DataDir: data})
 
 	evaluator := func(s *promtest.Server) *promapi.Evaluator {
@@ -87,14 +92,16 @@ func TestRecordingRulesMatchComputedRates(t *testing.T) {
 	}
 	plain, fast := evaluator(computed), evaluator(recorded)
 	req := query.Request{From: run.start.Add(2 * time.Minute), To: run.end, Interval: 10 * time.Second}
-	compared, read, summed := 0, 0, 0
+	compared, read := 0, 0
+	levels := map[string]int{}
+	quantileRead := regexp.MustCompile(`:rate[0-9a-z]+:p[0-9]+_endpoint\b`)
 	for _, e := range measure.Catalog {
 		if !measure.ReadsRates(e.Outputs) || (query.Query{QueryType: e.Type, Measure: e.Name}).Composed() {
 			continue
 		}
-		// Per engine (the per-series rates), per model and for the fleet (their sums over endpoints, where a model's
-		// endpoints answer under one name).
-		for _, group := range []query.Group{query.GroupEngine, query.GroupModel, query.GroupFleet} {
+		// Per engine (the per-series rates), per endpoint (their sums per endpoint, the latency quantiles recorded),
+		// per model and for the fleet (their sums over endpoints, where a model's endpoints answer under one name).
+		for _, group := range []query.Group{query.GroupEngine, query.GroupEndpoint, query.GroupModel, query.GroupFleet} {
 			q := query.Query{QueryType: e.Type, Measure: e.Name, GroupBy: group}
 			if e.Type == query.TypeLatency {
 				threshold := 0.3
@@ -118,8 +125,13 @@ func TestRecordingRulesMatchComputedRates(t *testing.T) {
 							t.Errorf("recorded rates held, but the PromQL computes them:\n%s", got.PromQL())
 						}
 						read++
-						if strings.Contains(got.PromQL(), ":sum_endpoints") {
-							summed++
+						for _, level := range []string{":sum_endpoints", ":sum_engines"} {
+							if strings.Contains(got.PromQL(), level) {
+								levels[level]++
+							}
+						}
+						if quantileRead.MatchString(got.PromQL()) {
+							levels["quantiles"]++
 						}
 					}
 					worst := 0.0
@@ -136,9 +148,10 @@ func TestRecordingRulesMatchComputedRates(t *testing.T) {
 			}
 		}
 	}
-	if compared == 0 || read == 0 || summed == 0 {
-		t.Fatalf("compared %d values over %d queries reading recorded rates, %d of them their sums", compared, read, summed)
+	if compared == 0 || read == 0 || levels[":sum_endpoints"] == 0 || levels[":sum_engines"] == 0 || levels["quantiles"] == 0 {
+		t.Fatalf("compared %d values over %d queries reading recorded rates, by level read %v", compared, read, levels)
 	}
+	t.Logf("compared %d values over %d queries reading recorded rates, by level read %v", compared, read, levels)
 }
 
 // copyTSDB copies a TSDB directory made by promtest.Backfill, so two servers can each lock their own.

@@ -367,6 +367,9 @@ func (g *gen) rangeRate(name, sel string) string {
 		if r := SummedName(name, g.window); g.names.Has(r) && g.acrossEndpoints() {
 			return swapName(sel, name, r)
 		}
+		if r := EndpointSumName(name, g.window); g.names.Has(r) && g.acrossEngines() {
+			return swapName(sel, name, r)
+		}
 		if r := RecordedName(name, g.window); g.names.Has(r) {
 			return swapName(sel, name, r)
 		}
@@ -383,6 +386,26 @@ func (g *gen) acrossEndpoints() bool {
 	}
 	for k := range g.q.Labels {
 		if slices.Contains(EndpointLabels, k) {
+			return false
+		}
+	}
+	return true
+}
+
+// acrossEngines reports whether a rate may be read from its recorded sum over each endpoint's engines
+// (EndpointSumName): the terms are summed per endpoint, per model or for the fleet, over every engine, and need no
+// engine's own labels.
+func (g *gen) acrossEngines() bool {
+	switch g.q.GroupBy {
+	case query.GroupEndpoint, query.GroupModel, query.GroupFleet:
+	default:
+		return false
+	}
+	if g.perSeries || !query.MatchesAll(g.q.Engine) {
+		return false
+	}
+	for k := range g.q.Labels {
+		if slices.Contains(EngineLabels, k) {
 			return false
 		}
 	}
@@ -511,6 +534,9 @@ func (g *gen) quantiles(names []string, name, unit string) []Expr {
 	// as direct mode does: mixed layouts would otherwise be repaired differently by each engine. Bounds are
 	// compared as numbers there; here le is written one way first ("1.0", as Python and Prometheus 3 write it,
 	// becomes "1", as Dynamo's Rust exporter writes it), or equal bounds would count as different buckets.
+	if recorded := g.recordedQuantiles(names, name, unit); recorded != nil {
+		return recorded
+	}
 	group, withLe := g.by(names), g.by(names, "le")
 	uniform := g.oneLayoutPerGroup(names)
 	if !uniform {
@@ -533,6 +559,56 @@ func (g *gen) quantiles(names []string, name, unit string) []Expr {
 	for _, q := range g.q.Quantiles {
 		out = append(out, Expr{Measure: name, Unit: unit, Labels: map[string]string{"quantile": query.FormatQuantile(q)},
 			PromQL: "histogram_quantile(" + strconv.FormatFloat(q, 'g', -1, 64) + ", " + buckets + ")"})
+	}
+	return out
+}
+
+// recordedQuantiles reads the quantiles per endpoint that the generated rules record (QuantileName), nil unless the
+// query asks what they hold (per endpoint, every engine, filtered by QuantileLabels only, at a recorded window) and
+// the server holds them for one of the histogram's names at every quantile asked. Each endpoint answers by its
+// preferred name, as the computed sum's `or` has it: a name's recorded quantiles where held, else its computed ones.
+func (g *gen) recordedQuantiles(names []string, name, unit string) []Expr {
+	if g.q.GroupBy != query.GroupEndpoint || !query.MatchesAll(g.q.Engine) || !slices.Contains(RecordedWindows, g.window) {
+		return nil
+	}
+	for k := range g.q.Labels {
+		if !slices.Contains(QuantileLabels, k) {
+			return nil
+		}
+	}
+	recorded := func(n string) bool {
+		for _, q := range g.q.Quantiles {
+			if !g.names.Has(QuantileName(n, q, g.window)) {
+				return false
+			}
+		}
+		return true
+	}
+	if !slices.ContainsFunc(names, recorded) {
+		return nil
+	}
+	group, withLe := g.by(names), g.by(names, "le")
+	var out []Expr
+	for _, q := range g.q.Quantiles {
+		qs := strconv.FormatFloat(q, 'g', -1, 64)
+		parts := make([]string, len(names))
+		for i, n := range names {
+			if recorded(n) {
+				// The sum drops the series' name and job, as the computed quantile's sum by does: one series per group.
+				parts[i] = "sum by " + group + " (" + g.sel(QuantileName(n, q, g.window)) + ")"
+			} else {
+				parts[i] = "histogram_quantile(" + qs + ", sum by " + withLe + " (" + g.terms([]string{n}, "_bucket", nil, nil, g.rangeRate) + "))"
+			}
+			if i > 0 {
+				better := make([]string, i)
+				for j, p := range names[:i] {
+					better[j] = vllm.BucketName(p)
+				}
+				parts[i] = "(" + parts[i] + " unless on (instance) " + g.presence(better) + ")"
+			}
+		}
+		out = append(out, Expr{Measure: name, Unit: unit, Labels: map[string]string{"quantile": query.FormatQuantile(q)},
+			PromQL: strings.Join(parts, " or ")})
 	}
 	return out
 }

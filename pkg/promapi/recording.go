@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/inferscope/inferscope-vllm/pkg/measure"
+	"github.com/inferscope/inferscope-vllm/pkg/query"
 	"github.com/inferscope/inferscope-vllm/pkg/vllm"
 )
 
@@ -43,18 +44,70 @@ func SummedName(name string, window time.Duration) string {
 	return RecordedName(name, window) + ":sum_endpoints"
 }
 
+// Per-endpoint sums: a rate summed over each endpoint's engines, the endpoint's own labels (instance, job) and every
+// other label kept. A query per endpoint, or per model over some of the endpoints, reads these: one series per
+// endpoint and bucket instead of one per engine and bucket (eight for a DP8 endpoint).
+
+// EngineLabels are the labels a per-endpoint sum drops: those that tell one engine of an endpoint from another. A
+// query that filters or groups by one of them reads the per-series rates.
+var EngineLabels = []string{"engine", "pid"}
+
+// EndpointSumName is the series a generated rule writes for sum without (EngineLabels) (RecordedName(name, window)).
+func EndpointSumName(name string, window time.Duration) string {
+	return RecordedName(name, window) + ":sum_engines"
+}
+
+// Recorded quantiles: a latency histogram's quantiles per endpoint and model, as the per-endpoint top lists and
+// heatmaps of a fleet read them. A query at one of these quantiles and windows reads one series per endpoint and
+// model instead of summing every bucket of every engine at each step.
+
+// RecordedQuantiles are the quantiles the rules record per endpoint: those a latency query returns by default,
+// which hold every quantile the shipped dashboards ask per endpoint.
+var RecordedQuantiles = query.DefaultQuantiles
+
+// QuantileLabels are the labels of a recorded quantile: the groups of a latency query per endpoint. A query that
+// filters by another label computes its quantiles.
+var QuantileLabels = []string{"instance", "model_name"}
+
+// QuantileName is the series a generated rule writes for histogram_quantile(q, sum by (QuantileLabels, le)
+// (rate(hist_bucket[window]))), hist a histogram's base name: p95 for 0.95, p999 for 0.999.
+func QuantileName(hist string, q float64, window time.Duration) string {
+	digits := strings.TrimPrefix(strconv.FormatFloat(q, 'f', -1, 64), "0.")
+	for len(digits) < 2 {
+		digits += "0"
+	}
+	return RecordedPrefix + hist + ":rate" + model.Duration(window).String() + ":p" + digits + "_endpoint"
+}
+
+// QuantiledNames lists, sorted, the histograms (base names) whose quantiles the rules record: vLLM's own latency
+// families, labelled by engine and model_name as QuantileLabels assume.
+func QuantiledNames() []string {
+	var out []string
+	for _, f := range measure.Families {
+		for _, n := range f.Signal.Names {
+			if src, _ := vllm.RankLabel(n); src == "engine" && strings.HasPrefix(n, vllm.VLLMPrefix) && !slices.Contains(out, n) {
+				out = append(out, n)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
 // RuleSet chooses the rules RuleGroupsOf writes.
 type RuleSet int
 
 const (
-	// AllRules are the rates and their sums, each window's in one group: the sums follow the rates they read,
-	// evaluated in order at the same time, so a sum is exactly that of the recorded rates.
+	// AllRules are the rates, their sums and the quantiles, each window's in one group: each rule follows the
+	// rules it reads, evaluated in order at the same time, so a sum is exactly that of the recorded rates.
 	AllRules RuleSet = iota
 	// RateRules are the rates alone.
 	RateRules
-	// SumRules are the sums alone (for Prometheus's rule importer, which cannot evaluate a rule over another rule's
-	// series in one pass).
+	// SumRules are the sums alone, over endpoints and per endpoint (for Prometheus's rule importer, which cannot
+	// evaluate a rule over another rule's series in one pass).
 	SumRules
+	// QuantileRules are the recorded quantiles alone, which read the per-endpoint sums.
+	QuantileRules
 )
 
 // RatedNames lists, sorted, every sample name the generated PromQL may take a rate of: the catalog's counters, and
@@ -91,8 +144,9 @@ func RatedNames() []string {
 	return out
 }
 
-// RuleGroups is the `groups:` list of a Prometheus rules file recording RatedNames at every RecordedWindows and
-// their sums over endpoints (SummedName), evaluated every interval (the scrape interval: a recorded rate is then at
+// RuleGroups is the `groups:` list of a Prometheus rules file recording RatedNames at every RecordedWindows, their
+// sums over endpoints (SummedName) and per endpoint (EndpointSumName), and the RecordedQuantiles of QuantiledNames
+// per endpoint (QuantileName), evaluated every interval (the scrape interval: a recorded rate is then at
 // most one scrape older than a computed one), indented by indent spaces.
 func RuleGroups(interval time.Duration, indent int) string {
 	return RuleGroupsOf(interval, indent, AllRules)
@@ -108,18 +162,33 @@ func RuleGroupsOf(interval time.Duration, indent int, set RuleSet) string {
 	}
 	for _, w := range RecordedWindows {
 		name := "inferscope-rates-" + model.Duration(w).String()
-		if set == SumRules {
+		switch set {
+		case SumRules:
 			name = "inferscope-sums-" + model.Duration(w).String()
+		case QuantileRules:
+			name = "inferscope-quantiles-" + model.Duration(w).String()
 		}
 		fmt.Fprintf(&b, "%s  - name: %s\n%s    interval: %s\n%s    rules:\n", pad, name, pad, model.Duration(interval), pad)
-		if set != SumRules {
+		if set == AllRules || set == RateRules {
 			for _, n := range RatedNames() {
 				rule(RecordedName(n, w), "rate({__name__="+strconv.Quote(n)+"}["+model.Duration(w).String()+"])")
 			}
 		}
-		if set != RateRules {
+		if set == AllRules || set == SumRules {
 			for _, n := range RatedNames() {
 				rule(SummedName(n, w), "sum without ("+strings.Join(EndpointLabels, ", ")+") ({__name__="+strconv.Quote(RecordedName(n, w))+"})")
+			}
+			for _, n := range RatedNames() {
+				rule(EndpointSumName(n, w), "sum without ("+strings.Join(EngineLabels, ", ")+") ({__name__="+strconv.Quote(RecordedName(n, w))+"})")
+			}
+		}
+		if set == AllRules || set == QuantileRules {
+			by := strings.Join(append(slices.Clone(QuantileLabels), "le"), ", ")
+			for _, n := range QuantiledNames() {
+				for _, q := range RecordedQuantiles {
+					rule(QuantileName(n, q, w), "histogram_quantile("+strconv.FormatFloat(q, 'g', -1, 64)+", sum by ("+by+
+						") ({__name__="+strconv.Quote(EndpointSumName(vllm.BucketName(n), w))+"}))")
+				}
 			}
 		}
 	}

@@ -4,9 +4,12 @@ import (
 	"flag"
 	"os"
 	"os/exec"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/inferscope/inferscope-vllm/pkg/internal/promtest"
 	"github.com/inferscope/inferscope-vllm/pkg/query"
@@ -126,15 +129,17 @@ func TestRecordingRulesFileIsValid(t *testing.T) {
 	if err != nil {
 		t.Fatalf("promtool check rules: %v\n%s", err, out)
 	}
-	if !strings.Contains(string(out), "SUCCESS: "+strconv.Itoa(2*len(RatedNames())*len(RecordedWindows))+" rules found") {
+	rules := (3*len(RatedNames()) + len(QuantiledNames())*len(RecordedQuantiles)) * len(RecordedWindows)
+	if !strings.Contains(string(out), "SUCCESS: "+strconv.Itoa(rules)+" rules found") {
 		t.Errorf("promtool check rules: %s", out)
 	}
 }
 
 // TestGenerateReadsRecordedSums: a query per model or for the fleet over every endpoint and engine reads the recorded
-// sums over endpoints; one filtered or grouped by an endpoint label, one whose endpoints may answer under several
-// names, and quantiles over histograms whose layouts may differ (the clean-up counts series) read the per-series
-// rates.
+// sums over endpoints; one per endpoint, or per model over some endpoints, the sums per endpoint; one per endpoint at
+// recorded quantiles the recorded quantiles; one filtered or grouped by an engine label, one whose endpoints may answer
+// under several names, and quantiles over histograms whose layouts may differ (the clean-up counts series) read the
+// per-series rates.
 func TestGenerateReadsRecordedSums(t *testing.T) {
 	const ttft = "vllm:time_to_first_token_seconds_bucket"
 	layouts := map[string]string{ttft: "+Inf,0.1,0.5"}
@@ -145,27 +150,50 @@ func TestGenerateReadsRecordedSums(t *testing.T) {
 		}
 		for k := range n {
 			for _, w := range RecordedWindows {
-				n[RecordedName(k, w)], n[SummedName(k, w)] = true, true
+				n[RecordedName(k, w)], n[SummedName(k, w)], n[EndpointSumName(k, w)] = true, true, true
+			}
+		}
+		for _, w := range RecordedWindows {
+			for _, q := range RecordedQuantiles {
+				n[QuantileName("vllm:time_to_first_token_seconds", q, w)] = true
 			}
 		}
 		return n
 	}
 	errors := query.Query{QueryType: query.TypeThroughput, Measure: "errors", Window: "5m"}
 	p95 := query.Query{QueryType: query.TypeLatency, Metric: "ttft", Quantiles: []float64{0.95}, Window: "5m"}
+	p97 := query.Query{QueryType: query.TypeLatency, Metric: "ttft", Quantiles: []float64{0.95, 0.97}, Window: "5m"}
+	byEngine := func(q query.Query) query.Query { q.Engine = "0"; return q }
+	byPid := func(q query.Query) query.Query { q.Labels = map[string]string{"pid": "1"}; return q }
+	const (
+		series    = ""
+		endpoints = ":sum_endpoints"
+		engines   = ":sum_engines"
+		quantiles = "quantiles"
+	)
+	quantileRead := regexp.MustCompile(`:rate[0-9a-z]+:p[0-9]+_endpoint\b`)
 	for _, c := range []struct {
 		name    string
 		q       query.Query
 		names   Names
 		layouts map[string]string
-		summed  bool
+		reads   string
 	}{
-		{"errors per model", with(errors, query.GroupModel, ""), names(), nil, true},
-		{"errors for the fleet", with(errors, query.GroupFleet, ".*"), names(), nil, true},
-		{"errors per endpoint", with(errors, query.GroupEndpoint, ""), names(), nil, false},
-		{"errors per model on some endpoints", with(errors, query.GroupModel, "a|b"), names(), nil, false},
-		{"TTFT p95 per model, one layout", with(p95, query.GroupModel, ""), names(), layouts, true},
-		{"TTFT p95 per model, layouts unknown", with(p95, query.GroupModel, ""), names(), nil, false},
-		{"TTFT p95 per model, a second name", with(p95, query.GroupModel, ""), names("dynamo_frontend_time_to_first_token_seconds_bucket"), layouts, false},
+		{"errors per model", with(errors, query.GroupModel, ""), names(), nil, endpoints},
+		{"errors for the fleet", with(errors, query.GroupFleet, ".*"), names(), nil, endpoints},
+		{"errors per endpoint", with(errors, query.GroupEndpoint, ""), names(), nil, engines},
+		{"errors per model on some endpoints", with(errors, query.GroupModel, "a|b"), names(), nil, engines},
+		{"errors per endpoint on one engine", with(byEngine(errors), query.GroupEndpoint, ""), names(), nil, series},
+		{"errors per endpoint by pid", with(byPid(errors), query.GroupEndpoint, ""), names(), nil, series},
+		{"errors per engine", with(errors, query.GroupEngine, ""), names(), nil, series},
+		{"TTFT p95 per model, one layout", with(p95, query.GroupModel, ""), names(), layouts, endpoints},
+		{"TTFT p95 per model, layouts unknown", with(p95, query.GroupModel, ""), names(), nil, series},
+		{"TTFT p95 per model, a second name", with(p95, query.GroupModel, ""), names("dynamo_frontend_time_to_first_token_seconds_bucket"), layouts, series},
+		{"TTFT p95 per endpoint", with(p95, query.GroupEndpoint, "a|b"), names(), nil, quantiles},
+		{"TTFT p95 per endpoint, a second name", with(p95, query.GroupEndpoint, ""), names("dynamo_frontend_time_to_first_token_seconds_bucket"), nil, quantiles},
+		{"TTFT p95 and p97 per endpoint", with(p97, query.GroupEndpoint, ""), names(), nil, engines},
+		{"TTFT p95 per endpoint on one engine", with(byEngine(p95), query.GroupEndpoint, ""), names(), nil, series},
+		{"TTFT p95 per engine", with(p95, query.GroupEngine, ""), names(), nil, series},
 	} {
 		w, err := c.q.WindowDuration()
 		if err != nil {
@@ -176,9 +204,39 @@ func TestGenerateReadsRecordedSums(t *testing.T) {
 			t.Fatalf("%s: %v, %d expressions", c.name, err, len(exprs))
 		}
 		for _, e := range exprs {
-			if strings.Contains(e.PromQL, ":sum_endpoints") != c.summed || strings.Contains(e.PromQL, "rate(") {
-				t.Errorf("%s: %s, want sums read %v and no rate()", c.name, e.PromQL, c.summed)
+			reads := series
+			for _, level := range []string{endpoints, engines} {
+				if strings.Contains(e.PromQL, level) {
+					reads = level
+				}
 			}
+			if quantileRead.MatchString(e.PromQL) {
+				reads = quantiles
+			}
+			if reads != c.reads || strings.Contains(e.PromQL, "rate(") || !strings.Contains(e.PromQL, RecordedPrefix) {
+				t.Errorf("%s: %s, want the recorded level %q read and no rate()", c.name, e.PromQL, c.reads)
+			}
+		}
+	}
+}
+
+// TestQuantileNames: the recorded quantiles' names read as the quantile they hold, and the rules record the vLLM
+// latency histograms the fleet's per-endpoint panels read.
+func TestQuantileNames(t *testing.T) {
+	for q, want := range map[float64]string{0.5: "p50", 0.9: "p90", 0.95: "p95", 0.99: "p99", 0.999: "p999"} {
+		if got := QuantileName("vllm:x", q, 5*time.Minute); got != "inferscope:vllm:x:rate5m:"+want+"_endpoint" {
+			t.Errorf("QuantileName(%v) = %s", q, got)
+		}
+	}
+	got := QuantiledNames()
+	for _, want := range []string{"vllm:time_to_first_token_seconds", "vllm:inter_token_latency_seconds", "vllm:e2e_request_latency_seconds"} {
+		if !slices.Contains(got, want) {
+			t.Errorf("QuantiledNames lacks %s: %v", want, got)
+		}
+	}
+	for _, n := range got {
+		if !strings.HasPrefix(n, "vllm:") {
+			t.Errorf("QuantiledNames lists %s, whose labels QuantileLabels does not describe", n)
 		}
 	}
 }
