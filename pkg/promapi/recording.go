@@ -22,8 +22,8 @@ import (
 // RecordedPrefix starts the name of every series the generated recording rules write.
 const RecordedPrefix = "inferscope:"
 
-// RecordedWindows are the rate windows the rules record: those the shipped dashboards ask for. A query at another
-// window computes its rates as before.
+// RecordedWindows are the rate windows the rules record: those the shipped dashboards ask for (but the sleep-mode
+// panel's, TestRecordedWindowsCoverTheDashboards). A query at another window computes its rates as before.
 var RecordedWindows = []time.Duration{time.Minute, 5 * time.Minute}
 
 // RecordedName is the series a generated rule writes for rate(name[window]), every label of the rated series kept.

@@ -1,9 +1,11 @@
 package promapi
 
 import (
+	"encoding/json"
 	"flag"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -11,7 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/inferscope/inferscope-vllm/pkg/internal/dashtest"
 	"github.com/inferscope/inferscope-vllm/pkg/internal/promtest"
+	"github.com/inferscope/inferscope-vllm/pkg/measure"
 	"github.com/inferscope/inferscope-vllm/pkg/query"
 )
 
@@ -248,4 +252,48 @@ func with(q query.Query, group query.Group, endpoint string) query.Query {
 		panic(err)
 	}
 	return q
+}
+
+// TestRecordedWindowsCoverTheDashboards: every rate window a shipped dashboard asks is one the rules record, so a
+// fleet with the rules loaded computes no rate() over the hour for any panel; the sleep-mode panel's 15 minutes are
+// the exception, kept for events minutes apart, on a few series per endpoint.
+func TestRecordedWindowsCoverTheDashboards(t *testing.T) {
+	files, err := filepath.Glob("../../dashboards/*.json")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no dashboards: %v", err)
+	}
+	checked := 0
+	for _, f := range files {
+		panels, err := dashtest.Panels(f, map[string]string{"endpoint": ".*", "model": ".*", "engine": ".*"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range panels {
+			for _, target := range p.Targets {
+				b, err := json.Marshal(target)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var q query.Query
+				if err := json.Unmarshal(b, &q); err != nil || q.Window == "" || strings.Contains(q.Window, "$") {
+					continue // not ours, or the window follows the step
+				}
+				if err := q.Validate(); err != nil || !measure.ReadsRates(q.Outputs()) {
+					continue
+				}
+				w, err := q.WindowDuration()
+				if err != nil {
+					t.Fatalf("%s: %s: %v", f, p.Title, err)
+				}
+				checked++
+				if !slices.Contains(RecordedWindows, w) && !(q.Measure == "sleep_operations" && w == 15*time.Minute) {
+					t.Errorf("%s: %q asks rates over %s, which the recording rules do not record (%v)", filepath.Base(f), p.Title, w, RecordedWindows)
+				}
+			}
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no dashboard target reads rates at a window")
+	}
+	t.Logf("%d targets reading rates at a window", checked)
 }
