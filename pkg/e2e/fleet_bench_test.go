@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -35,7 +36,7 @@ var (
 	fleetWarm        = flag.Duration("fleet.warm", 20*time.Second, "how long BenchmarkFleetDashboard refreshes warm, every 5 s, after the cold refresh (at least a 15 s step; longer averages more refreshes that add a step)")
 	fleetOverlap     = flag.Duration("fleet.overlap", 0, "Prometheus modes' incrementalQueryOverlapWindow (0: the data source's default); at a short -fleet.history the default's steps hold no data yet")
 	fleetIncremental = flag.Bool("fleet.incremental", true, "Prometheus modes' incrementalQuerying (false: every refresh asks for every step, as before the results cache)")
-	fleetQueries     = flag.Bool("fleet.queries", false, "after the refreshes, time every panel query alone and log the slowest with their PromQL (where Prometheus mode's time goes)")
+	fleetQueries     = flag.Bool("fleet.queries", false, "after the refreshes, time every panel query alone (in Prometheus modes cold, without the results cache) and log the slowest with their PromQL (where Prometheus mode's time goes)")
 	fleetCPUProfile  = flag.String("fleet.cpuprofile", "", "write a CPU profile of the plugin over the warm refreshes to this file, the sub-benchmark's name added before its extension (where the plugin's time goes)")
 )
 
@@ -478,7 +479,16 @@ func benchDashboard(b *testing.B, exe string, panels []dashtest.Panel, fleet *be
 			}
 		}
 		if *fleetQueries {
-			d.logQueryTimes(b)
+			q := d
+			if url != "" {
+				// Prometheus modes: a second instance without the results cache, so each query costs what it does
+				// cold; its name discovery is warmed by one refresh first, as a running dashboard has it.
+				cold := maps.Clone(jsonData)
+				cold["incrementalQuerying"] = false
+				q = &dashboardClient{p: p, pc: harness.DataSourceContext(b, harness.DataSource{UID: "fleet-bench-cold", URL: url, JSONData: cold}, nil), panels: panels}
+				q.refresh(b)
+			}
+			q.logQueryTimes(b)
 		}
 		net := func(r fleetRefresh) time.Duration {
 			return max(0, r.cpu-time.Duration(scrapeCores*float64(r.wall)))
