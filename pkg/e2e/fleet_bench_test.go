@@ -300,6 +300,8 @@ var plainPromQL = map[string][]string{
 // is the mean of the refreshes that follow every 5 s for -fleet.warm (20 s: a full 15 s step and more), reported apart for
 // refreshes that add a step and those that do not. CPU is the plugin process's (from /proc), so scraping runs in
 // it too: scrape-cores is its CPU per second while idle before the first refresh, and the -net figures subtract it.
+// In Prometheus modes server-idle-cores is the server's CPU per second over the same time: its scraping, and the
+// recording rules' evaluation where loaded.
 func BenchmarkFleetDashboard(b *testing.B) {
 	panels, err := dashtest.Panels(filepath.Join(harness.RepoRoot(b), "dashboards", "vllm-fleet.json"),
 		map[string]string{"endpoint": ".*", "model": ".*", "engine": ".*"})
@@ -408,6 +410,35 @@ func benchPlainPromQL(b *testing.B, exe string, panels []dashtest.Panel, url str
 	b.ReportMetric(float64(ours.wall)/float64(plainWall), "ours/plain")
 }
 
+// serverCPU is the CPU seconds the Prometheus at url has used (its own process_cpu_seconds_total): while no one
+// queries it, its scraping and its rules' evaluation. 0 without a server.
+func serverCPU(b *testing.B, url string) float64 {
+	if url == "" {
+		return 0
+	}
+	c := &http.Client{Timeout: 30 * time.Second}
+	resp, err := c.Get(url + "/metrics")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, line := range strings.Split(string(body), "\n") {
+		if v, ok := strings.CutPrefix(line, "process_cpu_seconds_total "); ok {
+			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			if err != nil {
+				b.Fatalf("%s/metrics: %q", url, line)
+			}
+			return f
+		}
+	}
+	b.Fatalf("%s/metrics has no process_cpu_seconds_total", url)
+	return 0
+}
+
 // waitPhase sleeps until the wall clock is off into a period of d (at most d).
 func waitPhase(d, off time.Duration) {
 	now := time.Now()
@@ -446,8 +477,10 @@ func benchDashboard(b *testing.B, exe string, panels []dashtest.Panel, fleet *be
 		cancel()
 		idleFrom := time.Now()
 		idleCPU := p.CPUTime()
+		serverFrom := serverCPU(b, url)
 		time.Sleep(time.Until(created.Add(*fleetHistory + fleetScrape/2)))
 		scrapeCores := (p.CPUTime() - idleCPU).Seconds() / time.Since(idleFrom).Seconds()
+		serverCores := (serverCPU(b, url) - serverFrom) / time.Since(idleFrom).Seconds()
 
 		d := &dashboardClient{p: p, pc: pc, panels: panels}
 		coldAt := time.Now()
@@ -516,6 +549,9 @@ func benchDashboard(b *testing.B, exe string, panels []dashtest.Panel, fleet *be
 		b.ReportMetric(mean(still, cpu), "ms-warm-samestep-cpu")
 		b.ReportMetric(mean(warm, cpu)/ms(cold.cpu), "warm/cold-cpu")
 		b.ReportMetric(scrapeCores, "scrape-cores")
+		if url != "" {
+			b.ReportMetric(serverCores, "server-idle-cores")
+		}
 		b.ReportMetric(float64(cold.frames), "frames")
 		b.ReportMetric(float64(p.PeakRSS())/(1<<20), "peak-RSS-MiB")
 		b.ReportMetric(float64(p.RSS())/(1<<20), "RSS-MiB")
