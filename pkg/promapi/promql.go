@@ -530,13 +530,13 @@ func (g *gen) quantiles(names []string, name, unit string) []Expr {
 	if len(names) == 0 {
 		return nil
 	}
+	if recorded := g.recordedQuantiles(names, name, unit); recorded != nil {
+		return recorded
+	}
 	// Only the bucket bounds every histogram of a group has are summed (as many series at the bound as at +Inf),
 	// as direct mode does: mixed layouts would otherwise be repaired differently by each engine. Bounds are
 	// compared as numbers there; here le is written one way first ("1.0", as Python and Prometheus 3 write it,
 	// becomes "1", as Dynamo's Rust exporter writes it), or equal bounds would count as different buckets.
-	if recorded := g.recordedQuantiles(names, name, unit); recorded != nil {
-		return recorded
-	}
 	group, withLe := g.by(names), g.by(names, "le")
 	uniform := g.oneLayoutPerGroup(names)
 	if !uniform {
