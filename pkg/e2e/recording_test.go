@@ -31,7 +31,7 @@ const recordingTolerance = 0.02
 // the same samples, give every rate-reading catalog entry the numbers it computes without them, at both recorded
 // windows, per engine, per endpoint, per model and for the fleet; the data source reads the recorded series (no
 // rate() left for them) as soon as the server holds them: the sums over endpoints, the sums per endpoint and the
-// latency quantiles per endpoint where the query asks what they hold.
+// latency quantiles per endpoint and per engine where the query asks what they hold.
 func TestRecordingRulesMatchComputedRates(t *testing.T) {
 	t.Parallel() // see doc.go
 	if testing.Short() {
@@ -94,13 +94,14 @@ func TestRecordingRulesMatchComputedRates(t *testing.T) {
 	req := query.Request{From: run.start.Add(2 * time.Minute), To: run.end, Interval: 10 * time.Second}
 	compared, read := 0, 0
 	levels := map[string]int{}
-	quantileRead := regexp.MustCompile(`:rate[0-9a-z]+:p[0-9]+_endpoint\b`)
+	quantileRead := regexp.MustCompile(`:rate[0-9a-z]+:p[0-9]+_(endpoint|engine)\b`)
 	for _, e := range measure.Catalog {
 		if !measure.ReadsRates(e.Outputs) || (query.Query{QueryType: e.Type, Measure: e.Name}).Composed() {
 			continue
 		}
-		// Per engine (the per-series rates), per endpoint (their sums per endpoint, the latency quantiles recorded),
-		// per model and for the fleet (their sums over endpoints, where a model's endpoints answer under one name).
+		// Per engine (the per-series rates, the latency quantiles recorded), per endpoint (their sums per endpoint, the
+		// latency quantiles recorded), per model and for the fleet (their sums over endpoints, where a model's
+		// endpoints answer under one name).
 		for _, group := range []query.Group{query.GroupEngine, query.GroupEndpoint, query.GroupModel, query.GroupFleet} {
 			q := query.Query{QueryType: e.Type, Measure: e.Name, GroupBy: group}
 			if e.Type == query.TypeLatency {
@@ -130,8 +131,8 @@ func TestRecordingRulesMatchComputedRates(t *testing.T) {
 								levels[level]++
 							}
 						}
-						if quantileRead.MatchString(got.PromQL()) {
-							levels["quantiles"]++
+						if m := quantileRead.FindStringSubmatch(got.PromQL()); m != nil {
+							levels["quantiles per "+m[1]]++
 						}
 					}
 					worst := 0.0
@@ -148,7 +149,8 @@ func TestRecordingRulesMatchComputedRates(t *testing.T) {
 			}
 		}
 	}
-	if compared == 0 || read == 0 || levels[":sum_endpoints"] == 0 || levels[":sum_engines"] == 0 || levels["quantiles"] == 0 {
+	if compared == 0 || read == 0 || levels[":sum_endpoints"] == 0 || levels[":sum_engines"] == 0 ||
+		levels["quantiles per endpoint"] == 0 || levels["quantiles per engine"] == 0 {
 		t.Fatalf("compared %d values over %d queries reading recorded rates, by level read %v", compared, read, levels)
 	}
 	t.Logf("compared %d values over %d queries reading recorded rates, by level read %v", compared, read, levels)

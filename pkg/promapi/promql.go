@@ -563,22 +563,28 @@ func (g *gen) quantiles(names []string, name, unit string) []Expr {
 	return out
 }
 
-// recordedQuantiles reads the quantiles per endpoint that the generated rules record (QuantileName), nil unless the
-// query asks what they hold (per endpoint, every engine, filtered by QuantileLabels only, at a recorded window) and
-// the server holds them for one of the histogram's names at every quantile asked. Each endpoint answers by its
-// preferred name, as the computed sum's `or` has it: a name's recorded quantiles where held, else its computed ones.
+// recordedQuantiles reads the quantiles the generated rules record (QuantileName), nil unless the query asks what
+// they hold (at one of QuantileLevels, filtered by the level's labels only, every engine where the level keeps none,
+// at a recorded window) and the server holds them for one of the histogram's names at every quantile asked. Each
+// endpoint answers by its preferred name, as the computed sum's `or` has it: a name's recorded quantiles where
+// held, else its computed ones.
 func (g *gen) recordedQuantiles(names []string, name, unit string) []Expr {
-	if g.q.GroupBy != query.GroupEndpoint || !query.MatchesAll(g.q.Engine) || !slices.Contains(RecordedWindows, g.window) {
+	i := slices.IndexFunc(QuantileLevels, func(l QuantileLevel) bool { return l.Group == g.q.GroupBy })
+	if i < 0 || !slices.Contains(RecordedWindows, g.window) {
+		return nil
+	}
+	level := QuantileLevels[i]
+	if !query.MatchesAll(g.q.Engine) && !slices.Contains(level.Labels, "engine") {
 		return nil
 	}
 	for k := range g.q.Labels {
-		if !slices.Contains(QuantileLabels, k) {
+		if !slices.Contains(level.Labels, k) {
 			return nil
 		}
 	}
 	recorded := func(n string) bool {
 		for _, q := range g.q.Quantiles {
-			if !g.names.Has(QuantileName(n, q, g.window)) {
+			if !g.names.Has(QuantileName(n, q, g.window, level.Group)) {
 				return false
 			}
 		}
@@ -586,6 +592,10 @@ func (g *gen) recordedQuantiles(names []string, name, unit string) []Expr {
 	}
 	if !slices.ContainsFunc(names, recorded) {
 		return nil
+	}
+	var engine []string // a recorded name has no rank label of its own for sel to filter
+	if !query.MatchesAll(g.q.Engine) {
+		engine = append(engine, "engine=~"+strconv.Quote(g.q.Engine))
 	}
 	group, withLe := g.by(names), g.by(names, "le")
 	var out []Expr
@@ -595,7 +605,7 @@ func (g *gen) recordedQuantiles(names []string, name, unit string) []Expr {
 		for i, n := range names {
 			if recorded(n) {
 				// The sum drops the series' name and job, as the computed quantile's sum by does: one series per group.
-				parts[i] = "sum by " + group + " (" + g.sel(QuantileName(n, q, g.window)) + ")"
+				parts[i] = "sum by " + group + " (" + g.sel(QuantileName(n, q, g.window, level.Group), engine...) + ")"
 			} else {
 				parts[i] = "histogram_quantile(" + qs + ", sum by " + withLe + " (" + g.terms([]string{n}, "_bucket", nil, nil, g.rangeRate) + "))"
 			}

@@ -58,29 +58,40 @@ func EndpointSumName(name string, window time.Duration) string {
 }
 
 // Recorded quantiles: a latency histogram's quantiles per endpoint and model, as the per-endpoint top lists and
-// heatmaps of a fleet read them. A query at one of these quantiles and windows reads one series per endpoint and
-// model instead of summing every bucket of every engine at each step.
+// heatmaps of a fleet read them, and per engine, as the diagnosis and the endpoint pages read them. A query at one
+// of these quantiles and windows reads one series per group instead of summing every bucket at each step.
 
-// RecordedQuantiles are the quantiles the rules record per endpoint: those a latency query returns by default,
-// which hold every quantile the shipped dashboards ask per endpoint.
+// RecordedQuantiles are the quantiles the rules record: those a latency query returns by default, which hold every
+// quantile the shipped dashboards ask per endpoint and the diagnosis asks per engine.
 var RecordedQuantiles = query.DefaultQuantiles
 
-// QuantileLabels are the labels of a recorded quantile: the groups of a latency query per endpoint. A query that
-// filters by another label computes its quantiles.
-var QuantileLabels = []string{"instance", "model_name"}
+// QuantileLevel is a grouping the rules record quantiles at: a latency query's groups at that level (its labels).
+type QuantileLevel struct {
+	Group  query.Group
+	Labels []string
+	// From is the recorded rate the rule reads: the per-endpoint sums where the level keeps no engine label.
+	From func(name string, window time.Duration) string
+}
 
-// QuantileName is the series a generated rule writes for histogram_quantile(q, sum by (QuantileLabels, le)
-// (rate(hist_bucket[window]))), hist a histogram's base name: p95 for 0.95, p999 for 0.999.
-func QuantileName(hist string, q float64, window time.Duration) string {
+// QuantileLevels are the levels the rules record quantiles at.
+var QuantileLevels = []QuantileLevel{
+	{query.GroupEndpoint, []string{"instance", "model_name"}, EndpointSumName},
+	{query.GroupEngine, []string{"instance", "model_name", "engine"}, RecordedName},
+}
+
+// QuantileName is the series a generated rule writes for histogram_quantile(q, sum by (labels, le)
+// (rate(hist_bucket[window]))) at a level, hist a histogram's base name: p95 for 0.95, p999 for 0.999, and the
+// level's group (p95_endpoint, p95_engine).
+func QuantileName(hist string, q float64, window time.Duration, level query.Group) string {
 	digits := strings.TrimPrefix(strconv.FormatFloat(q, 'f', -1, 64), "0.")
 	for len(digits) < 2 {
 		digits += "0"
 	}
-	return RecordedPrefix + hist + ":rate" + model.Duration(window).String() + ":p" + digits + "_endpoint"
+	return RecordedPrefix + hist + ":rate" + model.Duration(window).String() + ":p" + digits + "_" + string(level)
 }
 
 // QuantiledNames lists, sorted, the histograms (base names) whose quantiles the rules record: vLLM's own latency
-// families, labelled by engine and model_name as QuantileLabels assume.
+// families, labelled by engine and model_name as QuantileLevels assume.
 func QuantiledNames() []string {
 	var out []string
 	for _, f := range measure.Families {
@@ -106,7 +117,7 @@ const (
 	// SumRules are the sums alone, over endpoints and per endpoint (for Prometheus's rule importer, which cannot
 	// evaluate a rule over another rule's series in one pass).
 	SumRules
-	// QuantileRules are the recorded quantiles alone, which read the per-endpoint sums.
+	// QuantileRules are the recorded quantiles alone, which read the rates and the per-endpoint sums.
 	QuantileRules
 )
 
@@ -146,7 +157,7 @@ func RatedNames() []string {
 
 // RuleGroups is the `groups:` list of a Prometheus rules file recording RatedNames at every RecordedWindows, their
 // sums over endpoints (SummedName) and per endpoint (EndpointSumName), and the RecordedQuantiles of QuantiledNames
-// per endpoint (QuantileName), evaluated every interval (the scrape interval: a recorded rate is then at
+// at each of QuantileLevels (QuantileName), evaluated every interval (the scrape interval: a recorded rate is then at
 // most one scrape older than a computed one), indented by indent spaces.
 func RuleGroups(interval time.Duration, indent int) string {
 	return RuleGroupsOf(interval, indent, AllRules)
@@ -183,11 +194,13 @@ func RuleGroupsOf(interval time.Duration, indent int, set RuleSet) string {
 			}
 		}
 		if set == AllRules || set == QuantileRules {
-			by := strings.Join(append(slices.Clone(QuantileLabels), "le"), ", ")
-			for _, n := range QuantiledNames() {
-				for _, q := range RecordedQuantiles {
-					rule(QuantileName(n, q, w), "histogram_quantile("+strconv.FormatFloat(q, 'g', -1, 64)+", sum by ("+by+
-						") ({__name__="+strconv.Quote(EndpointSumName(vllm.BucketName(n), w))+"}))")
+			for _, l := range QuantileLevels {
+				by := strings.Join(append(slices.Clone(l.Labels), "le"), ", ")
+				for _, n := range QuantiledNames() {
+					for _, q := range RecordedQuantiles {
+						rule(QuantileName(n, q, w, l.Group), "histogram_quantile("+strconv.FormatFloat(q, 'g', -1, 64)+", sum by ("+by+
+							") ({__name__="+strconv.Quote(l.From(vllm.BucketName(n), w))+"}))")
+					}
 				}
 			}
 		}

@@ -133,7 +133,7 @@ func TestRecordingRulesFileIsValid(t *testing.T) {
 	if err != nil {
 		t.Fatalf("promtool check rules: %v\n%s", err, out)
 	}
-	rules := (3*len(RatedNames()) + len(QuantiledNames())*len(RecordedQuantiles)) * len(RecordedWindows)
+	rules := (3*len(RatedNames()) + len(QuantiledNames())*len(RecordedQuantiles)*len(QuantileLevels)) * len(RecordedWindows)
 	if !strings.Contains(string(out), "SUCCESS: "+strconv.Itoa(rules)+" rules found") {
 		t.Errorf("promtool check rules: %s", out)
 	}
@@ -159,7 +159,9 @@ func TestGenerateReadsRecordedSums(t *testing.T) {
 		}
 		for _, w := range RecordedWindows {
 			for _, q := range RecordedQuantiles {
-				n[QuantileName("vllm:time_to_first_token_seconds", q, w)] = true
+				for _, l := range QuantileLevels {
+					n[QuantileName("vllm:time_to_first_token_seconds", q, w, l.Group)] = true
+				}
 			}
 		}
 		return n
@@ -175,7 +177,7 @@ func TestGenerateReadsRecordedSums(t *testing.T) {
 		engines   = ":sum_engines"
 		quantiles = "quantiles"
 	)
-	quantileRead := regexp.MustCompile(`:rate[0-9a-z]+:p[0-9]+_endpoint\b`)
+	quantileRead := regexp.MustCompile(`:rate[0-9a-z]+:p[0-9]+_(endpoint|engine)\b`)
 	for _, c := range []struct {
 		name    string
 		q       query.Query
@@ -197,7 +199,10 @@ func TestGenerateReadsRecordedSums(t *testing.T) {
 		{"TTFT p95 per endpoint, a second name", with(p95, query.GroupEndpoint, ""), names("dynamo_frontend_time_to_first_token_seconds_bucket"), nil, quantiles},
 		{"TTFT p95 and p97 per endpoint", with(p97, query.GroupEndpoint, ""), names(), nil, engines},
 		{"TTFT p95 per endpoint on one engine", with(byEngine(p95), query.GroupEndpoint, ""), names(), nil, series},
-		{"TTFT p95 per engine", with(p95, query.GroupEngine, ""), names(), nil, series},
+		{"TTFT p95 per engine", with(p95, query.GroupEngine, ""), names(), nil, quantiles},
+		{"TTFT p95 of one engine", with(byEngine(p95), query.GroupEngine, ""), names(), nil, quantiles},
+		{"TTFT p95 per engine by pid", with(byPid(p95), query.GroupEngine, ""), names(), nil, series},
+		{"TTFT p95 and p97 per engine", with(p97, query.GroupEngine, ""), names(), nil, series},
 	} {
 		w, err := c.q.WindowDuration()
 		if err != nil {
@@ -228,7 +233,7 @@ func TestGenerateReadsRecordedSums(t *testing.T) {
 // latency histograms the fleet's per-endpoint panels read.
 func TestQuantileNames(t *testing.T) {
 	for q, want := range map[float64]string{0.5: "p50", 0.9: "p90", 0.95: "p95", 0.99: "p99", 0.999: "p999"} {
-		if got := QuantileName("vllm:x", q, 5*time.Minute); got != "inferscope:vllm:x:rate5m:"+want+"_endpoint" {
+		if got := QuantileName("vllm:x", q, 5*time.Minute, query.GroupEndpoint); got != "inferscope:vllm:x:rate5m:"+want+"_endpoint" {
 			t.Errorf("QuantileName(%v) = %s", q, got)
 		}
 	}
@@ -240,7 +245,7 @@ func TestQuantileNames(t *testing.T) {
 	}
 	for _, n := range got {
 		if !strings.HasPrefix(n, "vllm:") {
-			t.Errorf("QuantiledNames lists %s, whose labels QuantileLabels does not describe", n)
+			t.Errorf("QuantiledNames lists %s, whose labels QuantileLevels do not describe", n)
 		}
 	}
 }
