@@ -53,9 +53,9 @@ func TestRecordingRulesMatchComputedRates(t *testing.T) {
 	computed := promtest.Start(t, promtest.Options{Engine: engine, DataDir: copyTSDB(t, raw)})
 
 	// Prometheus's rule importer evaluates the shipped rules (every second) over the raw samples into new blocks: the
-	// rates first, then, from a server holding them, their sums, then the quantiles of the sums per endpoint (the
-	// importer cannot evaluate a rule over another's series in one pass; Prometheus evaluates them in order within a
-	// group at the same time).
+	// rates first, then, from a server holding them, their sums, then the quantiles (per engine of the rates, per
+	// endpoint of the sums per endpoint): the importer cannot evaluate a rule over another's series in one pass;
+	// Prometheus evaluates them in order within a group at the same time.
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	data := copyTSDB(t, raw)
