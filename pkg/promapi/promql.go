@@ -314,21 +314,26 @@ func (g *gen) terms(names []string, suffix string, exclude, extra []string, inne
 	}
 	var parts []string
 	for i, n := range names {
-		t := norm(n, inner(n+suffix, g.sel(n+suffix, extra...)))
-		var better []string
-		for _, p := range names[:i] {
-			better = append(better, p+suffix)
-		}
-		better = append(better, exclude...)
-		if len(better) > 0 {
-			t += " unless on (instance) " + g.presence(better)
-		}
-		parts = append(parts, t)
+		parts = append(parts, g.unlessBetter(norm(n, inner(n+suffix, g.sel(n+suffix, extra...))), names[:i], suffix, exclude))
 	}
 	if len(parts) == 1 {
 		return parts[0]
 	}
 	return strings.Join(parts, " or ")
+}
+
+// unlessBetter is t left out on the endpoints that have one of the better names (suffix added) or of exclude: the
+// `or` of a signal's names answers each endpoint by its preferred name.
+func (g *gen) unlessBetter(t string, better []string, suffix string, exclude []string) string {
+	var held []string
+	for _, p := range better {
+		held = append(held, p+suffix)
+	}
+	held = append(held, exclude...)
+	if len(held) == 0 {
+		return t
+	}
+	return t + " unless on (instance) " + g.presence(held)
 }
 
 // by is the label list series are aggregated by, as the engine's groupBy keeps them; names give the rank label.
@@ -610,11 +615,7 @@ func (g *gen) recordedQuantiles(names []string, name, unit string) []Expr {
 				parts[i] = "histogram_quantile(" + qs + ", sum by " + withLe + " (" + g.terms([]string{n}, "_bucket", nil, nil, g.rangeRate) + "))"
 			}
 			if i > 0 {
-				better := make([]string, i)
-				for j, p := range names[:i] {
-					better[j] = vllm.BucketName(p)
-				}
-				parts[i] = "(" + parts[i] + " unless on (instance) " + g.presence(better) + ")"
+				parts[i] = "(" + g.unlessBetter(parts[i], names[:i], "_bucket", nil) + ")"
 			}
 		}
 		out = append(out, Expr{Measure: name, Unit: unit, Labels: map[string]string{"quantile": query.FormatQuantile(q)},
