@@ -96,6 +96,8 @@ type ScaledFleet struct {
 	now     func() time.Time
 	log     *log.Logger
 
+	lns []net.Listener // every instance's, once Listen succeeded
+
 	mu      sync.Mutex
 	written int // the size the file_sd file holds; -1 before the first write
 }
@@ -195,11 +197,13 @@ func (f *ScaledFleet) writeSD() error {
 	return nil
 }
 
-// Run listens for every instance and serves until ctx ends.
-func (f *ScaledFleet) Run(ctx context.Context) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var lns []net.Listener
+// Listen claims every instance's port, all or none: on an error no port stays open, so a caller may try another
+// base. Run calls it when no one did.
+func (f *ScaledFleet) Listen() error {
+	if f.lns != nil {
+		return nil
+	}
+	lns := make([]net.Listener, 0, len(f.servers))
 	for i := range f.servers {
 		ln, err := net.Listen("tcp", net.JoinHostPort(f.host, strconv.Itoa(f.base+i)))
 		if err != nil {
@@ -210,6 +214,18 @@ func (f *ScaledFleet) Run(ctx context.Context) error {
 		}
 		lns = append(lns, ln)
 	}
+	f.lns = lns
+	return nil
+}
+
+// Run listens for every instance (unless Listen already did) and serves until ctx ends.
+func (f *ScaledFleet) Run(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if err := f.Listen(); err != nil {
+		return err
+	}
+	lns := f.lns
 	if err := f.writeSD(); err != nil {
 		return fmt.Errorf("fleet: file_sd: %w", err)
 	}

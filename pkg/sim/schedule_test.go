@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -53,45 +54,83 @@ func TestParseFleetSchedule(t *testing.T) {
 	}
 }
 
-// freePorts finds a base port with n free ports after it on 127.0.0.1.
-func freePorts(t *testing.T, n int) int {
-	for range 20 {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
+// listenFleet builds cfg's fleet for sched on consecutive loopback ports and claims them. The bases tried lie below
+// the kernel's ephemeral range: there, other packages' client sockets (running beside this one) take ports at
+// random and made every one of twenty ranges probed there busy once, and a probe that closes its listeners before the
+// fleet listens leaves the ports to whoever comes next. Listen claims them all or none, so a busy range is skipped.
+func listenFleet(t *testing.T, cfg Config, sched FleetSchedule, sdFile string) (*ScaledFleet, int) {
+	t.Helper()
+	lo, hi := 10000, ephemeralLow()
+	for attempt := range 50 {
+		base := lo + (attempt*7919+os.Getpid()*31)%(hi-lo-sched.Max())
+		cfg.Addr = fmt.Sprintf("127.0.0.1:%d", base)
+		f, err := NewScaledFleet(cfg, sched, sdFile, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		base := ln.Addr().(*net.TCPAddr).Port
-		ln.Close()
-		ok := base+n < 65536
-		for i := 0; ok && i < n; i++ {
-			l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", base+i))
-			if err != nil {
-				t.Log(err)
-				ok = false
-				break
-			}
-			l.Close()
+		if err := f.Listen(); err != nil {
+			t.Log(err)
+			continue
 		}
-		if ok {
-			return base
+		return f, base
+	}
+	t.Fatal("no free port range in 50 tries")
+	return nil, 0
+}
+
+// ephemeralLow is the lowest port the kernel hands out to client sockets (Linux's ip_local_port_range), 32768 where
+// it cannot be read.
+func ephemeralLow() int {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if f := strings.Fields(string(b)); err == nil && len(f) == 2 {
+		if lo, err := strconv.Atoi(f[0]); err == nil && lo > 12000 {
+			return lo
 		}
 	}
-	t.Fatal("no free port range")
-	return 0
+	return 32768
+}
+
+// TestScaledFleetListensAllOrNone: a busy port in the range fails Listen with the instance named, and frees the
+// ports it had claimed before it, so the next try may take them.
+func TestScaledFleetListensAllOrNone(t *testing.T) {
+	sched, _ := ParseFleetSchedule("3")
+	f, base := listenFleet(t, Default(), sched, "")
+	for _, ln := range f.lns {
+		ln.Close()
+	}
+	busy, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", base+2))
+	if err != nil {
+		t.Skipf("port %d was taken meanwhile: %v", base+2, err)
+	}
+	defer busy.Close()
+	cfg := Default()
+	cfg.Addr = fmt.Sprintf("127.0.0.1:%d", base)
+	g, err := NewScaledFleet(cfg, sched, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Listen(); err == nil || !strings.Contains(err.Error(), "fleet instance 2") {
+		t.Fatalf("Listen with port %d busy: %v, want instance 2's error", base+2, err)
+	}
+	if g.lns != nil {
+		t.Error("a failed Listen kept its listeners")
+	}
+	for i := range 2 {
+		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", base+i))
+		if err != nil {
+			t.Errorf("port %d still held after the failed Listen: %v", base+i, err)
+			continue
+		}
+		ln.Close()
+	}
 }
 
 // TestScaledFleetFollowsItsSchedule: the live instances answer /metrics, departed ones 503, and /sd and the file_sd
 // file list exactly the live ones as the schedule moves.
 func TestScaledFleetFollowsItsSchedule(t *testing.T) {
 	sched, _ := ParseFleetSchedule("2,4@1m,1@2m")
-	base := freePorts(t, sched.Max())
-	cfg := Default()
-	cfg.Addr = fmt.Sprintf("127.0.0.1:%d", base)
 	sdFile := filepath.Join(t.TempDir(), "targets.json")
-	f, err := NewScaledFleet(cfg, sched, sdFile, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, base := listenFleet(t, Default(), sched, sdFile)
 	var elapsed atomic.Int64
 	f.now = func() time.Time { return f.start.Add(time.Duration(elapsed.Load())) }
 	ctx, cancel := context.WithCancel(context.Background())
