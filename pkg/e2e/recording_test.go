@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -53,9 +54,10 @@ func TestRecordingRulesMatchComputedRates(t *testing.T) {
 	computed := promtest.Start(t, promtest.Options{Engine: engine, DataDir: copyTSDB(t, raw)})
 
 	// Prometheus's rule importer evaluates the shipped rules (every second) over the raw samples into new blocks: the
-	// rates first, then, from a server holding them, their sums, then the quantiles (per engine of the rates, per
-	// endpoint of the sums per endpoint): the importer cannot evaluate a rule over another's series in one pass;
-	// Prometheus evaluates them in order within a group at the same time.
+	// rates first, then, from a server holding them, their sums per endpoint, then the sums over endpoints (of the sums
+	// per endpoint) and the quantiles (per engine of the rates, per endpoint of the sums per endpoint): the importer
+	// cannot evaluate a rule over another's series in one pass; Prometheus evaluates them in order within a group at
+	// the same time.
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	data := copyTSDB(t, raw)
@@ -82,8 +84,8 @@ func TestRecordingRulesMatchComputedRates(t *testing.T) {
 		}
 	}
 	importRules(computed, promapi.RateRules)
-	importRules(promtest.Start(t, promtest.Options{Engine: engine, DataDir: copyTSDB(t, data)}), promapi.SumRules)
-	importRules(promtest.Start(t, promtest.Options{Engine: engine, DataDir: copyTSDB(t, data)}), promapi.QuantileRules)
+	importRules(promtest.Start(t, promtest.Options{Engine: engine, DataDir: copyTSDB(t, data)}), promapi.EngineSumRules)
+	importRules(promtest.Start(t, promtest.Options{Engine: engine, DataDir: copyTSDB(t, data)}), promapi.DerivedRules)
 	recorded := promtest.Start(t, promtest.Options{Engine: engine, DataDir: data})
 
 	evaluator := func(s *promtest.Server) *promapi.Evaluator {
@@ -107,6 +109,9 @@ func TestRecordingRulesMatchComputedRates(t *testing.T) {
 			if e.Type == query.TypeLatency {
 				threshold := 0.3
 				q.Metric, q.Threshold = "ttft", &threshold
+				if group == query.GroupEngine || group == query.GroupEndpoint {
+					q.Quantiles = promapi.RecordedQuantiles // the default quantiles are computed there, from the recorded rates
+				}
 			}
 			for _, w := range promapi.RecordedWindows {
 				q.Window = w.String()
@@ -122,8 +127,15 @@ func TestRecordingRulesMatchComputedRates(t *testing.T) {
 						t.Fatalf("%v\n%s", err, ansPromQL(got))
 					}
 					if strings.Contains(want.PromQL(), "rate(") {
-						if strings.Contains(got.PromQL(), "rate(") || !strings.Contains(got.PromQL(), promapi.RecordedPrefix) {
-							t.Errorf("recorded rates held, but the PromQL computes them:\n%s", got.PromQL())
+						// Only bucket rates at a window the rules record no buckets at are computed.
+						computed := computedRate.FindAllStringSubmatch(got.PromQL(), -1)
+						for _, m := range computed {
+							if name := m[1] + m[2]; !strings.HasSuffix(name, "_bucket") || slices.Contains(promapi.BucketWindows, w) {
+								t.Errorf("recorded rates held, but the PromQL computes rate(%s):\n%s", name, got.PromQL())
+							}
+						}
+						if len(computed) == 0 && !strings.Contains(got.PromQL(), promapi.RecordedPrefix) {
+							t.Errorf("recorded rates held, but the PromQL reads none:\n%s", got.PromQL())
 						}
 						read++
 						for _, level := range []string{":sum_endpoints", ":sum_engines"} {
@@ -155,6 +167,9 @@ func TestRecordingRulesMatchComputedRates(t *testing.T) {
 	}
 	t.Logf("compared %d values over %d queries reading recorded rates, by level read %v", compared, read, levels)
 }
+
+// computedRate finds the sample names generated PromQL takes rate() of, in either of the ways it writes a selector.
+var computedRate = regexp.MustCompile(`rate\((?:\{__name__="([^"]+)"|([a-zA-Z_:][a-zA-Z0-9_:]*))`)
 
 // copyTSDB copies a TSDB directory made by promtest.Backfill, so two servers can each lock their own.
 func copyTSDB(t *testing.T, dir string) string {

@@ -26,6 +26,12 @@ const RecordedPrefix = "inferscope:"
 // panel's, TestRecordedWindowsCoverTheDashboards). A query at another window computes its rates as before.
 var RecordedWindows = []time.Duration{time.Minute, 5 * time.Minute}
 
+// BucketWindows are the RecordedWindows at which the rules also record histogram buckets and their quantiles: the
+// shipped dashboards read latency histograms over 5 minutes only (1m is the token rates'), and a bucket series'
+// rate, its sums and its quantiles are most of what the rules cost the server (a latency histogram has a series per
+// bound and engine). Elsewhere a bucket's rate is computed, as without the rules.
+var BucketWindows = []time.Duration{5 * time.Minute}
+
 // RecordedName is the series a generated rule writes for rate(name[window]), every label of the rated series kept.
 func RecordedName(name string, window time.Duration) string {
 	return RecordedPrefix + name + ":rate" + model.Duration(window).String()
@@ -33,7 +39,9 @@ func RecordedName(name string, window time.Duration) string {
 
 // Summed series: a rate summed over a fleet's endpoints and engines, every other label kept (model_name, le,
 // finished_reason, …). A query per model or for the fleet that selects every endpoint and engine reads these: for a
-// latency histogram tens of series instead of one per bucket and engine, tens of thousands on a large fleet.
+// latency histogram tens of series instead of one per bucket and engine, tens of thousands on a large fleet. The
+// rules sum the per-endpoint sums (below), which hold half the series the rates do on a fleet of two engines per
+// endpoint.
 
 // EndpointLabels are the labels a summed series drops: those that tell one endpoint's (or engine's) series from
 // another's. A query that filters or groups by one of them reads the per-series rates.
@@ -61,9 +69,16 @@ func EndpointSumName(name string, window time.Duration) string {
 // heatmaps of a fleet read them, and per engine, as the diagnosis and the endpoint pages read them. A query at one
 // of these quantiles and windows reads one series per group instead of summing every bucket at each step.
 
-// RecordedQuantiles are the quantiles the rules record: those a latency query returns by default, which hold every
-// quantile the shipped dashboards ask per endpoint and the diagnosis asks per engine.
-var RecordedQuantiles = query.DefaultQuantiles
+// RecordedQuantiles are the quantiles the rules record: those the shipped dashboards and the diagnosis ask per
+// endpoint or per engine (TestRecordedQuantilesCoverTheDashboards). Each quantile rule sums every bucket series of
+// its histogram at its level again, so a quantile nothing asks there would cost the server that much for nothing;
+// per model and for the fleet the quantiles are computed from the sums over endpoints, which are few.
+var RecordedQuantiles = []float64{0.95}
+
+// QuantiledFamilies are the latency families (measure.Family.Name) whose quantiles the rules record: those the
+// shipped dashboards and the diagnosis ask quantiles of per endpoint or per engine (tpot, which the minimal
+// dashboard asks, is itl under its old name).
+var QuantiledFamilies = []string{"ttft", "itl"}
 
 // QuantileLevel is a grouping the rules record quantiles at: a latency query's groups at that level (its labels).
 type QuantileLevel struct {
@@ -90,11 +105,14 @@ func QuantileName(hist string, q float64, window time.Duration, level query.Grou
 	return RecordedPrefix + hist + ":rate" + model.Duration(window).String() + ":p" + digits + "_" + string(level)
 }
 
-// QuantiledNames lists, sorted, the histograms (base names) whose quantiles the rules record: vLLM's own latency
-// families, labelled by engine and model_name as QuantileLevels assume.
+// QuantiledNames lists, sorted, the histograms (base names) whose quantiles the rules record: vLLM's own names of
+// QuantiledFamilies, labelled by engine and model_name as QuantileLevels assume.
 func QuantiledNames() []string {
 	var out []string
 	for _, f := range measure.Families {
+		if !slices.Contains(QuantiledFamilies, f.Name) {
+			continue
+		}
 		for _, n := range f.Signal.Names {
 			if src, _ := vllm.RankLabel(n); src == "engine" && strings.HasPrefix(n, vllm.VLLMPrefix) && !slices.Contains(out, n) {
 				out = append(out, n)
@@ -114,19 +132,23 @@ const (
 	AllRules RuleSet = iota
 	// RateRules are the rates alone.
 	RateRules
-	// SumRules are the sums alone, over endpoints and per endpoint (for Prometheus's rule importer, which cannot
-	// evaluate a rule over another rule's series in one pass).
-	SumRules
-	// QuantileRules are the recorded quantiles alone, which read the rates and the per-endpoint sums.
-	QuantileRules
+	// EngineSumRules are the sums per endpoint alone (for Prometheus's rule importer, which cannot evaluate a rule
+	// over another rule's series in one pass).
+	EngineSumRules
+	// DerivedRules are the sums over endpoints, which read the sums per endpoint, and the recorded quantiles, which
+	// read the rates and the sums per endpoint.
+	DerivedRules
 )
 
-// RatedNames lists, sorted, every sample name the generated PromQL may take a rate of: the catalog's counters, and
-// the _bucket, _sum and _count series of its histograms and of every latency family. Ray Serve's copies are left
-// out: their servers have their own rules.
+// RatedNames lists, sorted, every sample name the generated PromQL may take a rate of: the catalog's counters, the
+// _sum and _count series of its histograms and of every latency family, and the _bucket series of the histograms
+// whose buckets a formula reads (quantiles, SLO attainment, bucket rates: the latency families and the histograms a
+// Quantiles or Attainment node names or a Rate reads by bucket). A histogram the catalog only averages (tokens per request, the request
+// parameters) is rated by its _sum and _count: recording its buckets would cost the server a series per bound and
+// engine that no formula reads. Ray Serve's copies are left out: their servers have their own rules.
 func RatedNames() []string {
 	seen := map[string]bool{}
-	add := func(s vllm.Signal) {
+	add := func(s vllm.Signal, buckets bool) {
 		for _, n := range s.Names {
 			if strings.HasPrefix(n, "ray_") {
 				continue
@@ -135,17 +157,32 @@ func RatedNames() []string {
 			case vllm.Counter:
 				seen[n] = true
 			case vllm.Histogram:
-				seen[n+"_bucket"], seen[n+"_sum"], seen[n+"_count"] = true, true, true
+				seen[n+"_sum"], seen[n+"_count"] = true, true
+				if buckets {
+					seen[n+"_bucket"] = true
+				}
 			}
 		}
 	}
 	for _, e := range measure.Catalog {
 		for _, s := range e.Signals() {
-			add(s)
+			add(s, false)
+		}
+		for _, o := range e.Outputs {
+			measure.Walk(o.Node, func(n measure.Node) {
+				switch n := n.(type) {
+				case *measure.Quantiles:
+					add(n.Signal, true)
+				case *measure.Attainment:
+					add(n.Signal, true)
+				case *measure.Rate:
+					add(n.Signal, n.Suffix == measure.BucketSuffix)
+				}
+			})
 		}
 	}
 	for _, f := range measure.Families {
-		add(f.Signal)
+		add(f.Signal, true)
 	}
 	out := make([]string, 0, len(seen))
 	for n := range seen {
@@ -155,10 +192,21 @@ func RatedNames() []string {
 	return out
 }
 
-// RuleGroups is the `groups:` list of a Prometheus rules file recording RatedNames at every RecordedWindows, their
-// sums over endpoints (SummedName) and per endpoint (EndpointSumName), and the RecordedQuantiles of QuantiledNames
-// at each of QuantileLevels (QuantileName), evaluated every interval (the scrape interval: a recorded rate is then at
-// most one scrape older than a computed one), indented by indent spaces.
+// RatedNamesAt is RatedNames at a recorded window: without the _bucket series where the window is not one of
+// BucketWindows.
+func RatedNamesAt(window time.Duration) []string {
+	names := RatedNames()
+	if slices.Contains(BucketWindows, window) {
+		return names
+	}
+	return slices.DeleteFunc(names, func(n string) bool { return strings.HasSuffix(n, "_bucket") })
+}
+
+// RuleGroups is the `groups:` list of a Prometheus rules file recording RatedNamesAt every RecordedWindows, their
+// sums per endpoint (EndpointSumName) and over endpoints (SummedName, from the sums per endpoint), and, at
+// BucketWindows, the RecordedQuantiles of QuantiledNames at each of QuantileLevels (QuantileName), evaluated every
+// interval (the scrape interval: a recorded rate is then at most one scrape older than a computed one), indented by
+// indent spaces.
 func RuleGroups(interval time.Duration, indent int) string {
 	return RuleGroupsOf(interval, indent, AllRules)
 }
@@ -172,34 +220,39 @@ func RuleGroupsOf(interval time.Duration, indent int, set RuleSet) string {
 		fmt.Fprintf(&b, "%s      - record: %s\n%s        expr: %s\n", pad, strconv.Quote(record), pad, strconv.Quote(expr))
 	}
 	for _, w := range RecordedWindows {
+		names := RatedNamesAt(w)
 		name := "inferscope-rates-" + model.Duration(w).String()
 		switch set {
-		case SumRules:
-			name = "inferscope-sums-" + model.Duration(w).String()
-		case QuantileRules:
-			name = "inferscope-quantiles-" + model.Duration(w).String()
+		case EngineSumRules:
+			name = "inferscope-endpoint-sums-" + model.Duration(w).String()
+		case DerivedRules:
+			name = "inferscope-derived-" + model.Duration(w).String()
 		}
 		fmt.Fprintf(&b, "%s  - name: %s\n%s    interval: %s\n%s    rules:\n", pad, name, pad, model.Duration(interval), pad)
 		if set == AllRules || set == RateRules {
-			for _, n := range RatedNames() {
+			for _, n := range names {
 				rule(RecordedName(n, w), "rate({__name__="+strconv.Quote(n)+"}["+model.Duration(w).String()+"])")
 			}
 		}
-		if set == AllRules || set == SumRules {
-			for _, n := range RatedNames() {
-				rule(SummedName(n, w), "sum without ("+strings.Join(EndpointLabels, ", ")+") ({__name__="+strconv.Quote(RecordedName(n, w))+"})")
-			}
-			for _, n := range RatedNames() {
+		if set == AllRules || set == EngineSumRules {
+			for _, n := range names {
 				rule(EndpointSumName(n, w), "sum without ("+strings.Join(EngineLabels, ", ")+") ({__name__="+strconv.Quote(RecordedName(n, w))+"})")
 			}
 		}
-		if set == AllRules || set == QuantileRules {
-			for _, l := range QuantileLevels {
-				by := strings.Join(append(slices.Clone(l.Labels), "le"), ", ")
-				for _, n := range QuantiledNames() {
-					for _, q := range RecordedQuantiles {
-						rule(QuantileName(n, q, w, l.Group), "histogram_quantile("+strconv.FormatFloat(q, 'g', -1, 64)+", sum by ("+by+
-							") ({__name__="+strconv.Quote(l.From(vllm.BucketName(n), w))+"}))")
+		if set == AllRules || set == DerivedRules {
+			// The endpoint labels a per-endpoint sum still has: EndpointLabels less the EngineLabels it dropped.
+			rest := slices.DeleteFunc(slices.Clone(EndpointLabels), func(l string) bool { return slices.Contains(EngineLabels, l) })
+			for _, n := range names {
+				rule(SummedName(n, w), "sum without ("+strings.Join(rest, ", ")+") ({__name__="+strconv.Quote(EndpointSumName(n, w))+"})")
+			}
+			if slices.Contains(BucketWindows, w) {
+				for _, l := range QuantileLevels {
+					by := strings.Join(append(slices.Clone(l.Labels), "le"), ", ")
+					for _, n := range QuantiledNames() {
+						for _, q := range RecordedQuantiles {
+							rule(QuantileName(n, q, w, l.Group), "histogram_quantile("+strconv.FormatFloat(q, 'g', -1, 64)+", sum by ("+by+
+								") ({__name__="+strconv.Quote(l.From(vllm.BucketName(n), w))+"}))")
+						}
 					}
 				}
 			}

@@ -1,6 +1,7 @@
 package promapi
 
 import (
+	"context"
 	"encoding/json"
 	"flag"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -17,6 +19,7 @@ import (
 	"github.com/inferscope/inferscope-vllm/pkg/internal/promtest"
 	"github.com/inferscope/inferscope-vllm/pkg/measure"
 	"github.com/inferscope/inferscope-vllm/pkg/query"
+	"github.com/inferscope/inferscope-vllm/pkg/vllm"
 )
 
 var updateRules = flag.Bool("update-rules", false, "rewrite provisioning/prometheus's generated recording rules from the catalog")
@@ -70,6 +73,20 @@ func TestRatedNamesCoverTheCatalog(t *testing.T) {
 	for _, n := range names {
 		if strings.HasPrefix(n, "ray_") {
 			t.Errorf("RatedNames lists Ray Serve's %s", n)
+		}
+	}
+	// A histogram the catalog only averages is rated by its sum and count, not its buckets.
+	for _, n := range []string{"vllm:request_prompt_tokens_bucket", "vllm:request_params_max_tokens_bucket"} {
+		if slices.Contains(names, n) {
+			t.Errorf("RatedNames lists %s, whose buckets no formula reads", n)
+		}
+	}
+	if !slices.Contains(names, "vllm:request_prompt_tokens_sum") || !slices.Contains(names, "vllm:nixl_xfer_time_seconds_bucket") {
+		t.Errorf("RatedNames lacks an averaged histogram's sum or a Quantiles node's buckets")
+	}
+	for _, n := range RatedNamesAt(time.Minute) {
+		if strings.HasSuffix(n, "_bucket") {
+			t.Errorf("RatedNamesAt(1m) lists %s: buckets are recorded at BucketWindows only", n)
 		}
 	}
 }
@@ -133,7 +150,13 @@ func TestRecordingRulesFileIsValid(t *testing.T) {
 	if err != nil {
 		t.Fatalf("promtool check rules: %v\n%s", err, out)
 	}
-	rules := (3*len(RatedNames()) + len(QuantiledNames())*len(RecordedQuantiles)*len(QuantileLevels)) * len(RecordedWindows)
+	rules := 0
+	for _, w := range RecordedWindows {
+		rules += 3 * len(RatedNamesAt(w))
+		if slices.Contains(BucketWindows, w) {
+			rules += len(QuantiledNames()) * len(RecordedQuantiles) * len(QuantileLevels)
+		}
+	}
 	if !strings.Contains(string(out), "SUCCESS: "+strconv.Itoa(rules)+" rules found") {
 		t.Errorf("promtool check rules: %s", out)
 	}
@@ -238,10 +261,13 @@ func TestQuantileNames(t *testing.T) {
 		}
 	}
 	got := QuantiledNames()
-	for _, want := range []string{"vllm:time_to_first_token_seconds", "vllm:inter_token_latency_seconds", "vllm:e2e_request_latency_seconds"} {
+	for _, want := range []string{"vllm:time_to_first_token_seconds", "vllm:inter_token_latency_seconds", "vllm:time_per_output_token_seconds"} {
 		if !slices.Contains(got, want) {
 			t.Errorf("QuantiledNames lacks %s: %v", want, got)
 		}
+	}
+	if slices.Contains(got, "vllm:e2e_request_latency_seconds") {
+		t.Errorf("QuantiledNames lists the end-to-end latency, whose quantiles nothing shipped asks per endpoint or engine: %v", got)
 	}
 	for _, n := range got {
 		if !strings.HasPrefix(n, "vllm:") {
@@ -259,15 +285,14 @@ func with(q query.Query, group query.Group, endpoint string) query.Query {
 	return q
 }
 
-// TestRecordedWindowsCoverTheDashboards: every rate window a shipped dashboard asks is one the rules record, so a
-// fleet with the rules loaded computes no rate() over the hour for any panel; the sleep-mode panel's 15 minutes are
-// the exception, kept for events minutes apart, on a few series per endpoint.
-func TestRecordedWindowsCoverTheDashboards(t *testing.T) {
+// shippedQueries are the queries of every shipped dashboard's targets (template variables selecting everything) and
+// of the diagnosis's rules, validated, with where each comes from; targets that are not ours are left out.
+func shippedQueries(t *testing.T) (qs []query.Query, from []string) {
+	t.Helper()
 	files, err := filepath.Glob("../../dashboards/*.json")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no dashboards: %v", err)
 	}
-	checked := 0
 	for _, f := range files {
 		panels, err := dashtest.Panels(f, map[string]string{"endpoint": ".*", "model": ".*", "engine": ".*"})
 		if err != nil {
@@ -280,25 +305,119 @@ func TestRecordedWindowsCoverTheDashboards(t *testing.T) {
 					t.Fatal(err)
 				}
 				var q query.Query
-				if err := json.Unmarshal(b, &q); err != nil || q.Window == "" || strings.Contains(q.Window, "$") {
+				if err := json.Unmarshal(b, &q); err != nil || strings.Contains(q.Window, "$") || q.Validate() != nil {
 					continue // not ours, or the window follows the step
 				}
-				if err := q.Validate(); err != nil || !measure.ReadsRates(q.Outputs()) {
-					continue
-				}
-				w, err := q.WindowDuration()
-				if err != nil {
-					t.Fatalf("%s: %s: %v", f, p.Title, err)
-				}
-				checked++
-				if !slices.Contains(RecordedWindows, w) && !(q.Measure == "sleep_operations" && w == 15*time.Minute) {
-					t.Errorf("%s: %q asks rates over %s, which the recording rules do not record (%v)", filepath.Base(f), p.Title, w, RecordedWindows)
-				}
+				qs, from = append(qs, q), append(from, filepath.Base(f)+": "+p.Title)
 			}
+		}
+	}
+	var mu sync.Mutex
+	capture := func(_ context.Context, q query.Query) ([]query.Output, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		qs, from = append(qs, q), append(from, "diagnosis")
+		return nil, nil
+	}
+	if _, _, err := query.Diagnose(context.Background(), query.Query{QueryType: query.TypeDiagnosis}, capture); err != nil {
+		t.Fatal(err)
+	}
+	return qs, from
+}
+
+// TestRecordedWindowsCoverTheDashboards: every rate window a shipped dashboard asks is one the rules record, so a
+// fleet with the rules loaded computes no rate() over the hour for any panel (the sleep-mode panel's 15 minutes are
+// the exception, kept for events minutes apart, on a few series per endpoint); and a panel reading histogram buckets
+// (quantiles, SLO attainment, bucket rates) reads them at a window the rules record buckets at.
+func TestRecordedWindowsCoverTheDashboards(t *testing.T) {
+	qs, from := shippedQueries(t)
+	checked := 0
+	for i, q := range qs {
+		if q.Window == "" || !measure.ReadsRates(q.Outputs()) {
+			continue
+		}
+		w, err := q.WindowDuration()
+		if err != nil {
+			t.Fatalf("%s: %v", from[i], err)
+		}
+		checked++
+		if !slices.Contains(RecordedWindows, w) && !(q.Measure == "sleep_operations" && w == 15*time.Minute) {
+			t.Errorf("%s asks rates over %s, which the recording rules do not record (%v)", from[i], w, RecordedWindows)
+		}
+		readsBuckets := q.ReadsBuckets() || measure.Reads(q.Outputs(), func(n measure.Node) bool {
+			switch n.(type) {
+			case *measure.Quantiles, *measure.Attainment:
+				return true
+			}
+			return false
+		})
+		if readsBuckets && slices.Contains(RecordedWindows, w) && !slices.Contains(BucketWindows, w) {
+			t.Errorf("%s reads histogram buckets over %s, where the rules record no buckets (%v)", from[i], w, BucketWindows)
 		}
 	}
 	if checked == 0 {
 		t.Fatal("no dashboard target reads rates at a window")
 	}
 	t.Logf("%d targets reading rates at a window", checked)
+}
+
+// TestRecordedQuantilesCoverTheDashboards: every latency quantile the shipped dashboards and the diagnosis ask per
+// endpoint or per engine, of a vLLM latency family over a window the rules record buckets at, is one the rules record
+// (RecordedQuantiles of QuantiledNames), so those panels read one series per group; and every recorded quantile is
+// asked by one of them, so no rule costs the server for nothing.
+func TestRecordedQuantilesCoverTheDashboards(t *testing.T) {
+	qs, from := shippedQueries(t)
+	asked := map[string]bool{}
+	for i, q := range qs {
+		if q.QueryType != query.TypeLatency || !measure.ReadsQuantiles(q.Outputs()) || q.Window == "" ||
+			!slices.ContainsFunc(QuantileLevels, func(l QuantileLevel) bool { return l.Group == q.GroupBy }) {
+			continue
+		}
+		w, err := q.WindowDuration()
+		if err != nil || !slices.Contains(BucketWindows, w) {
+			continue
+		}
+		for _, n := range q.LatencySignal().Names {
+			if src, _ := vllm.RankLabel(n); src != "engine" || !strings.HasPrefix(n, vllm.VLLMPrefix) {
+				continue
+			}
+			for _, p := range q.Quantiles {
+				asked[QuantileName(n, p, w, q.GroupBy)] = true
+				if !slices.Contains(QuantiledNames(), n) || !slices.Contains(RecordedQuantiles, p) {
+					t.Errorf("%s asks the %v quantile of %s per %s, which the rules do not record", from[i], p, n, q.GroupBy)
+				}
+			}
+		}
+	}
+	if len(asked) == 0 {
+		t.Fatal("no shipped query asks a latency quantile per endpoint or engine")
+	}
+	// The family's names are recorded together (an endpoint answers under whichever it exposes), so a name counts as
+	// asked where its family is.
+	family := map[string]string{}
+	for _, f := range measure.Families {
+		for _, n := range f.Signal.Names {
+			family[n] = f.Signal.ID
+		}
+	}
+	askedFamily := map[string]bool{}
+	for name := range asked {
+		for n, id := range family {
+			if strings.HasPrefix(name, RecordedPrefix+n+":") {
+				askedFamily[id+":"+strings.TrimPrefix(name, RecordedPrefix+n+":")] = true
+			}
+		}
+	}
+	for _, w := range BucketWindows {
+		for _, l := range QuantileLevels {
+			for _, n := range QuantiledNames() {
+				for _, p := range RecordedQuantiles {
+					rec := QuantileName(n, p, w, l.Group)
+					if !askedFamily[family[n]+":"+strings.TrimPrefix(rec, RecordedPrefix+n+":")] {
+						t.Errorf("the rules record %s, which no shipped query asks", rec)
+					}
+				}
+			}
+		}
+	}
 }
