@@ -126,6 +126,13 @@ func (c *Client) call(ctx context.Context, path string, params url.Values, metho
 // with the decoder at the start of the data value and must consume it, or return errStop after a limit, which
 // ends the decoding (fields after data, such as warnings, are then not read).
 func (c *Client) stream(ctx context.Context, path string, params url.Values, method string, onData func(*json.Decoder) error) ([]string, error) {
+	return c.streamWith(ctx, path, params, method, func(br *bufio.Reader, env *envelope) error {
+		return decodeEnvelope(json.NewDecoder(br), env, onData)
+	})
+}
+
+// streamWith is stream with the answer's decoding given: decode reads the envelope into env and its data, from br.
+func (c *Client) streamWith(ctx context.Context, path string, params url.Values, method string, decode func(br *bufio.Reader, env *envelope) error) ([]string, error) {
 	u := strings.TrimRight(c.BaseURL, "/") + path
 	if c.DenyPartial && params != nil {
 		denyPartial(params)
@@ -171,7 +178,7 @@ func (c *Client) stream(ctx context.Context, path string, params url.Values, met
 	peeked, _ := br.Peek(512)
 	head := bytes.Clone(peeked)
 	var env envelope
-	err = decodeEnvelope(json.NewDecoder(br), &env, onData)
+	err = decode(br, &env)
 	switch {
 	case errors.Is(err, errStop):
 	case body.hit:
@@ -386,12 +393,15 @@ func (c *Client) QueryRange(ctx context.Context, expr string, start, end time.Ti
 func (c *Client) queryRange(ctx context.Context, expr string, start, end time.Time, step time.Duration, budget *pointBudget) (model.Matrix, []string, error) {
 	var m model.Matrix
 	var truncated bool
-	warns, err := c.stream(ctx, "/api/v1/query_range", url.Values{
+	warns, err := c.streamWith(ctx, "/api/v1/query_range", url.Values{
 		"query": {expr}, "start": {formatTime(start)}, "end": {formatTime(end)},
 		"step": {strconv.FormatFloat(step.Seconds(), 'f', -1, 64)},
-	}, c.method(), func(dec *json.Decoder) (err error) {
-		m, truncated, err = decodeMatrixWithin(dec, budget)
-		return err
+	}, c.method(), func(br *bufio.Reader, env *envelope) error {
+		s := newScanner(br)
+		return s.envelope(env, func() (err error) {
+			m, truncated, err = s.matrix(budget)
+			return err
+		})
 	})
 	if err != nil {
 		return nil, warns, err

@@ -1,7 +1,6 @@
 package promapi
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -13,54 +12,18 @@ import (
 	"github.com/inferscope/inferscope-vllm/pkg/query"
 )
 
-// series is one range-query result series, decoded faster than model.SampleStream: a 1-hour, 64-series
-// answer holds ~46 000 [time, "value"] pairs, and decoding each through reflection costs more than the query.
-type series struct {
-	Metric map[string]string `json:"metric"`
-	Values samples           `json:"values"`
-}
-
-type samples []model.SamplePair
-
-// UnmarshalJSON parses [[1700000000.123,"1.5"],…] by hand.
-func (s *samples) UnmarshalJSON(b []byte) error {
-	b = bytes.TrimSpace(b)
-	if len(b) < 2 || b[0] != '[' || b[len(b)-1] != ']' {
-		return fmt.Errorf("values are not an array")
-	}
-	out := make([]model.SamplePair, 0, bytes.Count(b, []byte{'"'})/2)
-	b = b[1 : len(b)-1]
-	for {
-		b = bytes.TrimLeft(b, " \t\r\n,")
-		if len(b) == 0 {
-			break
-		}
-		end := bytes.IndexByte(b, ']')
-		if b[0] != '[' || end < 0 {
-			return fmt.Errorf("sample is not [time, \"value\"]")
-		}
-		pair := b[1:end]
-		b = b[end+1:]
-		comma := bytes.IndexByte(pair, ',')
-		if comma < 0 {
-			return fmt.Errorf("sample is not [time, \"value\"]")
-		}
-		ts, err := strconv.ParseFloat(string(bytes.TrimSpace(pair[:comma])), 64)
-		if err != nil {
-			return fmt.Errorf("sample time: %w", err)
-		}
-		vs := bytes.Trim(bytes.TrimSpace(pair[comma+1:]), `"`)
-		v, err := parseValue(vs)
-		if err != nil {
-			return fmt.Errorf("sample value: %w", err)
-		}
-		out = append(out, model.SamplePair{Timestamp: model.Time(math.Round(ts * 1000)), Value: model.SampleValue(v)})
-	}
-	*s = out
-	return nil
-}
-
+// parseValue reads a sample's value as Prometheus writes it: a float, NaN or ±Inf; a whole number of up to 15
+// digits (counts, most gauges) without strconv.
 func parseValue(b []byte) (float64, error) {
+	if len(b) > 0 && len(b) <= 15 {
+		n, i := int64(0), 0
+		for ; i < len(b) && '0' <= b[i] && b[i] <= '9'; i++ {
+			n = n*10 + int64(b[i]-'0')
+		}
+		if i == len(b) {
+			return float64(n), nil
+		}
+	}
 	switch string(b) {
 	case "NaN":
 		return math.NaN(), nil
@@ -78,32 +41,6 @@ type pointBudget struct{ used atomic.Int64 }
 
 // take counts n more points and reports whether they fit.
 func (b *pointBudget) take(n int) bool { return b.used.Add(int64(n)) <= query.MaxPointsPerQuery }
-
-// decodeMatrixWithin reads {"resultType":"matrix","result":[…]} series by series, stopping (with errStop and
-// truncated set) once query.MaxSeriesPerQuery series are held or budget has no room for a series' points.
-func decodeMatrixWithin(dec *json.Decoder, budget *pointBudget) (m model.Matrix, truncated bool, err error) {
-	err = decodeResult(dec, "matrix", func() error {
-		if len(m) >= query.MaxSeriesPerQuery {
-			truncated = true
-			return errStop
-		}
-		var s series
-		if err := dec.Decode(&s); err != nil {
-			return err
-		}
-		if !budget.take(len(s.Values)) {
-			truncated = true
-			return errStop
-		}
-		metric := make(model.Metric, len(s.Metric))
-		for k, v := range s.Metric {
-			metric[model.LabelName(k)] = model.LabelValue(v)
-		}
-		m = append(m, &model.SampleStream{Metric: metric, Values: s.Values})
-		return nil
-	})
-	return m, truncated, err
-}
 
 // decodeVectorStream reads {"resultType":"vector"|"scalar","result":…} sample by sample, stopping at
 // query.MaxSeriesPerQuery samples.
