@@ -522,7 +522,8 @@ func (s *scanner) envelope(env *envelope, onData func() error) error {
 }
 
 // matrix reads {"resultType":"matrix","result":[…]} series by series, stopping (with errStop and truncated set)
-// once query.MaxSeriesPerQuery series are held or budget has no room for a series' points (stream then reports what it holds).
+// once query.MaxSeriesPerQuery series are held or budget has no room for a series' points (stream then reports
+// what it holds).
 func (s *scanner) matrix(budget *pointBudget) (m model.Matrix, truncated bool, err error) {
 	resultType := ""
 	err = s.members(func(key []byte) error {
