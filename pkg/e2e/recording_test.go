@@ -161,7 +161,33 @@ func TestRecordingRulesMatchComputedRates(t *testing.T) {
 			}
 		}
 	}
-	if compared == 0 || read == 0 || levels[":sum_endpoints"] == 0 || levels[":sum_engines"] == 0 ||
+	// The DP-balance scores the rules record per endpoint, read where held, against the scores computed from the
+	// gauges (the rule evaluates the same expression; a gauge is the scrape before the step either way).
+	for _, b := range promapi.RecordedBalanceScores {
+		q := query.Query{QueryType: query.TypeDPBalance, Measure: b.Measure, Score: b.Score, GroupBy: query.GroupEndpoint}
+		t.Run(fmt.Sprintf("dp_balance/%s/%s", b.Measure, b.Score), func(t *testing.T) {
+			qctx, qcancel := context.WithTimeout(ctx, time.Minute)
+			defer qcancel()
+			want, err := plain.Eval(qctx, q, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := fast.Eval(qctx, q, req)
+			if err != nil {
+				t.Fatalf("%v\n%s", err, ansPromQL(got))
+			}
+			if len(want.Result.Outputs) > 0 && !strings.Contains(got.PromQL(), promapi.BalanceScoreName(b)) {
+				t.Errorf("the recorded score held, but the PromQL computes it:\n%s", got.PromQL())
+			}
+			if strings.Contains(got.PromQL(), promapi.BalanceScoreName(b)) {
+				levels["balance scores"]++
+			}
+			compared += compareOutputs(t, want.Result.Outputs, got.Result.Outputs, 0, func(_ string, a, b float64) bool {
+				return math.Abs(a-b) <= 1e-9*max(math.Abs(a), math.Abs(b), 1)
+			})
+		})
+	}
+	if compared == 0 || read == 0 || levels[":sum_endpoints"] == 0 || levels["balance scores"] == 0 || levels[":sum_engines"] == 0 ||
 		levels["quantiles per endpoint"] == 0 || levels["quantiles per engine"] == 0 {
 		t.Fatalf("compared %d values over %d queries reading recorded rates, by level read %v", compared, read, levels)
 	}

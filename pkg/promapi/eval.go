@@ -164,6 +164,9 @@ func (ev *Evaluator) run(ctx context.Context, q query.Query, r query.Request, rn
 	errs := make([]error, len(exprs))
 	var wg sync.WaitGroup
 	for i, e := range exprs {
+		if e.Ratio != nil {
+			continue // computed below, from the answers it divides
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -171,6 +174,11 @@ func (ev *Evaluator) run(ctx context.Context, q query.Query, r query.Request, rn
 		}()
 	}
 	wg.Wait()
+	for i, e := range exprs {
+		if r := e.Ratio; r != nil && errs[r.Num] == nil && errs[r.Den] == nil {
+			results[i] = divide(results[r.Num], results[r.Den], r.Factor)
+		}
+	}
 	for i, e := range exprs {
 		if errs[i] != nil {
 			return ans, queryError(q, e, errs[i])
@@ -194,6 +202,36 @@ func (ev *Evaluator) run(ctx context.Context, q query.Query, r query.Request, rn
 		res.Notices = append(res.Notices, query.EmptyNotice(q, held, query.HolderPrometheus))
 	}
 	return ans, nil
+}
+
+// divide is num / (den > 0) * factor as PromQL evaluates it at each step: series matched on all their labels, a
+// step answered where both have it and den is above zero, with num's labels.
+func divide(num, den model.Matrix, factor float64) model.Matrix {
+	byLabels := make(map[model.Fingerprint]*model.SampleStream, len(den))
+	for _, s := range den {
+		byLabels[s.Metric.Fingerprint()] = s
+	}
+	var out model.Matrix
+	for _, n := range num {
+		d := byLabels[n.Metric.Fingerprint()]
+		if d == nil || !d.Metric.Equal(n.Metric) {
+			continue
+		}
+		var vals []model.SamplePair
+		j := 0
+		for _, p := range n.Values {
+			for j < len(d.Values) && d.Values[j].Timestamp < p.Timestamp {
+				j++
+			}
+			if j < len(d.Values) && d.Values[j].Timestamp == p.Timestamp && d.Values[j].Value > 0 {
+				vals = append(vals, model.SamplePair{Timestamp: p.Timestamp, Value: p.Value / d.Values[j].Value * model.SampleValue(factor)})
+			}
+		}
+		if len(vals) > 0 {
+			out = append(out, &model.SampleStream{Metric: n.Metric, Values: vals})
+		}
+	}
+	return out
 }
 
 // How VictoriaMetrics' answers differ from Prometheus's (README "Engines"), said on the queries they affect.

@@ -30,6 +30,17 @@ type Expr struct {
 	// Quantiles, when set, make PromQL the summed bucket rates (sum by (…, le)) of one histogram, read once, and the
 	// answer these quantiles of it, computed as histogram_quantile does (BucketQuantiles).
 	Quantiles []float64
+	// Ratio, when set, makes the answer one computed from two other expressions' answers of the same query instead of
+	// asked of the server (PromQL is then only what the query inspector shows): a capacity, whose pool and mean the
+	// query also answers, would otherwise have the server evaluate both twice.
+	Ratio *Ratio
+}
+
+// Ratio is Num ÷ (Den > 0) × Factor between the answers of two expressions (indices into the same list), series
+// matched on all their labels, as PromQL's one-to-one division matches them.
+type Ratio struct {
+	Num, Den int
+	Factor   float64
 }
 
 // CacheConfig is one distinct (num_gpu_blocks, block_size) pair of vllm:cache_config_info: PromQL cannot turn a
@@ -70,8 +81,8 @@ func Generate(q query.Query, names Names, facts *Facts, window time.Duration) ([
 	g := &gen{q: q, names: names, configs: facts.CacheConfigs, bounds: facts.Bounds, layouts: facts.Layouts, w: model.Duration(window).String(), window: window,
 		rankRe: q.Matchers().Engine, err: &failed}
 	metricUnit := q.LatencySignal().Unit
-	var out []Expr
-	for _, o := range outputs {
+	perOutput := make([][]Expr, len(outputs))
+	for i, o := range outputs {
 		name, unit := o.Resolve(q.Metric, metricUnit)
 		for _, e := range g.exprs(o.Node) {
 			if e.PromQL == "" {
@@ -80,8 +91,34 @@ func Generate(q query.Query, names Names, facts *Facts, window time.Duration) ([
 			if name != "" {
 				e.Measure, e.Unit = name, unit
 			}
-			out = append(out, e)
+			perOutput[i] = append(perOutput[i], e)
 		}
+	}
+	var out []Expr
+	first := make([]int, len(outputs)) // where each output's expressions start in out
+	at := map[measure.Node]int{}       // an output's node, where it is one expression, and that expression's index
+	for i, o := range outputs {
+		first[i] = len(out)
+		if len(perOutput[i]) == 1 {
+			at[o.Node] = len(out)
+		}
+		out = append(out, perOutput[i]...)
+	}
+	for i, o := range outputs {
+		c, ok := o.Node.(*measure.Capacity)
+		if !ok || len(perOutput[i]) != 1 {
+			continue
+		}
+		num, okNum := at[c.Pool]
+		den, okDen := at[c.Mean]
+		if !okNum || !okDen {
+			continue
+		}
+		f := 1 - *q.Headroom
+		e := &out[first[i]]
+		e.Ratio = &Ratio{Num: num, Den: den, Factor: f}
+		e.PromQL = "# computed from the answers of " + out[num].Measure + " and " + out[den].Measure + ": " +
+			out[num].Measure + " / (" + out[den].Measure + " > 0) * " + strconv.FormatFloat(f, 'g', -1, 64)
 	}
 	return out, failed
 }
@@ -766,6 +803,9 @@ func leForms(le float64) string {
 // balance is a rank's load (the load node per engine / DP rank) or one score over each group's ranks, with
 // direct mode's conventions: max/mean is 1 and CV 0 when every rank is idle.
 func (g *gen) balance(n *measure.Balance) string {
+	if r := g.recordedBalance(n); r != "" {
+		return r
+	}
 	lg := *g
 	lg.q.GroupBy = query.GroupEngine
 	load := lg.print(n.Load)
@@ -799,6 +839,21 @@ func (g *gen) balance(n *measure.Balance) string {
 		return "count by " + s + " (" + L + " == 0 and on (instance, engine) " + others + " > 0) or count by " + s + " " + L + " * 0"
 	}
 	return ""
+}
+
+// recordedBalance reads a score the generated rules record per endpoint (BalanceScoreName), "" unless the query asks
+// what they hold: the score per endpoint over every model and engine, filtered by endpoint only, on a server holding
+// the recorded series.
+func (g *gen) recordedBalance(n *measure.Balance) string {
+	if n.Score == "" || g.q.GroupBy != query.GroupEndpoint || !query.MatchesAll(g.q.Model) || !query.MatchesAll(g.q.Engine) || len(g.q.Labels) > 0 {
+		return ""
+	}
+	name := BalanceScoreName(BalanceScore{g.q.Measure, n.Score})
+	if !g.names.Has(name) {
+		return ""
+	}
+	// max by (instance): one series per endpoint, as the computed score's, without the recorded series' name.
+	return "max by (instance) (" + g.sel(name) + ")"
 }
 
 // raw returns a series by name: histograms as summed buckets or quantiles, others with every label kept

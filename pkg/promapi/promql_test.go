@@ -1,9 +1,12 @@
 package promapi
 
 import (
+	"math"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/prometheus/common/model"
 
 	"github.com/inferscope/inferscope-vllm/pkg/query"
 )
@@ -68,7 +71,8 @@ func TestGeneratedPromQL(t *testing.T) {
 			// or it would never line up with the mean (which has one) and capacity_requests would be empty.
 			`sum by (instance, model_name, engine) (max without (pid) (vllm:cache_config_info{num_gpu_blocks="2048", block_size="16"} * 0 + 32768)` +
 				` * on (instance, engine) group_left (model_name) group by (instance, engine, model_name) (vllm:num_requests_running{server=""}))`,
-			`(POOL) / (MEAN > 0) * 0.7`,
+			// The capacity is computed from the two answers beside it, not asked of the server (TestCapacityFromItsParts).
+			`# computed from the answers of kv_pool_tokens and mean_tokens_per_request: kv_pool_tokens / (mean_tokens_per_request > 0) * 0.7`,
 			`(sum by (instance, model_name, engine) (rate(vllm:request_prompt_tokens_sum[20s])) + sum by (instance, model_name, engine) (rate(vllm:request_generation_tokens_sum[20s]))) / (sum by (instance, model_name, engine) (rate(vllm:request_prompt_tokens_count[20s])) != 0)`,
 		}},
 		{"raw gauge keeps its labels", query.Query{QueryType: query.TypeRaw, Metric: "vllm:num_requests_waiting", Labels: map[string]string{"engine": "1"}}, []string{
@@ -85,16 +89,14 @@ func TestGeneratedPromQL(t *testing.T) {
 			if len(exprs) != len(tc.want) {
 				t.Fatalf("%d expressions, want %d: %+v", len(exprs), len(tc.want), exprs)
 			}
-			// Long sub-expressions are abbreviated in the table: L is the load, W the waiting, POOL and MEAN the
-			// first and last capacity expressions.
+			// Long sub-expressions are abbreviated in the table: L is the load, W the waiting.
 			subst := map[string]string{}
 			if tc.q.QueryType == query.TypeDPBalance {
 				subst["(L)"] = "(" + exprs[0].PromQL + ")"
 				subst["(W)"] = "(sum by (instance, model_name, engine) (max without (pid) (vllm:num_requests_waiting{server=\"\"})) and on (instance, engine) (" + exprs[0].PromQL + "))"
 			}
-			if tc.q.QueryType == query.TypeCapacity {
-				subst["POOL"] = exprs[0].PromQL
-				subst["MEAN"] = exprs[2].PromQL
+			if tc.q.QueryType == query.TypeCapacity && (exprs[1].Ratio == nil || *exprs[1].Ratio != Ratio{Num: 0, Den: 2, Factor: 0.7}) {
+				t.Errorf("capacity_requests: ratio %+v, want kv_pool_tokens (0) over mean_tokens_per_request (2) × 0.7", exprs[1].Ratio)
 			}
 			for i, w := range tc.want {
 				for k, v := range subst {
@@ -206,5 +208,32 @@ func TestSeveralQuantilesReadBucketsOnce(t *testing.T) {
 		if c.exprs == 3 && (len(exprs[0].Quantiles) != 0 || !strings.HasPrefix(exprs[0].PromQL, "histogram_quantile(0.5, ")) {
 			t.Errorf("%s: %s, want histogram_quantile per quantile", c.group, exprs[0].PromQL)
 		}
+	}
+}
+
+// TestCapacityFromItsParts: the capacity computed from the pool's and the mean's answers is PromQL's
+// `pool / (mean > 0) * f`: series matched on all their labels, a step only where both answer and the mean is above
+// zero, the pool's labels kept; series of one side alone answer nothing.
+func TestCapacityFromItsParts(t *testing.T) {
+	pts := func(vs ...float64) []model.SamplePair {
+		var out []model.SamplePair
+		for i, v := range vs {
+			if !math.IsNaN(v) {
+				out = append(out, model.SamplePair{Timestamp: model.Time(1000 * (i + 1)), Value: model.SampleValue(v)})
+			}
+		}
+		return out
+	}
+	nan := math.NaN()
+	a, b, c := model.Metric{"model_name": "a"}, model.Metric{"model_name": "b"}, model.Metric{"model_name": "c"}
+	pool := model.Matrix{{Metric: a, Values: pts(100, 100, 100, 100)}, {Metric: b, Values: pts(50, nan, 50)}, {Metric: c, Values: pts(1)}}
+	mean := model.Matrix{{Metric: b, Values: pts(10, 10, 0)}, {Metric: a, Values: pts(nan, 4, -1, 8)}}
+	got := divide(pool, mean, 0.7)
+	want := model.Matrix{
+		{Metric: a, Values: []model.SamplePair{{Timestamp: 2000, Value: 100.0 / 4 * 0.7}, {Timestamp: 4000, Value: 100.0 / 8 * 0.7}}},
+		{Metric: b, Values: []model.SamplePair{{Timestamp: 1000, Value: 50.0 / 10 * 0.7}}},
+	}
+	if !sameMatrix(got, want) {
+		t.Errorf("divide = %v, want %v", got, want)
 	}
 }

@@ -123,6 +123,64 @@ func QuantiledNames() []string {
 	return out
 }
 
+// Recorded DP-balance scores: a score of a dp_balance measure per endpoint reads every engine's gauges over the
+// query's range several times over (the score's max, mean and the guard against an idle endpoint are each a
+// reading; PromQL shares no subexpression), which made the fleet overview's DP-balance panel its costliest in
+// Prometheus mode. A rule evaluates the score once per evaluation, and such a query reads one series per endpoint.
+
+// BalanceScore is a dp_balance measure's score the rules record per endpoint.
+type BalanceScore struct{ Measure, Score string }
+
+// RecordedBalanceScores are the scores the rules record: those the shipped dashboards and the diagnosis ask per
+// endpoint of a measure whose rank load reads gauges only, so that one rule answers every rate window
+// (TestRecordedBalanceScoresCoverTheDashboards).
+var RecordedBalanceScores = []BalanceScore{
+	{"running_waiting", measure.ScoreMaxOverMean}, {"running_waiting", measure.ScoreCV}, {"running_waiting", measure.ScoreIdleWhileWaiting},
+	{"kv_usage", measure.ScoreMaxOverMean},
+	{"router_decode_blocks", measure.ScoreMaxOverMean}, {"router_decode_blocks", measure.ScoreIdleWhileWaiting},
+}
+
+// BalanceScoreName is the series a generated rule writes for a dp_balance measure's score per endpoint.
+func BalanceScoreName(b BalanceScore) string {
+	return RecordedPrefix + "dp_balance:" + b.Measure + ":" + b.Score + "_endpoint"
+}
+
+// balanceScoreQuery is the query whose PromQL a balance score's rule evaluates: the score per endpoint over every
+// endpoint, model and engine.
+func balanceScoreQuery(b BalanceScore) query.Query {
+	return query.Query{QueryType: query.TypeDPBalance, Measure: b.Measure, Score: b.Score, GroupBy: query.GroupEndpoint}
+}
+
+// balanceRule is the expression of a balance score's rule: the PromQL Generate writes for its query on a server
+// holding every name the measure may read, so that each endpoint answers by its preferred name as it would alone.
+func balanceRule(b BalanceScore) (string, error) {
+	q := balanceScoreQuery(b)
+	if err := q.Validate(); err != nil {
+		return "", err
+	}
+	entry, ok := measure.Lookup(q.QueryType, q.Measure)
+	if !ok {
+		return "", fmt.Errorf("no dp_balance measure %q", b.Measure)
+	}
+	names := Names{}
+	for _, sig := range entry.Signals() {
+		for _, n := range sig.Names {
+			names[n] = true
+			if sig.Kind == vllm.Histogram {
+				names[vllm.BucketName(n)] = true
+			}
+		}
+	}
+	exprs, err := Generate(q, names, nil, 0)
+	if err != nil {
+		return "", err
+	}
+	if len(exprs) != 1 {
+		return "", fmt.Errorf("%s %s: %d expressions, want one", b.Measure, b.Score, len(exprs))
+	}
+	return exprs[0].PromQL, nil
+}
+
 // RuleSet chooses the rules RuleGroupsOf writes.
 type RuleSet int
 
@@ -130,7 +188,7 @@ const (
 	// AllRules are the rates, their sums and the quantiles, each window's in one group: each rule follows the
 	// rules it reads, evaluated in order at the same time, so a sum is exactly that of the recorded rates.
 	AllRules RuleSet = iota
-	// RateRules are the rates alone.
+	// RateRules are the rates alone, and the balance scores (which read raw gauges).
 	RateRules
 	// EngineSumRules are the sums per endpoint alone (for Prometheus's rule importer, which cannot evaluate a rule
 	// over another rule's series in one pass).
@@ -218,6 +276,17 @@ func RuleGroupsOf(interval time.Duration, indent int, set RuleSet) string {
 	fmt.Fprintf(&b, "%sgroups:\n", pad)
 	rule := func(record, expr string) {
 		fmt.Fprintf(&b, "%s      - record: %s\n%s        expr: %s\n", pad, strconv.Quote(record), pad, strconv.Quote(expr))
+	}
+	if set == AllRules || set == RateRules {
+		// The balance scores read raw gauges only: a group of their own, at no window.
+		fmt.Fprintf(&b, "%s  - name: inferscope-balance\n%s    interval: %s\n%s    rules:\n", pad, pad, model.Duration(interval), pad)
+		for _, bs := range RecordedBalanceScores {
+			expr, err := balanceRule(bs)
+			if err != nil {
+				panic("recording rules: " + err.Error()) // the catalog's own measures: TestRecordingRuleFiles fails first
+			}
+			rule(BalanceScoreName(bs), expr)
+		}
 	}
 	for _, w := range RecordedWindows {
 		names := RatedNamesAt(w)

@@ -76,7 +76,7 @@ func TestRatedNamesCoverTheCatalog(t *testing.T) {
 		}
 	}
 	// A histogram the catalog only averages is rated by its sum and count, not its buckets.
-	for _, n := range []string{"vllm:request_prompt_tokens_bucket", "vllm:request_params_max_tokens_bucket"} {
+	for _, n := range []string{"vllm:request_params_n_bucket", "vllm:request_params_max_tokens_bucket"} {
 		if slices.Contains(names, n) {
 			t.Errorf("RatedNames lists %s, whose buckets no formula reads", n)
 		}
@@ -150,7 +150,7 @@ func TestRecordingRulesFileIsValid(t *testing.T) {
 	if err != nil {
 		t.Fatalf("promtool check rules: %v\n%s", err, out)
 	}
-	rules := 0
+	rules := len(RecordedBalanceScores)
 	for _, w := range RecordedWindows {
 		rules += 3 * len(RatedNamesAt(w))
 		if slices.Contains(BucketWindows, w) {
@@ -418,6 +418,83 @@ func TestRecordedQuantilesCoverTheDashboards(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// TestGenerateReadsRecordedBalance: a DP-balance score per endpoint over every model and engine, where the server
+// holds its recorded series, reads it, filtered by endpoint; per model, filtered by model or label, the per-rank
+// load itself, or without the recorded series, it is computed from the gauges.
+func TestGenerateReadsRecordedBalance(t *testing.T) {
+	held := Names{"vllm:num_requests_running": true, "vllm:num_requests_waiting": true}
+	recorded := Names{BalanceScoreName(BalanceScore{"running_waiting", measure.ScoreCV}): true}
+	for k := range held {
+		recorded[k] = true
+	}
+	q := func(score string, group query.Group, endpoint, model string, labels map[string]string) query.Query {
+		q := query.Query{QueryType: query.TypeDPBalance, Measure: "running_waiting", Score: score, GroupBy: group, Endpoint: endpoint, Model: model, Labels: labels}
+		if err := q.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		return q
+	}
+	for _, c := range []struct {
+		name  string
+		q     query.Query
+		names Names
+		want  string // "" for computed
+	}{
+		{"per endpoint", q(measure.ScoreCV, query.GroupEndpoint, ".*", ".*", nil), recorded, `max by (instance) (inferscope:dp_balance:running_waiting:cv_endpoint)`},
+		{"some endpoints", q(measure.ScoreCV, query.GroupEndpoint, "a|b", "", nil), recorded, `max by (instance) (inferscope:dp_balance:running_waiting:cv_endpoint{instance=~"a|b"})`},
+		{"not recorded", q(measure.ScoreCV, query.GroupEndpoint, "", "", nil), held, ""},
+		{"another score", q(measure.ScoreMaxOverMean, query.GroupEndpoint, "", "", nil), recorded, ""},
+		{"per model", q(measure.ScoreCV, query.GroupModel, "", "", nil), recorded, ""},
+		{"one model", q(measure.ScoreCV, query.GroupEndpoint, "", "m", nil), recorded, ""},
+		{"a label", q(measure.ScoreCV, query.GroupEndpoint, "", "", map[string]string{"pid": "1"}), recorded, ""},
+		{"the load", q("", query.GroupEndpoint, "", "", nil), recorded, ""},
+	} {
+		var cv *Expr
+		exprs, err := Generate(c.q, c.names, nil, 0)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		for i := range exprs {
+			if exprs[i].Measure == c.q.Score || c.q.Score == "" && exprs[i].Measure == "load" {
+				cv = &exprs[i]
+			}
+		}
+		if cv == nil {
+			t.Fatalf("%s: no %q expression in %v", c.name, c.q.Score, exprs)
+		}
+		reads := strings.Contains(cv.PromQL, RecordedPrefix)
+		if c.want != "" && cv.PromQL != c.want || c.want == "" && (reads || !strings.Contains(cv.PromQL, "vllm:num_requests_running")) {
+			t.Errorf("%s: %s, want %q", c.name, cv.PromQL, c.want)
+		}
+	}
+}
+
+// TestRecordedBalanceScoresCoverTheDashboards: every DP-balance score the shipped dashboards and the diagnosis ask
+// per endpoint, of a measure whose rank load reads gauges only, is recorded; every recorded one is asked; and no
+// recorded score's load reads rates (one rule could not answer every window).
+func TestRecordedBalanceScoresCoverTheDashboards(t *testing.T) {
+	qs, from := shippedQueries(t)
+	asked := map[BalanceScore]bool{}
+	for i, q := range qs {
+		if q.QueryType != query.TypeDPBalance || q.GroupBy != query.GroupEndpoint || q.Score == "" || measure.ReadsRates(q.Outputs()) {
+			continue
+		}
+		b := BalanceScore{q.Measure, q.Score}
+		asked[b] = true
+		if !slices.Contains(RecordedBalanceScores, b) {
+			t.Errorf("%s asks the %s of %s per endpoint, which the rules do not record", from[i], b.Score, b.Measure)
+		}
+	}
+	for _, b := range RecordedBalanceScores {
+		if !asked[b] {
+			t.Errorf("the rules record the %s of %s, which no shipped query asks", b.Score, b.Measure)
+		}
+		if q := balanceScoreQuery(b); q.Validate() != nil || measure.ReadsRates(q.Outputs()) {
+			t.Errorf("%s: not a dp_balance measure whose load reads gauges only", b.Measure)
 		}
 	}
 }
