@@ -94,6 +94,21 @@ func TestRecordingRulesMatchComputedRates(t *testing.T) {
 	}
 	plain, fast := evaluator(computed), evaluator(recorded)
 	req := query.Request{From: run.start.Add(2 * time.Minute), To: run.end, Interval: 10 * time.Second}
+	// both answers q without the rules (want) and with them (got).
+	both := func(t *testing.T, q query.Query) (want, got *promapi.Answer) {
+		t.Helper()
+		qctx, qcancel := context.WithTimeout(ctx, time.Minute)
+		defer qcancel()
+		want, err := plain.Eval(qctx, q, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err = fast.Eval(qctx, q, req)
+		if err != nil {
+			t.Fatalf("%v\n%s", err, ansPromQL(got))
+		}
+		return want, got
+	}
 	compared, read := 0, 0
 	levels := map[string]int{}
 	quantileRead := regexp.MustCompile(`:rate[0-9a-z]+:p[0-9]+_(endpoint|engine)\b`)
@@ -116,16 +131,7 @@ func TestRecordingRulesMatchComputedRates(t *testing.T) {
 			for _, w := range promapi.RecordedWindows {
 				q.Window = w.String()
 				t.Run(fmt.Sprintf("%s/%s/%s/%s", e.Type, e.Name, group, q.Window), func(t *testing.T) {
-					qctx, qcancel := context.WithTimeout(ctx, time.Minute)
-					defer qcancel()
-					want, err := plain.Eval(qctx, q, req)
-					if err != nil {
-						t.Fatal(err)
-					}
-					got, err := fast.Eval(qctx, q, req)
-					if err != nil {
-						t.Fatalf("%v\n%s", err, ansPromQL(got))
-					}
+					want, got := both(t, q)
 					if strings.Contains(want.PromQL(), "rate(") {
 						// Only bucket rates at a window the rules record no buckets at are computed.
 						computed := computedRate.FindAllStringSubmatch(got.PromQL(), -1)
@@ -166,16 +172,7 @@ func TestRecordingRulesMatchComputedRates(t *testing.T) {
 	for _, b := range promapi.RecordedBalanceScores {
 		q := query.Query{QueryType: query.TypeDPBalance, Measure: b.Measure, Score: b.Score, GroupBy: query.GroupEndpoint}
 		t.Run(fmt.Sprintf("dp_balance/%s/%s", b.Measure, b.Score), func(t *testing.T) {
-			qctx, qcancel := context.WithTimeout(ctx, time.Minute)
-			defer qcancel()
-			want, err := plain.Eval(qctx, q, req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := fast.Eval(qctx, q, req)
-			if err != nil {
-				t.Fatalf("%v\n%s", err, ansPromQL(got))
-			}
+			want, got := both(t, q)
 			if len(want.Result.Outputs) > 0 && !strings.Contains(got.PromQL(), promapi.BalanceScoreName(b)) {
 				t.Errorf("the recorded score held, but the PromQL computes it:\n%s", got.PromQL())
 			}

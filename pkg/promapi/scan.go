@@ -115,49 +115,23 @@ func (s *scanner) expect(c byte) error {
 
 // elements calls each for every element of an array (each must consume one value).
 func (s *scanner) elements(each func() error) error {
-	if err := s.expect('['); err != nil {
-		return err
-	}
-	c, err := s.next()
-	if err != nil {
-		return err
-	}
-	if c == ']' {
-		s.pos++
-		return nil
-	}
-	for {
+	for more, err := s.open('[', ']'); more || err != nil; more, err = s.more(']', "an array") {
+		if err != nil {
+			return err
+		}
 		if err := each(); err != nil {
 			return err
 		}
-		if c, err = s.next(); err != nil {
-			return err
-		}
-		s.pos++
-		switch c {
-		case ',':
-		case ']':
-			return nil
-		default:
-			return syntaxError("expected ',' or ']' in an array, found %q", c)
-		}
 	}
+	return nil
 }
 
 // members calls each with every key of an object (each must consume the key's value).
 func (s *scanner) members(each func(key []byte) error) error {
-	if err := s.expect('{'); err != nil {
-		return err
-	}
-	c, err := s.next()
-	if err != nil {
-		return err
-	}
-	if c == '}' {
-		s.pos++
-		return nil
-	}
-	for {
+	for more, err := s.open('{', '}'); more || err != nil; more, err = s.more('}', "an object") {
+		if err != nil {
+			return err
+		}
 		key, err := s.bytes()
 		if err != nil {
 			return err
@@ -169,18 +143,40 @@ func (s *scanner) members(each func(key []byte) error) error {
 		if err := each(key); err != nil {
 			return err
 		}
-		if c, err = s.next(); err != nil {
-			return err
-		}
-		s.pos++
-		switch c {
-		case ',':
-		case '}':
-			return nil
-		default:
-			return syntaxError("expected ',' or '}' in an object, found %q", c)
-		}
 	}
+	return nil
+}
+
+// open consumes a container's opener and reports whether an element follows (false, closer consumed, when empty).
+func (s *scanner) open(opener, closer byte) (bool, error) {
+	if err := s.expect(opener); err != nil {
+		return false, err
+	}
+	c, err := s.next()
+	if err != nil {
+		return false, err
+	}
+	if c == closer {
+		s.pos++
+		return false, nil
+	}
+	return true, nil
+}
+
+// more consumes the ',' or the closer after a container's element and reports whether another element follows.
+func (s *scanner) more(closer byte, in string) (bool, error) {
+	c, err := s.next()
+	if err != nil {
+		return false, err
+	}
+	s.pos++
+	switch c {
+	case ',':
+		return true, nil
+	case closer:
+		return false, nil
+	}
+	return false, syntaxError("expected ',' or %q in %s, found %q", closer, in, c)
 }
 
 // bytes reads a string into scratch, escapes resolved and invalid UTF-8 replaced as encoding/json does; the slice
