@@ -476,6 +476,12 @@ var (
 
 	DPBalanceRunningWaiting = balance("running_waiting", "Running + waiting", "Rank load = running plus waiting requests.", "short",
 		&Add{A: running, B: waiting}, false)
+	DPBalanceKVUsage = balance("kv_usage", "KV usage", "Rank load = KV-cache usage %.", "percent", kvUsage, false)
+	// DPBalanceRouterDecodeBlocks reads the KV router's books, the only per-rank load a Dynamo frontend has: how
+	// evenly it spreads work over every worker's DP ranks, before any worker is scraped.
+	DPBalanceRouterDecodeBlocks = balanceOf("router_decode_blocks", "Router: decode blocks",
+		"Rank load = KV blocks Dynamo's KV router counts on each worker and DP rank (rank worker_id/dp_rank); a rank counts as queueing while the router has prompt tokens on it not yet prefilled.",
+		"short", &Gauge{Signal: vllm.DynamoWorkerDecodeBlocks, Agg: Sum}, &Gauge{Signal: vllm.DynamoWorkerPrefillTokens, Agg: Sum}, false, frontendOnly)
 
 	EngineStatus = &Entry{Type: TypeEngineState, Name: "state", Label: "State", Default: true,
 		Description: "Each engine's state: 3 online, 2 asleep (engine_sleep_state other than awake), 1 unhealthy (engine_healthy 0 under --enable-fault-tolerance); the lowest of a group's engines when grouped wider. A down endpoint has no state: its scrapes fail (raw up is 0).",
@@ -509,13 +515,9 @@ var Catalog = []*Entry{
 	balance("running", "Running", "Rank load = running requests.", "short", running, true),
 	balance("waiting", "Waiting", "Rank load = waiting requests.", "short", waiting, false),
 	DPBalanceRunningWaiting,
-	balance("kv_usage", "KV usage", "Rank load = KV-cache usage %.", "percent", kvUsage, false),
+	DPBalanceKVUsage,
 	balance("generation_tps", "Generation tokens/s", "Rank load = generation tokens per second.", "short", generationTokens, false),
-	// The KV router's books are the only per-rank load a Dynamo frontend has: how evenly it spreads work over every
-	// worker's DP ranks, before any worker is scraped.
-	balanceOf("router_decode_blocks", "Router: decode blocks",
-		"Rank load = KV blocks Dynamo's KV router counts on each worker and DP rank (rank worker_id/dp_rank); a rank counts as queueing while the router has prompt tokens on it not yet prefilled.",
-		"short", &Gauge{Signal: vllm.DynamoWorkerDecodeBlocks, Agg: Sum}, &Gauge{Signal: vllm.DynamoWorkerPrefillTokens, Agg: Sum}, false, frontendOnly),
+	DPBalanceRouterDecodeBlocks,
 
 	LatencyQuantiles,
 	LatencySLOAttainment, LatencyGoodput,

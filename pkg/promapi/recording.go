@@ -135,9 +135,12 @@ type BalanceScore struct{ Measure, Score string }
 // endpoint of a measure whose rank load reads gauges only, so that one rule answers every rate window
 // (TestRecordedBalanceScoresCoverTheDashboards).
 var RecordedBalanceScores = []BalanceScore{
-	{"running_waiting", measure.ScoreMaxOverMean}, {"running_waiting", measure.ScoreCV}, {"running_waiting", measure.ScoreIdleWhileWaiting},
-	{"kv_usage", measure.ScoreMaxOverMean},
-	{"router_decode_blocks", measure.ScoreMaxOverMean}, {"router_decode_blocks", measure.ScoreIdleWhileWaiting},
+	{measure.DPBalanceRunningWaiting.Name, measure.ScoreMaxOverMean},
+	{measure.DPBalanceRunningWaiting.Name, measure.ScoreCV},
+	{measure.DPBalanceRunningWaiting.Name, measure.ScoreIdleWhileWaiting},
+	{measure.DPBalanceKVUsage.Name, measure.ScoreMaxOverMean},
+	{measure.DPBalanceRouterDecodeBlocks.Name, measure.ScoreMaxOverMean},
+	{measure.DPBalanceRouterDecodeBlocks.Name, measure.ScoreIdleWhileWaiting},
 }
 
 // BalanceScoreName is the series a generated rule writes for a dp_balance measure's score per endpoint.
