@@ -24,9 +24,9 @@ import (
 // recordingTolerance is how far a rate read from a recording rule may be from the one computed at the step: the
 // rule evaluated it up to one evaluation interval (1 s here) before the step, a sum of recorded series up to one more
 // per import it went through, over the same samples (scrapes are 5 s apart and 2 s off the steps), so only the
-// extrapolation to the window's edges moves. Most rates move by under
-// 1 % of a 1 m window; a bucket counter that starts inside the window is extrapolated only to zero at the start,
-// so its end moves the whole second of about 57: at most 1.75 % (measured 1.71 %).
+// extrapolation to the window's edges moves. Most rates move by under 1 % of a 1 m window; a bucket counter that
+// starts inside the window is extrapolated only to zero at the start, so its end moves the whole second of about
+// 57: at most 1.75 % (measured 1.71 %).
 const recordingTolerance = 0.02
 
 // TestRecordingRulesMatchComputedRates: the generated recording rules, evaluated by Prometheus's own rule importer over
@@ -102,7 +102,7 @@ func TestRecordingRulesMatchComputedRates(t *testing.T) {
 		t.Helper()
 		window := time.Minute
 		if q.Window != "" {
-			w, err := time.ParseDuration(q.Window)
+			w, err := q.WindowDuration()
 			if err != nil {
 				t.Fatal(err)
 			}
