@@ -268,13 +268,14 @@ func (r *rule) evaluate(ctx context.Context, base Query, eval Evaluator) (map[fi
 		want, _ = outputs[r.output].Resolve(q.Metric, "")
 	}
 	hits := map[findingKey]float64{}
+	var vals []float64 // one buffer for every series: reduce only reads it
 	for _, o := range outs {
 		if o.Measure != want || len(o.Points) == 0 || !hasLabels(o.Labels, r.where) {
 			continue
 		}
-		vals := make([]float64, len(o.Points))
-		for i, p := range o.Points {
-			vals[i] = p.V
+		vals = vals[:0]
+		for _, p := range o.Points {
+			vals = append(vals, p.V)
 		}
 		v := r.reduce(vals)
 		if !r.trips(v) {

@@ -342,7 +342,12 @@ func (e *Engine) newEvalCtx(ctx context.Context, q Query, rng Range, requestedFr
 	c.filter = c.filterName()
 	endpointRe := m.Endpoint
 	spans, _ := e.Source.(SpanSource)
-	for _, ep := range e.Source.Endpoints() {
+	eps := e.Source.Endpoints()
+	if endpointRe == nil {
+		// Every endpoint is selected: sized once (at 256 endpoints, growing it was 7 % of what a refresh allocated).
+		c.endpoints = make([]endpointNames, 0, len(eps))
+	}
+	for _, ep := range eps {
 		if endpointRe != nil && !endpointRe.MatchString(ep) {
 			continue
 		}
@@ -435,22 +440,28 @@ func (c *evalCtx) fetch(sig vllm.Signal, suffix string, match []measure.Matcher,
 		if !ok {
 			continue
 		}
-		got := c.fetchName(ep.name, vllm.SampleName(base, suffix), match, r, keep...)
-		if out == nil && len(got) > 0 {
+		first := len(out) == 0
+		out = c.appendName(out, ep.name, vllm.SampleName(base, suffix), match, r, keep...)
+		if first && len(out) > 0 {
 			// A fleet's endpoints mostly hold as many series as the first: sized for all of them (at most the read
 			// limit), the inputs are not copied again at every doubling (at 256 endpoints, a quarter of what a new
 			// step allocated).
-			out = make([]input, 0, min(len(got)*(len(c.endpoints)-i), MaxFetchedSeries))
+			out = slices.Grow(out, min(len(out)*(len(c.endpoints)-i-1), MaxFetchedSeries))
 		}
-		out = append(out, got...)
 	}
 	return out
 }
 
 // fetchName selects one sample name on one endpoint (see fetch).
 func (c *evalCtx) fetchName(endpoint, name string, catalogMatch []measure.Matcher, r reads, keep ...string) []input {
+	return c.appendName(nil, endpoint, name, catalogMatch, r, keep...)
+}
+
+// appendName is fetchName appending to dst, so that a fleet's inputs are placed once, not copied from each
+// endpoint's own slice.
+func (c *evalCtx) appendName(dst []input, endpoint, name string, catalogMatch []measure.Matcher, r reads, keep ...string) []input {
 	if c.stopped() != nil {
-		return nil
+		return dst
 	}
 	rankSrc, rankOut := vllm.RankLabel(name)
 	worker := vllm.RankWorker(name)
@@ -501,9 +512,9 @@ func (c *evalCtx) fetchName(endpoint, name string, catalogMatch []measure.Matche
 	if !fits || b.series > MaxFetchedSeries || b.fetched > MaxFetchedPoints {
 		b.err = Invalid(fmt.Errorf("the query reads more than %d stored series or %d points: narrow it with endpoint, model or engine filters, or a shorter range",
 			MaxFetchedSeries, MaxFetchedPoints))
-		return nil
+		return dst
 	}
-	out := make([]input, 0, len(selected))
+	out := slices.Grow(dst, len(selected))
 	var rates []derive.StepRates
 	if !r.instant && !rated {
 		pts := make([][]derive.Point, len(selected))
@@ -735,25 +746,39 @@ func (c *evalCtx) groupInputs(ins []input) []*group {
 	// of[i] is the group of ins[i]; the groups' members are placed once their sizes are known, so a group of a
 	// whole fleet's inputs is not copied at every doubling.
 	of := make([]int32, len(ins))
-	var sizes []int
+	var sizes, starts []int
 	g := -1
 	var prev uintptr
+	// contiguous stays true while every group's inputs follow one another (grouped by endpoint or engine, or one
+	// group for the fleet, as fetch returns them): the groups are then windows onto ins, nothing copied.
+	contiguous := true
 	for i, in := range ins {
 		// Consecutive inputs sharing one label map (a histogram's buckets, see fetchName) join the same group without
 		// a key built; a key is built from the input's labels directly, and a group's label map once.
 		if m := reflect.ValueOf(in.labels).Pointer(); g < 0 || m != prev {
 			k := labelKey(in.labels, c.reports)
+			last := g
 			var ok bool
 			if g, ok = byKey[k]; !ok {
 				g = len(out)
 				byKey[k] = g
 				out = append(out, &group{key: k, labels: c.groupLabels(in.labels)})
-				sizes = append(sizes, 0)
+				sizes, starts = append(sizes, 0), append(starts, i)
+			} else if g != last {
+				contiguous = false
 			}
 			prev = m
 		}
 		of[i] = int32(g) // #nosec G115 -- at most one group per input, and inputs are bounded by MaxFetchedSeries
 		sizes[g]++
+	}
+	if contiguous {
+		for g, gr := range out {
+			// Capped at its end: members are read-only, and an append could not reach the next group's.
+			gr.members = ins[starts[g] : starts[g]+sizes[g] : starts[g]+sizes[g]]
+		}
+		sort.Slice(out, func(i, j int) bool { return out[i].key < out[j].key })
+		return out
 	}
 	for g, gr := range out {
 		gr.members = make([]input, 0, sizes[g])

@@ -159,7 +159,7 @@ func (c *evalCtx) fetchUnless(sig vllm.Signal, unless []vllm.Signal, match []mea
 			}
 		}
 		if base, ok := m.resolve(ep, sig); ok && !better {
-			out = append(out, c.fetchName(ep.name, base, match, c.instantReads(), keep...)...)
+			out = c.appendName(out, ep.name, base, match, c.instantReads(), keep...)
 		}
 	}
 	return out
@@ -480,9 +480,9 @@ func (c *evalCtx) raw() []Output {
 	for _, ep := range c.endpoints {
 		switch {
 		case ep.names[name+"_bucket"] && c.q.Histogram == HistogramQuantiles:
-			quantileIns = append(quantileIns, c.fetchName(ep.name, name+"_bucket", nil, c.rateReads())...)
+			quantileIns = c.appendName(quantileIns, ep.name, name+"_bucket", nil, c.rateReads())
 		case ep.names[name+"_bucket"]:
-			bucketIns = append(bucketIns, c.fetchName(ep.name, name+"_bucket", nil, c.instantReads(), "le")...)
+			bucketIns = c.appendName(bucketIns, ep.name, name+"_bucket", nil, c.instantReads(), "le")
 		case ep.names[name]:
 			plainIns = append(plainIns, c.rawInputs(ep.name, name)...)
 		}
