@@ -216,10 +216,7 @@ func (m *memo) drop(s *Store) {
 	}
 	s.memoBytes.Add(-m.bytes)
 	s.ratesBytes.Add(-m.rateBytes)
-	m.sels, m.counts, m.rates, m.bytes, m.rateBytes = nil, nil, nil, 0, 0
-	// The next refresh shares about as many selections again: its map keeps its room (a few KiB an endpoint)
-	// instead of growing anew through every doubling after each scrape.
-	clear(m.shared)
+	m.sels, m.counts, m.rates, m.shared, m.bytes, m.rateBytes = nil, nil, nil, nil, 0, 0
 }
 
 // lock write-locks the endpoint and drops its memo, which any write may make wrong.
