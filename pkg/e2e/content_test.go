@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"net/http"
 	"os"
@@ -242,9 +243,18 @@ func TestDashboardPanelsAndAlertRules(t *testing.T) {
 	// the full decode instance apart.
 	decodeFull := addrOf(tripEps, "decode-full")
 	for f, ep := range map[*contentFleet]string{trip: "decode-full", promTrip: regexp.QuoteMeta(decodeFull)} {
+		said := ""
 		poll(f.ctx, func() bool {
 			r := f.query(t, map[string]any{"queryType": "kv_cache_usage", "role": "decode", "endpoint": ep}, time.Minute)
-			return r.Error == nil && len(r.Frames) > 0 && r.Frames[0].Rows() > 0
+			if r.Error == nil && len(r.Frames) > 0 && r.Frames[0].Rows() > 0 {
+				return true
+			}
+			// What the answer says instead, each time it changes: the trail a timeout leaves.
+			if now := fmt.Sprintf("error %v, notices %q", r.Error, noticeText(r.Frames)); now != said {
+				said = now
+				t.Logf("%s not yet a decode instance: %s", ep, said)
+			}
+			return false
 		})
 	}
 

@@ -16,6 +16,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/genproto/pluginv2"
 	"github.com/prometheus/common/model"
 
+	"github.com/inferscope/inferscope-vllm/pkg/datasource"
 	"github.com/inferscope/inferscope-vllm/pkg/harness"
 	"github.com/inferscope/inferscope-vllm/pkg/internal/promtest"
 	"github.com/inferscope/inferscope-vllm/pkg/promapi"
@@ -36,7 +37,9 @@ func dataSourceHTTP(prom *promtest.Server) *http.Client {
 	}
 	raw, err := json.Marshal(jsonData)
 	if err == nil {
-		s := backend.DataSourceInstanceSettings{URL: prom.URL, JSONData: raw, DecryptedSecureJSONData: secure}
+		// Type as the SDK sets it from the plugin ID: without it the client's metrics middleware logs an error for every
+		// client built, which in a failing CI run crowded the failure out of what was shown.
+		s := backend.DataSourceInstanceSettings{Type: datasource.PluginID, URL: prom.URL, JSONData: raw, DecryptedSecureJSONData: secure}
 		var opts httpclient.Options
 		if opts, err = s.HTTPClientOptions(context.Background()); err == nil {
 			var c *http.Client
