@@ -340,6 +340,22 @@ func frameOutputs(frames data.Frames) []query.Output {
 	return outs
 }
 
+// healthUntil asks pc's health until done accepts the answer or ctx ends, and returns the last answer; a failed
+// call fails the test.
+func healthUntil(ctx context.Context, t *testing.T, p *harness.Plugin, pc *pluginv2.PluginContext, done func(*backend.CheckHealthResult) bool) *backend.CheckHealthResult {
+	t.Helper()
+	var h *backend.CheckHealthResult
+	var err error
+	poll(ctx, func() bool {
+		h, err = p.CheckHealth(ctx, pc)
+		return err != nil || done(h)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
 // TestPrometheusModeLiveMatchesDirect runs simulators of every flavor, a real Prometheus scraping them every
 // second and the built data source twice through the protocol harness — once in direct mode scraping the same
 // simulators (endpoints named like Prometheus's instance label), once in Prometheus mode — and queries every
@@ -383,14 +399,8 @@ func TestPrometheusModeLiveMatchesDirect(t *testing.T) {
 	defer cancel()
 	// Health scrapes every endpoint then and there: on a loaded machine, simulators just started time out a scrape
 	// of 1 s (as the full suite on a machine twice as busy saw), so ask until all answer in one check (bounded by ctx).
-	var dh *backend.CheckHealthResult
-	var derr error
-	poll(ctx, func() bool {
-		dh, derr = p.CheckHealth(ctx, directCtx)
-		return derr != nil || dh.Status == backend.HealthStatusOk
-	})
-	if derr != nil || dh.Status != backend.HealthStatusOk {
-		t.Fatalf("direct health: %v %v", dh, derr)
+	if h := healthUntil(ctx, t, p, directCtx, func(h *backend.CheckHealthResult) bool { return h.Status == backend.HealthStatusOk }); h.Status != backend.HealthStatusOk {
+		t.Fatalf("direct health: %v %s", h.Status, h.Message)
 	}
 	prom.WaitFor(t, `count(count by (instance) (`+promapi.FamilySelector+`))`, time.Minute, func(v model.Vector) bool {
 		return len(v) == 1 && int(v[0].Value) == len(sims)
@@ -407,15 +417,9 @@ func TestPrometheusModeLiveMatchesDirect(t *testing.T) {
 
 	// Health reads the series current at the moment it asks: on a loaded machine a scrape that timed out has just
 	// ended an endpoint's series (staleness markers) until the next one lands. Ask until every endpoint is seen.
-	var h *backend.CheckHealthResult
-	var err error
-	poll(ctx, func() bool {
-		h, err = p.CheckHealth(ctx, promCtx)
-		return err != nil || strings.Contains(h.Message, fmt.Sprintf("%d endpoint(s)", len(sims)))
+	h := healthUntil(ctx, t, p, promCtx, func(h *backend.CheckHealthResult) bool {
+		return strings.Contains(h.Message, fmt.Sprintf("%d endpoint(s)", len(sims)))
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	if h.Status != backend.HealthStatusOk {
 		t.Fatalf("Prometheus-mode health: %v %s", h.Status, h.Message)
 	}
