@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"net/http"
 	"os"
@@ -47,6 +48,8 @@ type contentFleet struct {
 	p   *harness.Plugin
 	pc  *pluginv2.PluginContext
 	ctx context.Context
+	// prom is the Prometheus a Prometheus-mode fleet queries; nil in direct mode.
+	prom *promtest.Server
 }
 
 // contentTimeout bounds everything a content fleet is asked, for the whole test: alone it takes under a minute, but
@@ -93,7 +96,52 @@ func startPromFleet(t *testing.T, p *harness.Plugin, uid string, eps []map[strin
 	if _, err := p.CheckHealth(ctx, pc); err != nil {
 		t.Fatal(err)
 	}
-	return &contentFleet{p: p, pc: pc, ctx: ctx}
+	return &contentFleet{p: p, pc: pc, ctx: ctx, prom: prom}
+}
+
+// held says what the fleet's Prometheus holds for an instance (its up, its vLLM series, the target's health), for
+// a timeout's trail; "" in direct mode. It asks under a context of its own: the fleet's may be the one that ran out.
+func (f *contentFleet) held(instance string) string {
+	if f.prom == nil {
+		return ""
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var b strings.Builder
+	for _, expr := range []string{`up{instance="` + instance + `"}`, `count({__name__=~"vllm:.+", instance="` + instance + `"})`,
+		`count_over_time(vllm:request_success_total{instance="` + instance + `"}[1m])`} {
+		v, err := f.prom.Query(ctx, expr, time.Now())
+		fmt.Fprintf(&b, "; %s = %v (%v)", expr, v, err)
+	}
+	// Prometheus's own word on the target: a scrape it failed (a timeout, a body its parser refused) says why here.
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, f.prom.URL+"/api/v1/targets?state=active", nil)
+	if err != nil {
+		return b.String() + "; targets: " + err.Error()
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return b.String() + "; targets: " + err.Error()
+	}
+	defer resp.Body.Close()
+	var targets struct {
+		Data struct {
+			ActiveTargets []struct {
+				Labels             map[string]string `json:"labels"`
+				Health             string            `json:"health"`
+				LastError          string            `json:"lastError"`
+				LastScrapeDuration float64           `json:"lastScrapeDuration"`
+			} `json:"activeTargets"`
+		} `json:"data"`
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 16<<20)).Decode(&targets); err != nil {
+		return b.String() + "; targets: " + err.Error()
+	}
+	for _, at := range targets.Data.ActiveTargets {
+		if at.Labels["instance"] == instance {
+			fmt.Fprintf(&b, "; target %s, last scrape %.3f s, last error %q", at.Health, at.LastScrapeDuration, at.LastError)
+		}
+	}
+	return b.String()
 }
 
 // query sends one query model as Grafana would (time range ending now) and returns the answer. The fleets run 30×
@@ -252,10 +300,17 @@ func TestDashboardPanelsAndAlertRules(t *testing.T) {
 			// What the answer says instead, each time it changes: the trail a timeout leaves.
 			if now := fmt.Sprintf("error %v, notices %q", r.Error, noticeText(r.Frames)); now != said {
 				said = now
-				t.Logf("%s not yet a decode instance: %s", ep, said)
+				t.Logf("%s not yet a decode instance: %s%s", ep, said, f.held(decodeFull))
 			}
 			return false
 		})
+		if f.ctx.Err() != nil {
+			t.Logf("%s still not a decode instance when the wait ran out: %s%s", ep, said, f.held(decodeFull))
+		}
+	}
+	// The trail's own reading of Prometheus works: it finds the decode instance among the targets.
+	if trail := promTrip.held(decodeFull); !strings.Contains(trail, "; target ") {
+		t.Errorf("the trail of Prometheus's view does not name the target %s: %s", decodeFull, trail)
 	}
 
 	t.Run("dashboards", func(t *testing.T) {
