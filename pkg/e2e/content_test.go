@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math"
 	"net/http"
 	"os"
@@ -114,29 +113,11 @@ func (f *contentFleet) held(instance string) string {
 		fmt.Fprintf(&b, "; %s = %v (%v)", expr, v, err)
 	}
 	// Prometheus's own word on the target: a scrape it failed (a timeout, a body its parser refused) says why here.
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, f.prom.URL+"/api/v1/targets?state=active", nil)
+	targets, err := f.prom.Targets(ctx)
 	if err != nil {
 		return b.String() + "; targets: " + err.Error()
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return b.String() + "; targets: " + err.Error()
-	}
-	defer resp.Body.Close()
-	var targets struct {
-		Data struct {
-			ActiveTargets []struct {
-				Labels             map[string]string `json:"labels"`
-				Health             string            `json:"health"`
-				LastError          string            `json:"lastError"`
-				LastScrapeDuration float64           `json:"lastScrapeDuration"`
-			} `json:"activeTargets"`
-		} `json:"data"`
-	}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 16<<20)).Decode(&targets); err != nil {
-		return b.String() + "; targets: " + err.Error()
-	}
-	for _, at := range targets.Data.ActiveTargets {
+	for _, at := range targets {
 		if at.Labels["instance"] == instance {
 			fmt.Fprintf(&b, "; target %s, last scrape %.3f s, last error %q", at.Health, at.LastScrapeDuration, at.LastError)
 		}

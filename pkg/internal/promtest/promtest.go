@@ -361,34 +361,66 @@ type queryData struct {
 }
 
 func (s *Server) get(ctx context.Context, path string, params url.Values) (queryData, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.URL+path+"?"+params.Encode(), nil)
+	raw, err := s.data(ctx, path, params)
 	if err != nil {
 		return queryData{}, err
+	}
+	var d queryData
+	if err := json.Unmarshal(raw, &d); err != nil {
+		return queryData{}, err
+	}
+	return d, nil
+}
+
+// data is the data member of a successful answer to a GET of one of the server's API paths.
+func (s *Server) data(ctx context.Context, path string, params url.Values) (json.RawMessage, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.URL+path+"?"+params.Encode(), nil)
+	if err != nil {
+		return nil, err
 	}
 	for k, v := range s.Header {
 		req.Header[k] = v
 	}
 	resp, err := s.client.Do(req)
 	if err != nil {
-		return queryData{}, err
+		return nil, err
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return queryData{}, err
+		return nil, err
 	}
 	var r apiResponse
 	if err := json.Unmarshal(body, &r); err != nil {
-		return queryData{}, fmt.Errorf("decode %s: %w (body %q)", path, err, body)
+		return nil, fmt.Errorf("decode %s: %w (body %q)", path, err, body)
 	}
 	if r.Status != "success" {
-		return queryData{}, fmt.Errorf("%s %s: %s: %s", s.Engine, path, r.ErrorType, r.Error)
+		return nil, fmt.Errorf("%s %s: %s: %s", s.Engine, path, r.ErrorType, r.Error)
 	}
-	var d queryData
-	if err := json.Unmarshal(r.Data, &d); err != nil {
-		return queryData{}, err
+	return r.Data, nil
+}
+
+// TargetHealth is one active scrape target as the server's /api/v1/targets reports it.
+type TargetHealth struct {
+	Labels             map[string]string `json:"labels"`
+	Health             string            `json:"health"`
+	LastError          string            `json:"lastError"`
+	LastScrapeDuration float64           `json:"lastScrapeDuration"` // seconds
+}
+
+// Targets lists the server's active scrape targets with their health (a Prometheus's /api/v1/targets).
+func (s *Server) Targets(ctx context.Context) ([]TargetHealth, error) {
+	raw, err := s.data(ctx, "/api/v1/targets", url.Values{"state": {"active"}})
+	if err != nil {
+		return nil, err
 	}
-	return d, nil
+	var d struct {
+		ActiveTargets []TargetHealth `json:"activeTargets"`
+	}
+	if err := json.Unmarshal(raw, &d); err != nil {
+		return nil, fmt.Errorf("decode /api/v1/targets: %w", err)
+	}
+	return d.ActiveTargets, nil
 }
 
 // Query evaluates an instant query at the given time.

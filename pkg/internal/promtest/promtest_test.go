@@ -84,6 +84,13 @@ func TestScrape(t *testing.T) {
 			if got := string(v[0].Metric["job_name"]); got != "vllm" {
 				t.Errorf("job_name = %q, want vllm (labels %v)", got, v[0].Metric)
 			}
+			if !eng.IsPrometheus() {
+				return // the targets API is a Prometheus's
+			}
+			ts, err := s.Targets(context.Background())
+			if err != nil || len(ts) != 1 || ts[0].Labels["instance"] != ln.Addr().String() || ts[0].Health != "up" || ts[0].LastError != "" {
+				t.Errorf("targets: %+v, %v; want the one target, up", ts, err)
+			}
 		})
 	}
 }
