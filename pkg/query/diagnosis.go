@@ -2,6 +2,7 @@ package query
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"sort"
@@ -179,6 +180,7 @@ func Diagnose(ctx context.Context, base Query, eval Evaluator) (findings []Findi
 		return nil
 	}
 	rules := diagnosisRules()
+	eval = askedOnce(eval)
 	// The rules' queries are independent: they run diagnosisParallel at a time (round trips to a Prometheus add
 	// up otherwise) and are read in the rules' order, so findings and skips keep it.
 	type answer struct {
@@ -225,6 +227,44 @@ func Diagnose(ctx context.Context, base Query, eval Evaluator) (findings []Findi
 }
 
 type findingKey struct{ endpoint, engine string }
+
+// askedOnce is eval asking each distinct query once, however many rules read it: several rules read one measure
+// (waiting requests, engine status, KV usage) and differ only in how they reduce it, and they run concurrently, so
+// without it each would evaluate its query's new steps itself. A rule asking what another is asking waits for
+// that answer.
+func askedOnce(eval Evaluator) Evaluator {
+	type answer struct {
+		done chan struct{}
+		outs []Output
+		err  error
+	}
+	var mu sync.Mutex
+	asked := map[string]*answer{}
+	return func(ctx context.Context, q Query) ([]Output, error) {
+		key, err := json.Marshal(q)
+		if err != nil {
+			return eval(ctx, q)
+		}
+		mu.Lock()
+		a, ok := asked[string(key)]
+		if !ok {
+			a = &answer{done: make(chan struct{})}
+			asked[string(key)] = a
+		}
+		mu.Unlock()
+		if !ok {
+			a.outs, a.err = eval(ctx, q)
+			close(a.done)
+			return a.outs, a.err
+		}
+		select {
+		case <-a.done:
+			return a.outs, a.err
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
 
 // matching returns the rule's hits on which its also rules trip too, each in turn.
 func (r *rule) matching(ctx context.Context, base Query, eval Evaluator) (map[findingKey]float64, error) {

@@ -2,11 +2,15 @@ package query
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/inferscope/inferscope-vllm/pkg/measure"
 )
 
 func diagnose(t *testing.T, src *memSource, now int64) []Finding {
@@ -238,5 +242,46 @@ func TestDiagnosisShortRequests(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, []string{"short"}) {
 		t.Errorf("short-request findings on %v, want short", got)
+	}
+}
+
+// TestDiagnosisAsksEachQueryOnce: rules that read the same query (waiting requests twice, engine status twice)
+// share one evaluation of it, and a rule still gets the answer another rule's query had.
+func TestDiagnosisAsksEachQueryOnce(t *testing.T) {
+	var mu sync.Mutex
+	asked := map[string]int{}
+	eval := func(ctx context.Context, q Query) ([]Output, error) {
+		k, err := json.Marshal(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		asked[string(k)]++
+		mu.Unlock()
+		if q.QueryType == TypeQueue && q.Measure == measure.QueueWaiting.Name {
+			// 20 waiting for the whole window on one engine: both waiting rules read this answer.
+			return []Output{{Measure: q.Measure, Labels: map[string]string{"endpoint": "busy", "engine": "0"}, Points: pts(1_700_000_000_000, 20, 20)}}, nil
+		}
+		return nil, nil
+	}
+	findings, skipped, err := Diagnose(context.Background(), Query{QueryType: TypeDiagnosis}, eval)
+	if err != nil || len(skipped) > 0 {
+		t.Fatal(err, skipped)
+	}
+	for k, n := range asked {
+		if n != 1 {
+			t.Errorf("asked %d times: %s", n, k)
+		}
+	}
+	if got := len(asked); got >= len(diagnosisRules()) {
+		t.Errorf("%d distinct queries asked for %d rules: the rules reading one measure should share it", got, len(diagnosisRules()))
+	}
+	var symptoms []string
+	for _, f := range findings {
+		symptoms = append(symptoms, f.Symptom)
+	}
+	// The wedged rule's also-rules (running, KV usage) answered nothing, so only the waiting rule trips.
+	if len(findings) != 1 || !strings.Contains(findings[0].Symptom, "waiting for 5 minutes") || findings[0].Endpoint != "busy" {
+		t.Errorf("findings %q", symptoms)
 	}
 }
