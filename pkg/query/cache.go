@@ -42,7 +42,7 @@ type Cache struct {
 	// setIDs numbers the distinct name sets names holds (nameSet).
 	setIDs uint64
 	bounds map[string]cachedBounds
-	labels map[labelMapKey]map[string]string
+	labels map[labelMapKey]*labelSet
 	stats  CacheStats
 }
 
@@ -57,7 +57,7 @@ type CacheStats struct {
 // NewCache returns a cache holding at most maxBytes of counted memory.
 func NewCache(maxBytes int64) *Cache {
 	return &Cache{maxBytes: maxBytes, entries: map[string]*list.Element{}, flights: map[string]*flight{}, names: map[string]cachedNames{},
-		bounds: map[string]cachedBounds{}, labels: map[labelMapKey]map[string]string{}}
+		bounds: map[string]cachedBounds{}, labels: map[labelMapKey]*labelSet{}}
 }
 
 // Stats reports the counters and the memory held.
@@ -196,18 +196,26 @@ type labelMapKey struct{ endpoint, model, rankLabel, rank string }
 // one map made again.
 const maxLabelMaps = 1 << 14
 
-// labelMapBytes is what a kept label map of key counts: the key's strings, the map and a slot per label.
-func labelMapBytes(key labelMapKey, m map[string]string) int64 {
+// labelMapBytes is what a kept label map of key counts: the key's strings, the map and a slot per label, and each
+// grouping's key and reported labels (labelSet).
+func labelMapBytes(key labelMapKey, set *labelSet) int64 {
 	n := int64(len(key.endpoint)+len(key.model)+len(key.rankLabel)+len(key.rank)) + 64 + 48
-	for name, v := range m {
+	for name, v := range set.m {
 		n += int64(len(name)+len(v)) + 48
+	}
+	for _, g := range set.by {
+		n += int64(len(g.key)) + 16
+		if len(g.labels) < len(set.m) { // its own map; the whole set's is shared
+			n += 48 + 48*int64(len(g.labels))
+		}
 	}
 	return n
 }
 
-// labelMap returns the label map kept for key, or keeps and returns build's. Every query of a refresh labels an
-// engine's series with the same map, which inputs and answers only read (Output), so they share one.
-func (k *Cache) labelMap(key labelMapKey, build func() map[string]string) map[string]string {
+// labelMap returns the label set kept for key, or keeps and returns build's. Every query of a refresh labels an
+// engine's series with the same map, which inputs and answers only read (Output), so they share one, and the
+// grouping keys made from it once.
+func (k *Cache) labelMap(key labelMapKey, build func() map[string]string) *labelSet {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if m, ok := k.labels[key]; ok {
@@ -216,11 +224,11 @@ func (k *Cache) labelMap(key labelMapKey, build func() map[string]string) map[st
 	if len(k.labels) >= maxLabelMaps {
 		k.dropLabelMaps()
 	}
-	m := build()
-	k.labels[key] = m
-	k.bytes += labelMapBytes(key, m)
+	set := newLabelSet(build())
+	k.labels[key] = set
+	k.bytes += labelMapBytes(key, set)
 	k.evict()
-	return m
+	return set
 }
 
 // dropLabelMaps forgets every kept label map; k.mu is held.

@@ -399,8 +399,13 @@ type input struct {
 	endpoint string
 	series   *Series           // the selection's; inputs share it, so one changed is copied first (see withPoints)
 	labels   map[string]string // output labels before grouping; read-only, shared by a histogram's buckets
-	le       float64           // bucket bound for _bucket series
+	// set, when not nil, is the kept label set labels is the map of, with its grouping keys made; relabel clears it.
+	set *labelSet
+	le  float64 // bucket bound for _bucket series
 }
+
+// relabel gives the input other output labels, which no kept label set's keys describe.
+func (in *input) relabel(m map[string]string) { in.labels, in.set = m, nil }
 
 // reads is what the steps of a fetch read before the first: reach is the rate window for rates, the lookback for
 // instant values; instant ones read only the newest point at or before each step, the others keep each series'
@@ -524,6 +529,7 @@ func (c *evalCtx) appendName(dst []input, endpoint, name string, catalogMatch []
 		rates = derive.RatesOf(pts, c.steps, c.window)
 	}
 	var labels map[string]string
+	var set *labelSet
 	var prevModel, prevRank string
 	for si, s := range selected {
 		model, rank := modelOf(s.Labels), rankOf(s.Labels)
@@ -548,13 +554,14 @@ func (c *evalCtx) appendName(dst []input, endpoint, name string, catalogMatch []
 			}
 			if len(keep) == 0 && c.e.Cache != nil {
 				// The refresh's other queries label this engine's series alike: they share one kept map.
-				labels = c.e.Cache.labelMap(labelMapKey{endpoint: endpoint, model: model, rankLabel: rankOut, rank: rank}, build)
+				set = c.e.Cache.labelMap(labelMapKey{endpoint: endpoint, model: model, rankLabel: rankOut, rank: rank}, build)
+				labels = set.m
 			} else {
-				labels = build()
+				labels, set = build(), nil
 			}
 			prevModel, prevRank = model, rank
 		}
-		in := input{endpoint: endpoint, series: &selected[si], labels: labels}
+		in := input{endpoint: endpoint, series: &selected[si], labels: labels, set: set}
 		if strings.HasSuffix(name, "_bucket") {
 			le, ok := derive.ParseUpperBound(s.Labels.Get("le"))
 			if !ok {
@@ -708,16 +715,21 @@ type group struct {
 // groupLabels keeps the labels the query's GroupBy reports: l itself, read-only as inputs' labels are, when it
 // reports them all.
 func (c *evalCtx) groupLabels(l map[string]string) map[string]string {
+	return reportedLabels(l, c.reports)
+}
+
+// reportedLabels keeps the labels of l that keep accepts: l itself when it accepts them all.
+func reportedLabels(l map[string]string, keep func(string) bool) map[string]string {
 	all := true
 	for k := range l {
-		all = all && c.reports(k)
+		all = all && keep(k)
 	}
 	if all {
 		return l
 	}
 	out := make(map[string]string, len(l))
 	for k, v := range l {
-		if c.reports(k) {
+		if keep(k) {
 			out[k] = v
 		}
 	}
@@ -725,18 +737,60 @@ func (c *evalCtx) groupLabels(l map[string]string) map[string]string {
 }
 
 // reports tells whether the query's GroupBy keeps the output label k.
-func (c *evalCtx) reports(k string) bool {
+func (c *evalCtx) reports(k string) bool { return reportsLabel(c.q.GroupBy, k) }
+
+// reportsLabel tells whether grouping by g keeps the output label k. It tells the groupings apart only as
+// groupingOf does.
+func reportsLabel(g Group, k string) bool {
 	switch {
-	case c.q.GroupBy == GroupEngine:
+	case g == GroupEngine:
 		return true
 	case k == vllm.RankOutputLabel || k == vllm.AscendRankOutputLabel:
 		return false
-	case k == "endpoint" && (c.q.GroupBy == GroupModel || c.q.GroupBy == GroupFleet):
+	case k == "endpoint" && (g == GroupModel || g == GroupFleet):
 		return false
-	case k == "model_name" && c.q.GroupBy == GroupFleet:
+	case k == "model_name" && g == GroupFleet:
 		return false
 	}
 	return true
+}
+
+// groupings are the groupings reportsLabel tells apart, each by one Group that stands for it; groupingOf is g's.
+var groupings = [...]Group{GroupEngine, GroupEndpoint, GroupModel, GroupFleet}
+
+func groupingOf(g Group) int {
+	switch g {
+	case GroupEngine:
+		return 0
+	case GroupModel:
+		return 2
+	case GroupFleet:
+		return 3
+	}
+	return 1 // every other grouping keeps what GroupEndpoint keeps
+}
+
+// labelSet is an engine's output labels as a Cache keeps them for every query (labelMap), with the key and the
+// reported labels of each grouping made once: a refresh's queries group every engine's inputs, and a kept set
+// serves all of them and the next refreshes.
+type labelSet struct {
+	m  map[string]string
+	by [len(groupings)]groupedLabels
+}
+
+// groupedLabels is a label set's key and reported labels under one grouping (groupInputs).
+type groupedLabels struct {
+	key    string
+	labels map[string]string
+}
+
+func newLabelSet(m map[string]string) *labelSet {
+	set := &labelSet{m: m}
+	for i, g := range groupings {
+		keep := func(k string) bool { return reportsLabel(g, k) }
+		set.by[i] = groupedLabels{key: labelKey(m, keep), labels: reportedLabels(m, keep)}
+	}
+	return set
 }
 
 // groupInputs groups inputs by their reported labels, in a stable order.
@@ -749,6 +803,7 @@ func (c *evalCtx) groupInputs(ins []input) []*group {
 	var sizes, starts []int
 	g := -1
 	var prev uintptr
+	grouping := groupingOf(c.q.GroupBy)
 	// contiguous stays true while every group's inputs follow one another (grouped by endpoint or engine, or one
 	// group for the fleet, as fetch returns them): the groups are then windows onto ins, nothing copied.
 	contiguous := true
@@ -756,13 +811,26 @@ func (c *evalCtx) groupInputs(ins []input) []*group {
 		// Consecutive inputs sharing one label map (a histogram's buckets, see fetchName) join the same group without
 		// a key built; a key is built from the input's labels directly, and a group's label map once.
 		if m := reflect.ValueOf(in.labels).Pointer(); g < 0 || m != prev {
-			k := labelKey(in.labels, c.reports)
+			var grouped *groupedLabels
+			var k string
+			if in.set != nil {
+				grouped = &in.set.by[grouping]
+				k = grouped.key
+			} else {
+				k = labelKey(in.labels, c.reports)
+			}
 			last := g
 			var ok bool
 			if g, ok = byKey[k]; !ok {
 				g = len(out)
 				byKey[k] = g
-				out = append(out, &group{key: k, labels: c.groupLabels(in.labels)})
+				gr := &group{key: k}
+				if grouped != nil {
+					gr.labels = grouped.labels
+				} else {
+					gr.labels = c.groupLabels(in.labels)
+				}
+				out = append(out, gr)
 				sizes, starts = append(sizes, 0), append(starts, i)
 			} else if g != last {
 				contiguous = false

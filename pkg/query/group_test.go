@@ -1,8 +1,13 @@
 package query
 
 import (
+	"maps"
+	"slices"
 	"testing"
 	"unsafe"
+
+	"github.com/inferscope/inferscope-vllm/pkg/measure"
+	"github.com/inferscope/inferscope-vllm/pkg/vllm"
 )
 
 // TestGroupInputsWindowsContiguousGroups holds groupInputs to the same groups whether or not a group's inputs
@@ -61,5 +66,29 @@ func TestGroupInputsWindowsContiguousGroups(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestLabelSetGroupings: a kept label set's key and reported labels under each grouping are what groupInputs
+// computes from the map itself, for every grouping a query can name (groupingOf tells them apart as reportsLabel
+// does).
+func TestLabelSetGroupings(t *testing.T) {
+	sets := []map[string]string{
+		{"endpoint": "a", "model_name": "m", vllm.RankOutputLabel: "0"},
+		{"endpoint": "a", "model_name": "m", vllm.AscendRankOutputLabel: "1|2"},
+		{"endpoint": "a"},
+		{},
+	}
+	for _, g := range append(slices.Clone(measure.Groups), "") {
+		for _, m := range sets {
+			c := &evalCtx{q: Query{GroupBy: g}}
+			got := newLabelSet(m).by[groupingOf(g)]
+			if want := labelKey(m, c.reports); got.key != want {
+				t.Errorf("group by %q, labels %v: key %q, want %q", g, m, got.key, want)
+			}
+			if want := c.groupLabels(m); !maps.Equal(got.labels, want) {
+				t.Errorf("group by %q, labels %v: reported %v, want %v", g, m, got.labels, want)
+			}
+		}
 	}
 }

@@ -185,7 +185,7 @@ func (c *evalCtx) infoProduct(n *measure.InfoProduct) []input {
 			if !ok {
 				continue
 			}
-			in.labels = copyLabels(in.labels)
+			in.relabel(copyLabels(in.labels))
 			delete(in.labels, "model_name")
 			if model != "" {
 				in.labels["model_name"] = model
@@ -510,7 +510,7 @@ func named(outs []Output, measure string) []Output {
 func (c *evalCtx) rawInputs(endpoint, name string) []input {
 	ins := c.fetchName(endpoint, name, nil, c.instantReads())
 	for i := range ins {
-		ins[i].labels = copyLabels(ins[i].labels) // fetchName's maps may be shared between series
+		ins[i].relabel(copyLabels(ins[i].labels)) // fetchName's maps may be shared between series
 		for _, l := range ins[i].series.Labels {
 			if _, ok := ins[i].labels[l.Name]; !ok && l.Value != "" { // empty is absent, as in Prometheus
 				ins[i].labels[l.Name] = l.Value
