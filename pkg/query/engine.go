@@ -675,6 +675,9 @@ func (c *evalCtx) bucketBounds(sig vllm.Signal) []float64 {
 func (c *evalCtx) readBucketBounds(sig vllm.Signal) []float64 {
 	var out []float64
 	var m nameMemo
+	// found holds the le values already in out as spelled: a fleet's bucket series spell a few bounds thousands of
+	// times, and a series whose bound is found cannot add one, so it is neither parsed nor filtered.
+	found := map[string]bool{}
 	for _, ep := range c.endpoints {
 		base, ok := m.resolve(ep, sig)
 		if !ok {
@@ -682,8 +685,15 @@ func (c *evalCtx) readBucketBounds(sig vllm.Signal) []float64 {
 		}
 		name := vllm.BucketName(base)
 		each := func(ls exposition.Labels) {
-			if le, ok := derive.ParseUpperBound(ls.Get("le")); ok && c.selects(name, ls, nil) && !slices.Contains(out, le) {
-				out = append(out, le)
+			s := ls.Get("le")
+			if found[s] {
+				return
+			}
+			if le, ok := derive.ParseUpperBound(s); ok && c.selects(name, ls, nil) {
+				found[s] = true
+				if !slices.Contains(out, le) {
+					out = append(out, le)
+				}
 			}
 		}
 		if src, ok := c.e.Source.(LabelSource); ok {
