@@ -769,15 +769,10 @@ func reportsLabel(g Group, k string) bool {
 var groupings = [...]Group{GroupEngine, GroupEndpoint, GroupModel, GroupFleet}
 
 func groupingOf(g Group) int {
-	switch g {
-	case GroupEngine:
-		return 0
-	case GroupModel:
-		return 2
-	case GroupFleet:
-		return 3
+	if i := slices.Index(groupings[:], g); i >= 0 {
+		return i
 	}
-	return 1 // every other grouping keeps what GroupEndpoint keeps
+	return slices.Index(groupings[:], GroupEndpoint) // every other grouping keeps what GroupEndpoint keeps
 }
 
 // labelSet is an engine's output labels as a Cache keeps them for every query (labelMap), with the key and the
