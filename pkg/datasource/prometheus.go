@@ -50,11 +50,13 @@ func newPrometheus(ctx context.Context, s backend.DataSourceInstanceSettings, st
 		return nil, fmt.Errorf("HTTP client: %w", err)
 	}
 	c := &promapi.Client{BaseURL: s.URL, HTTP: hc, Method: st.HTTPMethod, Scrub: scrub, DenyPartial: st.DenyPartialResponse}
+	disc := &promapi.Discovery{Client: c}
 	if b := st.PrometheusCacheBytes(); b > 0 {
-		c.Results = promapi.NewResults(b, time.Duration(st.IncrementalQueryOverlapWindow))
+		c.Results = promapi.NewResults(b, time.Duration(st.IncrementalQueryOverlapWindow),
+			&promapi.Horizon{Client: c, Jobs: disc.Jobs, Recorded: disc.Recorded})
 	}
 	return &prometheus{client: c, roleLabel: st.RoleLabel, evaluator: &promapi.Evaluator{
-		Client: c, Discovery: &promapi.Discovery{Client: c}, ScrapeInterval: time.Duration(st.ScrapeInterval),
+		Client: c, Discovery: disc, ScrapeInterval: time.Duration(st.ScrapeInterval),
 	}}, nil
 }
 

@@ -179,6 +179,20 @@ func (d *Discovery) Jobs(ctx context.Context) ([]string, error) {
 	return d.jobs, nil
 }
 
+// Recorded reports whether the server holds series of the generated recording rules (refreshed with Names).
+func (d *Discovery) Recorded(ctx context.Context) (bool, error) {
+	names, err := d.Names(ctx)
+	if err != nil {
+		return false, err
+	}
+	for n := range names {
+		if strings.HasPrefix(n, RecordedPrefix) {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
 // Forget drops the cache, e.g. after a health check found new endpoints.
 func (d *Discovery) Forget() {
 	d.mu.Lock()

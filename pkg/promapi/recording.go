@@ -184,6 +184,17 @@ func balanceRule(b BalanceScore) (string, error) {
 	return exprs[0].PromQL, nil
 }
 
+// EvaluatedName is each generated group's heartbeat: one series per group (EvaluatedGroupLabel names it), written
+// by the group's last rule, so a sample of it at t tells that the group's evaluation at t is committed whole, and that
+// the group writes nothing stamped at or before t any more (Horizon). Its rule reads nothing: it always has a sample.
+const EvaluatedName = RecordedPrefix + "rules_evaluated"
+
+// EvaluatedGroupLabel is the label holding the group's name on EvaluatedName.
+const EvaluatedGroupLabel = "rule_group"
+
+// balanceGroup is the group of the balance scores.
+const balanceGroup = "inferscope-balance"
+
 // RuleSet chooses the rules RuleGroupsOf writes.
 type RuleSet int
 
@@ -280,9 +291,17 @@ func RuleGroupsOf(interval time.Duration, indent int, set RuleSet) string {
 	rule := func(record, expr string) {
 		fmt.Fprintf(&b, "%s      - record: %s\n%s        expr: %s\n", pad, strconv.Quote(record), pad, strconv.Quote(expr))
 	}
+	group := func(name string) {
+		fmt.Fprintf(&b, "%s  - name: %s\n%s    interval: %s\n%s    rules:\n", pad, name, pad, model.Duration(interval), pad)
+	}
+	// evaluated ends each group with its heartbeat (EvaluatedName), written after the group's other rules.
+	evaluated := func(name string) {
+		fmt.Fprintf(&b, "%s      - record: %s\n%s        expr: \"vector(1)\"\n%s        labels:\n%s          %s: %s\n", pad,
+			strconv.Quote(EvaluatedName), pad, pad, pad, EvaluatedGroupLabel, strconv.Quote(name))
+	}
 	if set == AllRules || set == RateRules {
 		// The balance scores read raw gauges only: a group of their own, at no window.
-		fmt.Fprintf(&b, "%s  - name: inferscope-balance\n%s    interval: %s\n%s    rules:\n", pad, pad, model.Duration(interval), pad)
+		group(balanceGroup)
 		for _, bs := range RecordedBalanceScores {
 			expr, err := balanceRule(bs)
 			if err != nil {
@@ -290,6 +309,7 @@ func RuleGroupsOf(interval time.Duration, indent int, set RuleSet) string {
 			}
 			rule(BalanceScoreName(bs), expr)
 		}
+		evaluated(balanceGroup)
 	}
 	for _, w := range RecordedWindows {
 		names := RatedNamesAt(w)
@@ -300,7 +320,7 @@ func RuleGroupsOf(interval time.Duration, indent int, set RuleSet) string {
 		case DerivedRules:
 			name = "inferscope-derived-" + model.Duration(w).String()
 		}
-		fmt.Fprintf(&b, "%s  - name: %s\n%s    interval: %s\n%s    rules:\n", pad, name, pad, model.Duration(interval), pad)
+		group(name)
 		if set == AllRules || set == RateRules {
 			for _, n := range names {
 				rule(RecordedName(n, w), "rate({__name__="+strconv.Quote(n)+"}["+model.Duration(w).String()+"])")
@@ -329,6 +349,7 @@ func RuleGroupsOf(interval time.Duration, indent int, set RuleSet) string {
 				}
 			}
 		}
+		evaluated(name)
 	}
 	return b.String()
 }

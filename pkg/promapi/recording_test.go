@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -14,6 +15,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"go.yaml.in/yaml/v3"
 
 	"github.com/inferscope/inferscope-vllm/pkg/internal/dashtest"
 	"github.com/inferscope/inferscope-vllm/pkg/internal/promtest"
@@ -150,7 +153,7 @@ func TestRecordingRulesFileIsValid(t *testing.T) {
 	if err != nil {
 		t.Fatalf("promtool check rules: %v\n%s", err, out)
 	}
-	rules := len(RecordedBalanceScores)
+	rules := len(RecordedBalanceScores) + 1 + len(RecordedWindows) // each group ends with its heartbeat
 	for _, w := range RecordedWindows {
 		rules += 3 * len(RatedNamesAt(w))
 		if slices.Contains(BucketWindows, w) {
@@ -495,6 +498,40 @@ func TestRecordedBalanceScoresCoverTheDashboards(t *testing.T) {
 		}
 		if q := balanceScoreQuery(b); q.Validate() != nil || measure.ReadsRates(q.Outputs()) {
 			t.Errorf("%s: not a dp_balance measure whose load reads gauges only", b.Measure)
+		}
+	}
+}
+
+// TestEveryRuleGroupEndsWithItsHeartbeat: every group of every rule set ends with EvaluatedName labelled with the
+// group's name, so the heartbeat is written after the group's other rules (Horizon).
+func TestEveryRuleGroupEndsWithItsHeartbeat(t *testing.T) {
+	for _, set := range []RuleSet{AllRules, RateRules, EngineSumRules, DerivedRules} {
+		var file struct {
+			Groups []struct {
+				Name  string
+				Rules []struct {
+					Record string
+					Expr   string
+					Labels map[string]string
+				}
+			}
+		}
+		if err := yaml.Unmarshal([]byte(RuleGroupsOf(5*time.Second, 0, set)), &file); err != nil {
+			t.Fatal(err)
+		}
+		if len(file.Groups) == 0 {
+			t.Fatalf("set %d: no groups", set)
+		}
+		for _, g := range file.Groups {
+			last := g.Rules[len(g.Rules)-1]
+			if last.Record != EvaluatedName || last.Expr != "vector(1)" || !reflect.DeepEqual(last.Labels, map[string]string{EvaluatedGroupLabel: g.Name}) {
+				t.Errorf("set %d, group %s ends with %+v, want its heartbeat", set, g.Name, last)
+			}
+			for _, r := range g.Rules[:len(g.Rules)-1] {
+				if r.Record == EvaluatedName {
+					t.Errorf("set %d, group %s: a heartbeat before the group's last rule", set, g.Name)
+				}
+			}
 		}
 	}
 }

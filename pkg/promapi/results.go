@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"container/list"
 	"context"
+	"math"
 	"regexp"
 	"slices"
 	"strconv"
@@ -20,7 +21,8 @@ import (
 // window, which the server will not answer differently any more, so a refresh asks only for the steps after them.
 // A step's value reads only samples stamped at or before it, and a sample reaches the server within seconds of its
 // stamp (a scrape or a rule evaluation; a remote-write or Thanos sidecar path in well under the default window of
-// ten minutes, Mimir's own max_cache_freshness), so a step older than the window is final.
+// ten minutes, Mimir's own max_cache_freshness), so a step older than the window is final. Where the server can tell
+// of newer final steps (Horizon: a Prometheus that scrapes the fleet itself), those are kept too.
 //
 // Answers are the server's own joined (joinSpans, as a split range query's), identical to an uncached query's but
 // for series order, which Outputs sorts (TestResultsAnswerAsUncached). An answer that came with a warning (a
@@ -30,6 +32,8 @@ type Results struct {
 	maxBytes int64
 	overlap  time.Duration
 	now      func() time.Time
+	// horizon, if set, may tell of newer final steps than the overlap window does (Horizon).
+	horizon Finality
 
 	mu      sync.Mutex
 	bytes   int64
@@ -55,9 +59,15 @@ type resultsEntry struct {
 	bytes       int64
 }
 
-// NewResults returns a results cache of at most maxBytes, keeping the steps older than overlap.
-func NewResults(maxBytes int64, overlap time.Duration) *Results {
-	return &Results{maxBytes: maxBytes, overlap: overlap, now: time.Now, entries: map[string]*list.Element{},
+// Finality tells up to when a server's answers are final, where it can tell (Horizon).
+type Finality interface {
+	Final(ctx context.Context, now time.Time) (final time.Time, known bool)
+}
+
+// NewResults returns a results cache of at most maxBytes, keeping the steps older than overlap, and those at or
+// before what horizon (nil: none) tells of.
+func NewResults(maxBytes int64, overlap time.Duration, horizon Finality) *Results {
+	return &Results{maxBytes: maxBytes, overlap: overlap, horizon: horizon, now: time.Now, entries: map[string]*list.Element{},
 		flights: map[string]*rangeFlight{}}
 }
 
@@ -143,6 +153,13 @@ func (r *Results) answer(ctx context.Context, key string, s, e, st int64, start,
 	}
 	r.mu.Unlock()
 
+	// The horizon is read before the server is asked: the answer then holds every sample stamped at or before it.
+	var horizon int64 = math.MinInt64
+	if r.horizon != nil {
+		if h, ok := r.horizon.Final(ctx, r.now()); ok {
+			horizon = h.UnixMilli()
+		}
+	}
 	lo, hi := s, s-st // the cached steps this query takes; none when lo > hi
 	if cached != nil {
 		lo, hi = max(cached.first, s), min(cached.last, e)
@@ -188,7 +205,7 @@ func (r *Results) answer(ctx context.Context, key string, s, e, st int64, start,
 	r.stats.Reused += reused
 	r.stats.Asked += (e-s)/st + 1 - reused
 	r.mu.Unlock()
-	final := r.now().Add(-r.overlap).UnixMilli()
+	final := max(r.now().Add(-r.overlap).UnixMilli(), horizon)
 	if last := s + floorDiv(final-s, st)*st; len(warns) == 0 && last >= s {
 		r.store(key, s, min(last, e), m)
 	}

@@ -88,7 +88,7 @@ func TestResultsAskOnlyForNewSteps(t *testing.T) {
 	fake := &rangeServer{lateFrom: t0.Add(2 * time.Minute).Unix(), goneTo: t0.Add(-10 * time.Minute).Unix()}
 	url := fake.serve(t).URL
 	now := t0
-	res := NewResults(64<<20, overlap)
+	res := NewResults(64<<20, overlap, nil)
 	res.now = func() time.Time { return now }
 	cached := &Client{BaseURL: url, HTTP: &http.Client{Timeout: time.Minute}, Results: res}
 	plain := &Client{BaseURL: url, HTTP: &http.Client{Timeout: time.Minute}}
@@ -146,7 +146,7 @@ func TestResultsKeepOnlyWhatIsSafe(t *testing.T) {
 	ctx := context.Background()
 	start, end := t0.Add(-time.Hour), t0
 	for _, expr := range []string{`warn_me`, `x @ start()`, `rate(x[5m] offset -5m)`, `x OFFSET  -1m`} {
-		res := NewResults(64<<20, time.Minute)
+		res := NewResults(64<<20, time.Minute, nil)
 		res.now = func() time.Time { return t0.Add(time.Hour) }
 		c := &Client{BaseURL: url, HTTP: &http.Client{Timeout: time.Minute}, Results: res}
 		for range 2 {
@@ -164,7 +164,7 @@ func TestResultsKeepOnlyWhatIsSafe(t *testing.T) {
 	}
 
 	// Four series of 241 points: about 16 KB an answer.
-	one := NewResults(4<<10*4, time.Minute) // a quarter is 16 KiB: nothing fits
+	one := NewResults(4<<10*4, time.Minute, nil) // a quarter is 16 KiB: nothing fits
 	one.now = func() time.Time { return t0.Add(time.Hour) }
 	c := &Client{BaseURL: url, HTTP: &http.Client{Timeout: time.Minute}, Results: one}
 	if _, _, err := c.QueryRange(ctx, "a_long_expression", start, end, step); err != nil {
@@ -173,7 +173,7 @@ func TestResultsKeepOnlyWhatIsSafe(t *testing.T) {
 	if st := one.Stats(); st.Entries != 0 {
 		t.Errorf("an answer over a quarter of the budget was kept: %+v", st)
 	}
-	small := NewResults(200<<10, time.Minute)
+	small := NewResults(200<<10, time.Minute, nil)
 	small.now = one.now
 	c.Results = small
 	for i := range 40 {
@@ -208,7 +208,7 @@ func TestResultsAnswerAsUncached(t *testing.T) {
 	for _, eng := range promtest.EnginesOf(t, promtest.Prometheus2, promtest.Prometheus3, promtest.VictoriaMetrics151, promtest.ThanosHA) {
 		t.Run(eng.String(), func(t *testing.T) {
 			srv := promtest.Start(t, promtest.Options{Engine: eng, OpenMetrics: om})
-			res := NewResults(64<<20, 10*time.Minute)
+			res := NewResults(64<<20, 10*time.Minute, nil)
 			var clock time.Time
 			res.now = func() time.Time { return clock }
 			plain := &Client{BaseURL: srv.URL, HTTP: &http.Client{Timeout: time.Minute}}
@@ -303,7 +303,7 @@ func BenchmarkResultsRefresh(b *testing.B) {
 			var clock time.Time
 			c := &Client{BaseURL: srv.URL, HTTP: &http.Client{Timeout: time.Minute}}
 			if cached {
-				c.Results = NewResults(256<<20, 10*time.Minute)
+				c.Results = NewResults(256<<20, 10*time.Minute, nil)
 				c.Results.now = func() time.Time { return clock }
 			}
 			refresh := func(k int) {
@@ -348,7 +348,7 @@ func TestResultsShareQueriesInFlight(t *testing.T) {
 		inner.Config.Handler.ServeHTTP(w, r)
 	}))
 	t.Cleanup(srv.Close)
-	res := NewResults(64<<20, time.Minute)
+	res := NewResults(64<<20, time.Minute, nil)
 	c := &Client{BaseURL: srv.URL, HTTP: &http.Client{Timeout: time.Minute}, Results: res}
 	end := time.Unix(1_800_000_000, 0)
 	start, step := end.Add(-time.Hour), 15*time.Second
