@@ -66,11 +66,11 @@ func (h *Horizon) Final(ctx context.Context, now time.Time) (final time.Time, kn
 	if !h.readAt.IsZero() && now.Sub(h.readAt) >= 0 && now.Sub(h.readAt) < HorizonTTL {
 		return h.final, h.known
 	}
-	ctx, cancel := context.WithTimeout(ctx, horizonTimeout)
+	read, cancel := context.WithTimeout(ctx, horizonTimeout)
 	defer cancel()
-	h.final, h.known = h.read(ctx, now)
+	h.final, h.known = h.read(read, now)
 	if ctx.Err() == nil { // a cancelled request's failure is not the server's: the next one asks again
-		h.readAt = now
+		h.readAt = now // a slow server's too, or each panel behind it would wait horizonTimeout in turn
 	}
 	return h.final, h.known
 }

@@ -152,6 +152,33 @@ func TestHorizonIsReadOncePerRefresh(t *testing.T) {
 	if n := f.queries.Load(); n != 2 {
 		t.Errorf("a refresh %s later: %d reads in all, want 2", HorizonTTL, n)
 	}
+
+	// A read that fails serves its TTL too (unknown), or each panel would ask the failing server in turn; one whose
+	// own request was cancelled does not: the next asks again.
+	var asked atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		asked.Add(1)
+		http.Error(w, "overloaded", http.StatusServiceUnavailable)
+	}))
+	t.Cleanup(srv.Close)
+	failing := &Horizon{Client: &Client{BaseURL: srv.URL, HTTP: &http.Client{Timeout: time.Minute}},
+		Jobs: func(context.Context) ([]string, error) { return []string{"vllm"}, nil }}
+	for range 5 {
+		if _, known := failing.Final(context.Background(), now); known {
+			t.Error("a failing server's horizon is known")
+		}
+	}
+	if n := asked.Load(); n != 1 {
+		t.Errorf("five reads within the TTL asked a failing server %d times, want 1", n)
+	}
+	cancelled := &Horizon{Client: failing.Client, Jobs: failing.Jobs}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	cancelled.Final(ctx, now)
+	cancelled.Final(context.Background(), now)
+	if n := asked.Load(); n != 2 {
+		t.Errorf("after a cancelled read the next asked %d times in all, want 2 (the cancelled one asks nothing)", n)
+	}
 }
 
 // finalAt is a Finality at a fixed time that records when it was read, against the fetches of the answer.
