@@ -30,6 +30,7 @@ type Evaluator struct {
 
 	replicas replicaCache // whether series come twice, from an HA pair without deduplication
 	stores   storeCache   // the stores Thanos Query leaves out of every answer
+	configs  configCache  // the cache configurations the KV pool's queries name
 }
 
 // Answer is a query's result with the PromQL that produced it.
@@ -361,7 +362,7 @@ func heldNames(names Names, sig vllm.Signal) []string {
 
 // cacheConfigs lists the distinct num_gpu_blocks / block_size pairs of the selected endpoints, under any of the info
 // gauge's held names.
-func (ev *Evaluator) cacheConfigs(ctx context.Context, q query.Query, held []string, start, end time.Time) ([]CacheConfig, error) {
+func (ev *Evaluator) cacheConfigs(ctx context.Context, q query.Query, held []string, start, end time.Time) (out []CacheConfig, err error) {
 	sels := make([]string, len(held))
 	for i, sel := range held {
 		if q.Endpoint != "" {
@@ -369,12 +370,16 @@ func (ev *Evaluator) cacheConfigs(ctx context.Context, q query.Query, held []str
 		}
 		sels[i] = sel
 	}
+	key := strings.Join(sels, "\n")
+	if out, ok := ev.configs.get(key, start, end, time.Now()); ok {
+		return out, nil
+	}
 	series, _, err := ev.Client.Series(ctx, sels, start, end)
 	if err != nil {
 		return nil, err
 	}
+	defer func() { ev.configs.put(key, start, end, time.Now(), out) }()
 	set := map[CacheConfig]bool{}
-	var out []CacheConfig
 	for _, s := range series {
 		c := CacheConfig{NumGPUBlocks: string(s["num_gpu_blocks"]), BlockSize: string(s["block_size"])}
 		if !set[c] {
@@ -386,6 +391,44 @@ func (ev *Evaluator) cacheConfigs(ctx context.Context, q query.Query, held []str
 		return out[i].NumGPUBlocks+"/"+out[i].BlockSize < out[j].NumGPUBlocks+"/"+out[j].BlockSize
 	})
 	return out, nil
+}
+
+// configCache keeps cacheConfigs' answers for DefaultNamesTTL: every refresh of the capacity panels asked the server
+// for the series of every engine's cache_config_info over the whole range (a tenth of Prometheus mode's CPU on a
+// 256-endpoint fleet), for a handful of pairs that change when an engine restarts with another configuration. An
+// answer serves a range it covers but for its newest DefaultNamesTTL: a pair no longer in the range only adds a term
+// that selects nothing, and one that appears shows up within the TTL, as a new name does in Discovery.
+type configCache struct {
+	mu      sync.Mutex
+	answers map[string]configAnswer
+}
+
+// configAnswer is one selection's pairs over start..end, asked at fetched.
+type configAnswer struct {
+	start, end, fetched time.Time
+	out                 []CacheConfig
+}
+
+// maxConfigAnswers bounds the selections kept (one per endpoint filter the panels use).
+const maxConfigAnswers = 64
+
+func (c *configCache) get(key string, start, end, now time.Time) ([]CacheConfig, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	a, ok := c.answers[key]
+	if !ok || now.Sub(a.fetched) >= DefaultNamesTTL || now.Before(a.fetched) || start.Before(a.start) || end.Sub(a.end) > DefaultNamesTTL {
+		return nil, false
+	}
+	return a.out, true
+}
+
+func (c *configCache) put(key string, start, end, now time.Time, out []CacheConfig) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.answers == nil || len(c.answers) >= maxConfigAnswers {
+		c.answers = map[string]configAnswer{}
+	}
+	c.answers[key] = configAnswer{start: start, end: end, fetched: now, out: out}
 }
 
 // bucketBounds lists the upper bounds of the selected series of the query's latency histogram (their le values), as

@@ -1,0 +1,57 @@
+package promapi
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"reflect"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/inferscope/inferscope-vllm/pkg/query"
+)
+
+// TestCacheConfigsAreReused: the capacity panels' refreshes take the cache configurations asked within
+// DefaultNamesTTL for a range that covers theirs but for its newest TTL; a wider range, another endpoint filter or
+// an older answer asks the server again.
+func TestCacheConfigsAreReused(t *testing.T) {
+	var asked atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/api/v1/series" {
+			http.NotFound(w, r)
+			return
+		}
+		asked.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"status":"success","data":[{"__name__":"vllm:cache_config_info","num_gpu_blocks":"2048","block_size":"16"},` +
+			`{"__name__":"vllm:cache_config_info","num_gpu_blocks":"1024","block_size":"16"},{"__name__":"vllm:cache_config_info","num_gpu_blocks":"2048","block_size":"16"}]}`))
+	}))
+	t.Cleanup(srv.Close)
+	ev := &Evaluator{Client: &Client{BaseURL: srv.URL, HTTP: &http.Client{Timeout: time.Minute}}}
+	held := []string{"vllm:cache_config_info"}
+	end := time.Now()
+	want := []CacheConfig{{NumGPUBlocks: "1024", BlockSize: "16"}, {NumGPUBlocks: "2048", BlockSize: "16"}}
+	for i, tc := range []struct {
+		q          query.Query
+		start, end time.Time
+		asks       int32
+	}{
+		{query.Query{}, end.Add(-time.Hour), end, 1},
+		{query.Query{}, end.Add(-time.Hour + 5*time.Second), end.Add(5 * time.Second), 1}, // the next refresh
+		{query.Query{}, end.Add(-2 * time.Hour), end, 2},                                  // a wider range
+		{query.Query{Endpoint: "a:8000"}, end.Add(-time.Hour), end, 3},                    // another filter
+		{query.Query{}, end.Add(-time.Hour), end.Add(DefaultNamesTTL + time.Second), 4},   // past the TTL's newest part
+	} {
+		got, err := ev.cacheConfigs(context.Background(), tc.q, held, tc.start, tc.end)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("call %d: %v, want %v", i, got, want)
+		}
+		if n := asked.Load(); n != tc.asks {
+			t.Errorf("call %d: the server asked %d times in all, want %d", i, n, tc.asks)
+		}
+	}
+}
