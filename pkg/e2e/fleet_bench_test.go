@@ -135,6 +135,8 @@ type fleetRefresh struct {
 	wall, cpu time.Duration
 	frames    int
 	newStep   bool // the refresh's last step is one the previous refresh did not have
+	// asked is how many range queries the Prometheus modes' server answered meanwhile (0 in direct mode).
+	asked float64
 }
 
 // dashboardClient sends the shipped fleet overview's panel requests to one data source as Grafana does on a
@@ -301,7 +303,8 @@ var plainPromQL = map[string][]string{
 // refreshes that add a step and those that do not. CPU is the plugin process's (from /proc), so scraping runs in
 // it too: scrape-cores is its CPU per second while idle before the first refresh, and the -net figures subtract it.
 // In Prometheus modes server-idle-cores is the server's CPU per second over the same time: its scraping, and the
-// recording rules' evaluation where loaded.
+// recording rules' evaluation where loaded; server-queries-newstep and -samestep are the range queries a warm
+// refresh sent it (its own prometheus_http_requests_total), which the results cache and its horizon keep down.
 func BenchmarkFleetDashboard(b *testing.B) {
 	panels, err := dashtest.Panels(filepath.Join(harness.RepoRoot(b), "dashboards", "vllm-fleet.json"),
 		map[string]string{"endpoint": ".*", "model": ".*", "engine": ".*"})
@@ -413,6 +416,17 @@ func benchPlainPromQL(b *testing.B, exe string, panels []dashtest.Panel, url str
 // serverCPU is the CPU seconds the Prometheus at url has used (its own process_cpu_seconds_total): while no one
 // queries it, its scraping and its rules' evaluation. 0 without a server.
 func serverCPU(b *testing.B, url string) float64 {
+	return serverMetric(b, url, "process_cpu_seconds_total", "")
+}
+
+// serverRangeQueries is how many range queries the Prometheus at url has answered (its own
+// prometheus_http_requests_total, every code): what a refresh asked of it. 0 without a server.
+func serverRangeQueries(b *testing.B, url string) float64 {
+	return serverMetric(b, url, "prometheus_http_requests_total", `handler="/api/v1/query_range"`)
+}
+
+// serverMetric sums the samples of the Prometheus at url's own metric name whose labels contain labels.
+func serverMetric(b *testing.B, url, name, labels string) float64 {
 	if url == "" {
 		return 0
 	}
@@ -426,17 +440,22 @@ func serverCPU(b *testing.B, url string) float64 {
 	if err != nil {
 		b.Fatal(err)
 	}
+	sum, found := 0.0, false
 	for _, line := range strings.Split(string(body), "\n") {
-		if v, ok := strings.CutPrefix(line, "process_cpu_seconds_total "); ok {
-			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-			if err != nil {
-				b.Fatalf("%s/metrics: %q", url, line)
-			}
-			return f
+		rest, ok := strings.CutPrefix(line, name)
+		if !ok || rest == "" || rest[0] != ' ' && rest[0] != '{' || !strings.Contains(rest, labels) {
+			continue
 		}
+		f, err := strconv.ParseFloat(strings.TrimSpace(rest[strings.LastIndexByte(rest, ' ')+1:]), 64)
+		if err != nil {
+			b.Fatalf("%s/metrics: %q", url, line)
+		}
+		sum, found = sum+f, true
 	}
-	b.Fatalf("%s/metrics has no process_cpu_seconds_total", url)
-	return 0
+	if !found && labels == "" {
+		b.Fatalf("%s/metrics has no %s", url, name)
+	}
+	return sum
 }
 
 // waitPhase sleeps until the wall clock is off into a period of d (at most d).
@@ -498,7 +517,9 @@ func benchDashboard(b *testing.B, exe string, panels []dashtest.Panel, fleet *be
 		// the previous still running starts when it ends.
 		for k := 1; time.Duration(k)*fleetScrape <= *fleetWarm; k++ {
 			time.Sleep(time.Until(coldAt.Add(time.Duration(k) * fleetScrape)))
+			asked := serverRangeQueries(b, url)
 			r := d.refresh(b)
+			r.asked = serverRangeQueries(b, url) - asked
 			warm = append(warm, r)
 			if r.newStep {
 				stepped = append(stepped, r)
@@ -551,6 +572,15 @@ func benchDashboard(b *testing.B, exe string, panels []dashtest.Panel, fleet *be
 		b.ReportMetric(scrapeCores, "scrape-cores")
 		if url != "" {
 			b.ReportMetric(serverCores, "server-idle-cores")
+			asked := func(rs []fleetRefresh) float64 {
+				sum := 0.0
+				for _, r := range rs {
+					sum += r.asked
+				}
+				return sum / float64(max(len(rs), 1))
+			}
+			b.ReportMetric(asked(stepped), "server-queries-newstep")
+			b.ReportMetric(asked(still), "server-queries-samestep")
 		}
 		b.ReportMetric(float64(cold.frames), "frames")
 		b.ReportMetric(float64(p.PeakRSS())/(1<<20), "peak-RSS-MiB")

@@ -3,7 +3,9 @@ package promapi
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,12 +16,15 @@ import (
 
 // A Prometheus that scrapes the fleet itself stamps a scrape's samples with the scrape's time and commits them, its
 // up sample among them, in one transaction that queries see whole; its targets are scraped one scrape after the
-// other. So once every target's newest up sample is stamped at or after t, no sample stamped at or before t will
-// come from a scrape any more: a range query's steps up to t are final, whatever the overlap window says. A rule
-// group likewise stamps one evaluation's samples alike, one evaluation after the other, and the generated groups
-// end with a heartbeat (EvaluatedName) written after their other rules. The Horizon reads both in one small instant
-// query, so a refresh asks the server only for the steps after the newest scrape every target has had, one or two,
-// instead of the whole overlap window, and a refresh within a step often asks nothing.
+// other, a scrape interval apart. So once a target's newest up sample is stamped at T, its next samples are stamped
+// about an interval later: no sample stamped at or before T + 0.8 × interval will come from it any more (the fifth
+// left is for a scrape that started late: the next one keeps the schedule, not the lateness). A rule group likewise
+// stamps one evaluation's samples alike, one evaluation after the other, exactly its interval apart (its schedule,
+// not the clock), and the generated groups end with a heartbeat (EvaluatedName) written after their other rules. A
+// range query's steps up to the oldest of those times are final, whatever the overlap window says. The Horizon
+// reads the newest up sample of each job and the newest heartbeat of each group in one small instant query (the
+// intervals from the targets and rules APIs, with the server's kind), so a refresh asks the server only for the
+// steps after the scrapes and evaluations still under way, and a refresh within a step asks nothing.
 //
 // That holds for a Prometheus that scrapes, not for samples that arrive otherwise: remote write or OTLP into the
 // server, Thanos, Mimir, Cortex and VictoriaMetrics, whose samples reach the store in no order across series. So the
@@ -49,13 +54,21 @@ type Horizon struct {
 	// Recorded reports whether the server holds the generated rules' series, whose groups' heartbeats then count.
 	Recorded func(context.Context) (bool, error)
 
-	mu         sync.Mutex
-	kindAsked  time.Time
-	scrapes    bool // the server is a Prometheus taking samples only from its scrapes
-	orderedRul bool // and evaluates a group's rules in order
-	readAt     time.Time
-	final      time.Time
-	known      bool
+	mu        sync.Mutex
+	kindAsked time.Time
+	kind      serverKind
+	readAt    time.Time
+	final     time.Time
+	known     bool
+}
+
+// serverKind is what the Horizon asks of a server every horizonServerTTL.
+type serverKind struct {
+	scrapes      bool // a Prometheus taking samples only from its scrapes
+	orderedRules bool // and evaluating a group's rules in order
+	// jobIntervals and groupIntervals are the shortest scrape interval of each job's active targets and each rule
+	// group's interval; a job or group not listed is taken to have none (its newest sample's time is the horizon).
+	jobIntervals, groupIntervals map[string]time.Duration
 }
 
 // Final is the newest time at or before which the server holds, and will go on holding, every sample; known is
@@ -78,13 +91,13 @@ func (h *Horizon) Final(ctx context.Context, now time.Time) (final time.Time, kn
 // read asks the server, under h.mu.
 func (h *Horizon) read(ctx context.Context, now time.Time) (time.Time, bool) {
 	if h.kindAsked.IsZero() || now.Sub(h.kindAsked) >= horizonServerTTL || now.Before(h.kindAsked) {
-		h.scrapes, h.orderedRul = h.kind(ctx)
+		h.kind = askKind(ctx, h.Client)
 		if ctx.Err() != nil {
 			return time.Time{}, false
 		}
 		h.kindAsked = now
 	}
-	if !h.scrapes {
+	if !h.kind.scrapes {
 		return time.Time{}, false
 	}
 	jobs, err := h.Jobs(ctx)
@@ -97,80 +110,163 @@ func (h *Horizon) read(ctx context.Context, now time.Time) (time.Time, bool) {
 			return time.Time{}, false
 		}
 	}
-	if recorded && !h.orderedRul {
+	if recorded && !h.kind.orderedRules {
 		return time.Time{}, false
 	}
 	v, warns, err := h.Client.Query(ctx, horizonQuery(jobs), now)
 	if err != nil || len(warns) > 0 {
 		return time.Time{}, false
 	}
-	return horizonOf(v, recorded)
+	return horizonOf(v, recorded, h.kind)
 }
 
-// horizonQuery is the newest scrape every target of jobs has had, as h="up", and the newest evaluation every
-// generated rule group has had, as h="rules" (absent without the rules).
+// horizonQuery is the newest scrape of each job's targets (the oldest of them), as h="up", and the newest
+// evaluation of each generated rule group, as h="rules" (absent without the rules).
 func horizonQuery(jobs []string) string {
 	up := "up"
 	if len(jobs) <= maxHorizonJobs {
 		up = `up{job=~` + strconv.Quote(AnyOf(jobs)) + `}`
 	}
-	return `min by (h) (label_replace(min(timestamp(` + up + `)), "h", "up", "", "") or label_replace(min(timestamp(` +
-		EvaluatedName + `)), "h", "rules", "", ""))`
+	return `min by (h, job, ` + EvaluatedGroupLabel + `) (label_replace(timestamp(` + up + `), "h", "up", "", "") or label_replace(timestamp(` +
+		EvaluatedName + `), "h", "rules", "", ""))`
 }
 
-// horizonOf reads horizonQuery's answer: the older of the two times, the rules' required where recorded.
-func horizonOf(v model.Vector, recorded bool) (time.Time, bool) {
-	var up, rules model.SampleValue
-	var hasUp, hasRules bool
+// scrapeSlack is the part of a scrape interval left for a scrape that started late (see above).
+const scrapeSlack = 5
+
+// horizonOf reads horizonQuery's answer: the oldest of each job's newest scrape plus 0.8 of its interval and each
+// group's newest evaluation plus its interval (less a millisecond: a sample stamped then is not final yet), the
+// rules' required where recorded, a heartbeat for every generated group the rules API lists.
+func horizonOf(v model.Vector, recorded bool, kind serverKind) (time.Time, bool) {
+	final := int64(math.MaxInt64)
+	hasUp, beats := false, map[string]bool{}
 	for _, s := range v {
+		t := float64(s.Value)
+		if !(t > 0 && t < 1e11) { // NaN, or no time a sample may carry (seconds: 1e11 is the year 5138)
+			return time.Time{}, false
+		}
+		at := int64(t * 1000)
 		switch s.Metric["h"] {
 		case "up":
-			up, hasUp = s.Value, true
+			hasUp = true
+			i := kind.jobIntervals[string(s.Metric["job"])]
+			final = min(final, at+(i-i/scrapeSlack).Milliseconds())
 		case "rules":
-			rules, hasRules = s.Value, true
+			if !recorded {
+				continue
+			}
+			group := string(s.Metric[EvaluatedGroupLabel])
+			beats[group] = true
+			if i := kind.groupIntervals[group]; i > 0 {
+				at += i.Milliseconds() - 1
+			}
+			final = min(final, at)
 		}
 	}
-	if !hasUp || recorded && !hasRules {
+	if !hasUp || recorded && len(beats) == 0 {
 		return time.Time{}, false
 	}
-	final := float64(up)
-	if recorded {
-		final = min(final, float64(rules))
+	for group := range kind.groupIntervals {
+		if recorded && strings.HasPrefix(group, RuleGroupPrefix) && !beats[group] {
+			return time.Time{}, false // a generated group without its heartbeat (an older rules file): its series may still change
+		}
 	}
-	if !(final > 0 && final < 1e11) { // NaN, or no time a sample may carry (seconds: 1e11 is the year 5138)
-		return time.Time{}, false
-	}
-	return time.UnixMilli(int64(final * 1000)), true
+	return time.UnixMilli(final), true
 }
 
-// kind asks whether the server is a Prometheus whose samples come from its scrapes only, and whether it evaluates a
-// group's rules in order.
-func (h *Horizon) kind(ctx context.Context) (scrapes, orderedRules bool) {
-	version, ok, err := h.Client.BuildInfo(ctx)
-	if err != nil || !ok || h.Client.VictoriaMetrics() {
-		return false, false
+// askKind asks whether the server is a Prometheus whose samples come from its scrapes only, whether it evaluates a
+// group's rules in order, and the intervals of its jobs and rule groups.
+func askKind(ctx context.Context, c *Client) (k serverKind) {
+	version, ok, err := c.BuildInfo(ctx)
+	if err != nil || !ok || c.VictoriaMetrics() {
+		return k
 	}
 	if major, err := strconv.Atoi(strings.SplitN(version, ".", 2)[0]); err != nil || major < 2 {
-		return false, false // Thanos (0.x) and Cortex (1.x) answer buildinfo too
+		return k // Thanos (0.x) and Cortex (1.x) answer buildinfo too
 	}
-	data, _, err := h.Client.call(ctx, "/api/v1/status/flags", nil, http.MethodGet)
+	data, _, err := c.call(ctx, "/api/v1/status/flags", nil, http.MethodGet)
 	if err != nil {
-		return false, false // Mimir answers buildinfo with its own 2.x but has no flags
+		return k // Mimir answers buildinfo with its own 2.x but has no flags
 	}
 	var flags map[string]string
 	if json.Unmarshal(data, &flags) != nil || len(flags) == 0 {
-		return false, false
+		return k
 	}
 	features := "," + strings.ReplaceAll(flags["enable-feature"], " ", "") + ","
 	for _, f := range []string{"web.enable-remote-write-receiver", "web.enable-otlp-receiver", "agent"} {
 		if flags[f] == "true" {
-			return false, false
+			return k
 		}
 	}
 	for _, f := range []string{"remote-write-receiver", "otlp-write-receiver"} {
 		if strings.Contains(features, ","+f+",") {
-			return false, false
+			return k
 		}
 	}
-	return true, !strings.Contains(features, ",concurrent-rule-eval,")
+	k.scrapes, k.orderedRules = true, !strings.Contains(features, ",concurrent-rule-eval,")
+	k.jobIntervals, k.groupIntervals = scrapeIntervals(ctx, c), groupIntervals(ctx, c)
+	return k
+}
+
+// scrapeIntervals is the shortest scrape interval of each job's active targets (/api/v1/targets); none where the
+// server does not say (before Prometheus 2.3x) or the answer is not one.
+func scrapeIntervals(ctx context.Context, c *Client) map[string]time.Duration {
+	data, _, err := c.call(ctx, "/api/v1/targets", url.Values{"state": {"active"}}, http.MethodGet)
+	if err != nil {
+		return nil
+	}
+	var d struct {
+		ActiveTargets []struct {
+			Labels         map[string]string `json:"labels"`
+			ScrapeInterval string            `json:"scrapeInterval"`
+		} `json:"activeTargets"`
+	}
+	if json.Unmarshal(data, &d) != nil {
+		return nil
+	}
+	out := map[string]time.Duration{}
+	for _, t := range d.ActiveTargets {
+		job := t.Labels["job"]
+		i, err := model.ParseDuration(t.ScrapeInterval)
+		if err != nil || i <= 0 {
+			out[job] = -1 // unknown for one target: none for the job
+			continue
+		}
+		if have, ok := out[job]; !ok || have > 0 && time.Duration(i) < have {
+			out[job] = time.Duration(i)
+		}
+	}
+	for job, i := range out {
+		if i < 0 {
+			delete(out, job)
+		}
+	}
+	return out
+}
+
+// groupIntervals is the interval of each recording rule group (/api/v1/rules).
+func groupIntervals(ctx context.Context, c *Client) map[string]time.Duration {
+	data, _, err := c.call(ctx, "/api/v1/rules", url.Values{"type": {"record"}}, http.MethodGet)
+	if err != nil {
+		return nil
+	}
+	var d struct {
+		Groups []struct {
+			Name     string  `json:"name"`
+			Interval float64 `json:"interval"` // seconds
+		} `json:"groups"`
+	}
+	if json.Unmarshal(data, &d) != nil {
+		return nil
+	}
+	out := map[string]time.Duration{}
+	seen := map[string]bool{}
+	for _, g := range d.Groups {
+		// Two files may hold groups of one name: the shorter interval, whose next evaluation comes first.
+		if i := time.Duration(g.Interval * float64(time.Second)); g.Interval > 0 && (!seen[g.Name] || i < out[g.Name]) {
+			out[g.Name] = i
+		}
+		seen[g.Name] = true
+	}
+	return out
 }

@@ -192,8 +192,11 @@ const EvaluatedName = RecordedPrefix + "rules_evaluated"
 // EvaluatedGroupLabel is the label holding the group's name on EvaluatedName.
 const EvaluatedGroupLabel = "rule_group"
 
+// RuleGroupPrefix starts the name of every generated rule group.
+const RuleGroupPrefix = "inferscope-"
+
 // balanceGroup is the group of the balance scores.
-const balanceGroup = "inferscope-balance"
+const balanceGroup = RuleGroupPrefix + "balance"
 
 // RuleSet chooses the rules RuleGroupsOf writes.
 type RuleSet int
@@ -313,12 +316,12 @@ func RuleGroupsOf(interval time.Duration, indent int, set RuleSet) string {
 	}
 	for _, w := range RecordedWindows {
 		names := RatedNamesAt(w)
-		name := "inferscope-rates-" + model.Duration(w).String()
+		name := RuleGroupPrefix + "rates-" + model.Duration(w).String()
 		switch set {
 		case EngineSumRules:
-			name = "inferscope-endpoint-sums-" + model.Duration(w).String()
+			name = RuleGroupPrefix + "endpoint-sums-" + model.Duration(w).String()
 		case DerivedRules:
-			name = "inferscope-derived-" + model.Duration(w).String()
+			name = RuleGroupPrefix + "derived-" + model.Duration(w).String()
 		}
 		group(name)
 		if set == AllRules || set == RateRules {
