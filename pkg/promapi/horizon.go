@@ -3,6 +3,7 @@ package promapi
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"math"
 	"net/http"
 	"net/url"
@@ -90,18 +91,25 @@ func (h *Horizon) Final(ctx context.Context, now time.Time) (final time.Time, kn
 
 // read asks the server, under h.mu.
 func (h *Horizon) read(ctx context.Context, now time.Time) (time.Time, bool) {
+	jobs, err := h.Jobs(ctx)
+	if err != nil || len(jobs) == 0 {
+		return time.Time{}, false
+	}
 	if h.kindAsked.IsZero() || now.Sub(h.kindAsked) >= horizonServerTTL || now.Before(h.kindAsked) {
-		h.kind = askKind(ctx, h.Client)
+		var keep map[string]bool // the jobs whose up samples horizonQuery reads: all of them past maxHorizonJobs
+		if len(jobs) <= maxHorizonJobs {
+			keep = map[string]bool{}
+			for _, j := range jobs {
+				keep[j] = true
+			}
+		}
+		h.kind = askKind(ctx, h.Client, keep)
 		if ctx.Err() != nil {
 			return time.Time{}, false
 		}
 		h.kindAsked = now
 	}
 	if !h.kind.scrapes {
-		return time.Time{}, false
-	}
-	jobs, err := h.Jobs(ctx)
-	if err != nil || len(jobs) == 0 {
 		return time.Time{}, false
 	}
 	recorded := false
@@ -175,8 +183,8 @@ func horizonOf(v model.Vector, recorded bool, kind serverKind) (time.Time, bool)
 }
 
 // askKind asks whether the server is a Prometheus whose samples come from its scrapes only, whether it evaluates a
-// group's rules in order, and the intervals of its jobs and rule groups.
-func askKind(ctx context.Context, c *Client) (k serverKind) {
+// group's rules in order, and the intervals of its jobs among keep (all where keep is nil) and of its rule groups.
+func askKind(ctx context.Context, c *Client, keep map[string]bool) (k serverKind) {
 	version, ok, err := c.BuildInfo(ctx)
 	if err != nil || !ok || c.VictoriaMetrics() {
 		return k
@@ -204,37 +212,43 @@ func askKind(ctx context.Context, c *Client) (k serverKind) {
 		}
 	}
 	k.scrapes, k.orderedRules = true, !strings.Contains(features, ",concurrent-rule-eval,")
-	k.jobIntervals, k.groupIntervals = scrapeIntervals(ctx, c), groupIntervals(ctx, c)
+	k.jobIntervals, k.groupIntervals = scrapeIntervals(ctx, c, keep), groupIntervals(ctx, c)
 	return k
 }
 
-// scrapeIntervals is the shortest scrape interval of each job's active targets (/api/v1/targets); none where the
-// server does not say (before Prometheus 2.3x) or the answer is not one.
-func scrapeIntervals(ctx context.Context, c *Client) map[string]time.Duration {
-	data, _, err := c.call(ctx, "/api/v1/targets", url.Values{"state": {"active"}}, http.MethodGet)
-	if err != nil {
-		return nil
-	}
-	var d struct {
-		ActiveTargets []struct {
-			Labels         map[string]string `json:"labels"`
-			ScrapeInterval string            `json:"scrapeInterval"`
-		} `json:"activeTargets"`
-	}
-	if json.Unmarshal(data, &d) != nil {
-		return nil
-	}
+// maxIntervalEntries bounds the targets or rule groups read from one targets or rules answer: past it the intervals
+// are unknown, and each job's newest scrape (each group's newest evaluation) is its own horizon.
+const maxIntervalEntries = 200_000
+
+// scrapeIntervals is the shortest scrape interval of each job's active targets (/api/v1/targets), jobs among keep
+// (all where keep is nil); none where the server does not say (before Prometheus 2.3x) or the answer is not one.
+func scrapeIntervals(ctx context.Context, c *Client, keep map[string]bool) map[string]time.Duration {
 	out := map[string]time.Duration{}
-	for _, t := range d.ActiveTargets {
-		job := t.Labels["job"]
+	err := eachOf(ctx, c, "/api/v1/targets", url.Values{"state": {"active"}}, "activeTargets", func(dec *json.Decoder) error {
+		var t struct {
+			Labels struct {
+				Job string `json:"job"`
+			} `json:"labels"`
+			ScrapeInterval string `json:"scrapeInterval"`
+		}
+		if err := dec.Decode(&t); err != nil {
+			return err
+		}
+		if keep != nil && !keep[t.Labels.Job] {
+			return nil
+		}
 		i, err := model.ParseDuration(t.ScrapeInterval)
 		if err != nil || i <= 0 {
-			out[job] = -1 // unknown for one target: none for the job
-			continue
+			out[t.Labels.Job] = -1 // unknown for one target: none for the job
+			return nil
 		}
-		if have, ok := out[job]; !ok || have > 0 && time.Duration(i) < have {
-			out[job] = time.Duration(i)
+		if have, ok := out[t.Labels.Job]; !ok || have > 0 && time.Duration(i) < have {
+			out[t.Labels.Job] = time.Duration(i)
 		}
+		return nil
+	})
+	if err != nil {
+		return nil
 	}
 	for job, i := range out {
 		if i < 0 {
@@ -246,27 +260,93 @@ func scrapeIntervals(ctx context.Context, c *Client) map[string]time.Duration {
 
 // groupIntervals is the interval of each recording rule group (/api/v1/rules).
 func groupIntervals(ctx context.Context, c *Client) map[string]time.Duration {
-	data, _, err := c.call(ctx, "/api/v1/rules", url.Values{"type": {"record"}}, http.MethodGet)
-	if err != nil {
-		return nil
-	}
-	var d struct {
-		Groups []struct {
-			Name     string  `json:"name"`
-			Interval float64 `json:"interval"` // seconds
-		} `json:"groups"`
-	}
-	if json.Unmarshal(data, &d) != nil {
-		return nil
-	}
 	out := map[string]time.Duration{}
 	seen := map[string]bool{}
-	for _, g := range d.Groups {
+	err := eachOf(ctx, c, "/api/v1/rules", url.Values{"type": {"record"}}, "groups", func(dec *json.Decoder) error {
+		var g struct {
+			Name     string  `json:"name"`
+			Interval float64 `json:"interval"` // seconds
+		}
+		if err := dec.Decode(&g); err != nil {
+			return err
+		}
 		// Two files may hold groups of one name: the shorter interval, whose next evaluation comes first.
 		if i := time.Duration(g.Interval * float64(time.Second)); g.Interval > 0 && (!seen[g.Name] || i < out[g.Name]) {
 			out[g.Name] = i
 		}
 		seen[g.Name] = true
+		return nil
+	})
+	if err != nil {
+		return nil
 	}
 	return out
+}
+
+// eachOf calls each with the decoder at every element of the array under field of an answer's data object, one
+// element at a time and at most maxIntervalEntries of them, never holding the answer: a server with a hundred
+// thousand targets answers the targets API with hundreds of megabytes. An answer not shaped so is an error.
+func eachOf(ctx context.Context, c *Client, path string, params url.Values, field string, each func(*json.Decoder) error) error {
+	found := false
+	_, err := c.stream(ctx, path, params, http.MethodGet, func(dec *json.Decoder) error {
+		if err := expectDelim(dec, '{'); err != nil {
+			return err
+		}
+		for dec.More() {
+			key, err := dec.Token()
+			if err != nil {
+				return err
+			}
+			if key != field {
+				if err := skipValue(dec); err != nil {
+					return err
+				}
+				continue
+			}
+			if err := expectDelim(dec, '['); err != nil {
+				return err
+			}
+			for n := 0; dec.More(); n++ {
+				if n == maxIntervalEntries {
+					return errTooMany
+				}
+				if err := each(dec); err != nil {
+					return err
+				}
+			}
+			if _, err := dec.Token(); err != nil { // ]
+				return err
+			}
+			found = true
+		}
+		_, err := dec.Token() // }
+		return err
+	})
+	if err == nil && !found {
+		err = errors.New(path + " answered without " + field)
+	}
+	return err
+}
+
+// errTooMany ends eachOf past maxIntervalEntries.
+var errTooMany = errors.New("too many entries")
+
+// skipValue consumes the next JSON value token by token, holding no more of it than one string.
+func skipValue(dec *json.Decoder) error {
+	depth := 0
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		switch tok {
+		case json.Delim('{'), json.Delim('['):
+			depth++
+		case json.Delim('}'), json.Delim(']'):
+			depth--
+		}
+		if depth == 0 {
+			return nil
+		}
+	}
 }

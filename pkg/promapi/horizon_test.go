@@ -388,6 +388,23 @@ func TestHorizonOnARealPrometheus(t *testing.T) {
 				if !known || now.Sub(final) > 5*time.Second || final.After(now.Add(800*time.Millisecond)) {
 					t.Fatalf("refresh %d: horizon %v (known %v), %s before now; want within 5 s before and 0.8 s after", k, final, known, now.Sub(final))
 				}
+				if k == 0 { // the intervals as the real targets and rules APIs give them
+					if want := map[string]time.Duration{"vllm": time.Second}; !reflect.DeepEqual(h.kind.jobIntervals, want) {
+						t.Fatalf("scrape intervals %v, want %v", h.kind.jobIntervals, want)
+					}
+					generated := 0
+					for g, i := range h.kind.groupIntervals {
+						if strings.HasPrefix(g, RuleGroupPrefix) {
+							generated++
+							if i != time.Second {
+								t.Fatalf("group %s: interval %v, want 1s", g, i)
+							}
+						}
+					}
+					if generated == 0 {
+						t.Fatalf("no generated rule group among %v", h.kind.groupIntervals)
+					}
+				}
 				start, end := now.Add(-2*time.Minute).Truncate(step), now.Truncate(step)
 				before := res.Stats()
 				for _, e := range exprs {
@@ -423,6 +440,70 @@ func TestHorizonOnARealPrometheus(t *testing.T) {
 				t.Errorf("warm refreshes asked %d of %d steps of a range inside the overlap window, want under a tenth", asked, steps)
 			}
 			t.Logf("%s: warm refreshes asked %d of %d steps", eng, asked, steps)
+		})
+	}
+}
+
+// TestScrapeIntervalsReadTargetByTarget: the targets API's answer is read one target at a time, keeping only the
+// fleet's jobs, whatever else the answer holds before or after them; past maxIntervalEntries targets, or in an answer
+// not shaped as the API's, the intervals are unknown.
+func TestScrapeIntervalsReadTargetByTarget(t *testing.T) {
+	serve := func(t *testing.T, body func(w *strings.Builder)) *Client {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path != "/api/v1/targets" || r.URL.Query().Get("state") != "active" {
+				http.NotFound(w, r)
+				return
+			}
+			var b strings.Builder
+			body(&b)
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write([]byte(b.String()))
+		}))
+		t.Cleanup(srv.Close)
+		return &Client{BaseURL: srv.URL, HTTP: &http.Client{Timeout: time.Minute}}
+	}
+	targets := func(w *strings.Builder, n int, job, interval string) {
+		for i := range n {
+			if i > 0 {
+				w.WriteString(",")
+			}
+			fmt.Fprintf(w, `{"discoveredLabels":{"__address__":"10.0.%d.%d:8000","__meta_kubernetes_pod_name":"pod-%d"},"labels":{"instance":"10.0.%d.%d:8000","job":%q},"scrapePool":%q,"scrapeInterval":%q,"health":"up"}`,
+				i/256, i%256, i, i/256, i%256, job, job, interval)
+		}
+	}
+	keep := map[string]bool{"vllm": true}
+	for _, tc := range []struct {
+		name string
+		body func(w *strings.Builder)
+		want map[string]time.Duration
+	}{
+		{"the fleet's jobs among many others", func(w *strings.Builder) {
+			w.WriteString(`{"status":"success","data":{"droppedTargets":[{"discoveredLabels":{"a":"b"}}],"activeTargets":[`)
+			targets(w, 50_000, "kubernetes-pods", "30s")
+			w.WriteString(",")
+			targets(w, 3, "vllm", "5s")
+			w.WriteString(`,{"labels":{"job":"vllm"},"scrapeInterval":"15s"}],"droppedTargetCounts":{"kubernetes-pods":7}}}`)
+		}, map[string]time.Duration{"vllm": 5 * time.Second}},
+		{"one target of a job without an interval", func(w *strings.Builder) {
+			w.WriteString(`{"status":"success","data":{"activeTargets":[{"labels":{"job":"vllm"},"scrapeInterval":"5s"},{"labels":{"job":"vllm"}}]}}`)
+		}, map[string]time.Duration{}},
+		{"more targets than the bound", func(w *strings.Builder) {
+			w.WriteString(`{"status":"success","data":{"activeTargets":[`)
+			targets(w, maxIntervalEntries+1, "vllm", "5s")
+			w.WriteString(`]}}`)
+		}, nil},
+		{"no active targets", func(w *strings.Builder) {
+			w.WriteString(`{"status":"success","data":{"droppedTargets":[]}}`)
+		}, nil},
+		{"targets not an array", func(w *strings.Builder) {
+			w.WriteString(`{"status":"success","data":{"activeTargets":{"vllm":"5s"}}}`)
+		}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := scrapeIntervals(context.Background(), serve(t, tc.body), keep)
+			if !reflect.DeepEqual(got, tc.want) || (got == nil) != (tc.want == nil) {
+				t.Fatalf("intervals %v, want %v", got, tc.want)
+			}
 		})
 	}
 }
