@@ -1,7 +1,9 @@
 package e2e
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -12,6 +14,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -37,6 +40,7 @@ var (
 	fleetOverlap     = flag.Duration("fleet.overlap", 0, "Prometheus modes' incrementalQueryOverlapWindow (0: the data source's default); at a short -fleet.history the default's steps hold no data yet")
 	fleetIncremental = flag.Bool("fleet.incremental", true, "Prometheus modes' incrementalQuerying (false: every refresh asks for every step, as before the results cache)")
 	fleetQueries     = flag.Bool("fleet.queries", false, "after the refreshes, time every panel query alone (in Prometheus modes cold, without the results cache) and log the slowest with their PromQL (where Prometheus mode's time goes)")
+	fleetQueryLog    = flag.Bool("fleet.querylog", false, "in Prometheus modes, log the server's own time per query (its query log) over the warm refreshes that add a step, the costliest first (where such a refresh's wall time goes)")
 	fleetCPUProfile  = flag.String("fleet.cpuprofile", "", "write a CPU profile of the plugin over the warm refreshes to this file, the sub-benchmark's name added before its extension (where the plugin's time goes)")
 )
 
@@ -132,6 +136,7 @@ func acceptsGzip(h string) bool { return strings.Contains(h, "gzip") }
 
 // fleetRefresh is what one dashboard refresh cost the plugin.
 type fleetRefresh struct {
+	at        time.Time // when it began
 	wall, cpu time.Duration
 	frames    int
 	newStep   bool // the refresh's last step is one the previous refresh did not have
@@ -193,7 +198,7 @@ func (d *dashboardClient) refresh(b *testing.B) fleetRefresh {
 		}()
 	}
 	wg.Wait()
-	r := fleetRefresh{wall: time.Since(t0), cpu: d.p.CPUTime() - cpu0, frames: frames}
+	r := fleetRefresh{at: t0, wall: time.Since(t0), cpu: d.p.CPUTime() - cpu0, frames: frames}
 	if len(errs) > 0 {
 		b.Fatalf("refresh failed:\n%s", strings.Join(errs, "\n"))
 	}
@@ -332,20 +337,22 @@ func BenchmarkFleetDashboard(b *testing.B) {
 					eps = append(eps, map[string]string{"url": u, "name": fmt.Sprintf("vllm-%03d", i)})
 				}
 				benchDashboard(b, exe, panels, fleet, map[string]any{"mode": "direct", "endpoints": eps,
-					"scrapeInterval": fleetScrape.String(), "scrapeTimeout": "4s"}, "")
+					"scrapeInterval": fleetScrape.String(), "scrapeTimeout": "4s"}, "", "")
 			})
 			b.Run("mode=prometheus3", func(b *testing.B) {
 				engines := promtest.EnginesOf(b, promtest.Prometheus3)
-				prom := promtest.Start(b, promtest.Options{Engine: engines[0], Targets: fleet.targets, ScrapeInterval: fleetScrape})
-				benchDashboard(b, exe, panels, fleet, promJSON(), prom.URL)
+				log := queryLog(b)
+				prom := promtest.Start(b, promtest.Options{Engine: engines[0], Targets: fleet.targets, ScrapeInterval: fleetScrape, QueryLog: log})
+				benchDashboard(b, exe, panels, fleet, promJSON(), prom.URL, log)
 				benchPlainPromQL(b, exe, panels, prom.URL)
 			})
 			b.Run("mode=prometheus3-recorded", func(b *testing.B) {
 				// The same server evaluating the generated recording rules (provisioning/prometheus) every scrape.
 				engines := promtest.EnginesOf(b, promtest.Prometheus3)
+				log := queryLog(b)
 				prom := promtest.Start(b, promtest.Options{Engine: engines[0], Targets: fleet.targets, ScrapeInterval: fleetScrape,
-					Rules: promapi.RuleGroups(fleetScrape, 0)})
-				benchDashboard(b, exe, panels, fleet, promJSON(), prom.URL)
+					Rules: promapi.RuleGroups(fleetScrape, 0), QueryLog: log})
+				benchDashboard(b, exe, panels, fleet, promJSON(), prom.URL, log)
 			})
 		})
 	}
@@ -469,8 +476,8 @@ func waitPhase(d, off time.Duration) {
 }
 
 // benchDashboard starts one data source over the fleet, lets it (or its Prometheus) scrape for -fleet.history, then
-// refreshes the dashboard cold and warm and reports the figures.
-func benchDashboard(b *testing.B, exe string, panels []dashtest.Panel, fleet *benchFleet, jsonData map[string]any, url string) {
+// refreshes the dashboard cold and warm and reports the figures; queryLog is the server's query log, if it keeps one.
+func benchDashboard(b *testing.B, exe string, panels []dashtest.Panel, fleet *benchFleet, jsonData map[string]any, url, queryLog string) {
 	for b.Loop() {
 		var prof *pluginProfiler
 		var env []string
@@ -513,6 +520,7 @@ func benchDashboard(b *testing.B, exe string, panels []dashtest.Panel, fleet *be
 			}()
 		}
 		var warm, stepped, still []fleetRefresh
+		var logged [][2]time.Time // the warm refreshes that add a step, while the server logs its queries
 		// Refreshes keep their phase (every 5 s from the cold one), as Grafana's auto-refresh does; one that found
 		// the previous still running starts when it ends.
 		for k := 1; time.Duration(k)*fleetScrape <= *fleetWarm; k++ {
@@ -521,6 +529,9 @@ func benchDashboard(b *testing.B, exe string, panels []dashtest.Panel, fleet *be
 			r := d.refresh(b)
 			r.asked = serverRangeQueries(b, url) - asked
 			warm = append(warm, r)
+			if r.newStep && queryLog != "" {
+				logged = append(logged, [2]time.Time{r.at, r.at.Add(r.wall)})
+			}
 			if r.newStep {
 				stepped = append(stepped, r)
 			} else {
@@ -531,6 +542,9 @@ func benchDashboard(b *testing.B, exe string, panels []dashtest.Panel, fleet *be
 			if err := <-profiled; err != nil { // bounded: the fetch's own timeout
 				b.Error(err)
 			}
+		}
+		if queryLog != "" {
+			logServerTimes(b, queryLog, logged)
 		}
 		if *fleetQueries {
 			q := d
@@ -566,6 +580,8 @@ func benchDashboard(b *testing.B, exe string, panels []dashtest.Panel, fleet *be
 		b.ReportMetric(mean(warm, wall), "ms-warm-wall")
 		b.ReportMetric(mean(warm, cpu), "ms-warm-cpu")
 		b.ReportMetric(mean(warm, net), "ms-warm-cpu-net")
+		b.ReportMetric(mean(stepped, wall), "ms-warm-newstep-wall")
+		b.ReportMetric(mean(still, wall), "ms-warm-samestep-wall")
 		b.ReportMetric(mean(stepped, cpu), "ms-warm-newstep-cpu")
 		b.ReportMetric(mean(still, cpu), "ms-warm-samestep-cpu")
 		b.ReportMetric(mean(warm, cpu)/ms(cold.cpu), "warm/cold-cpu")
@@ -586,4 +602,92 @@ func benchDashboard(b *testing.B, exe string, panels []dashtest.Panel, fleet *be
 		b.ReportMetric(float64(p.PeakRSS())/(1<<20), "peak-RSS-MiB")
 		b.ReportMetric(float64(p.RSS())/(1<<20), "RSS-MiB")
 	}
+}
+
+// queryLog is a query log file for the benchmark's Prometheus when -fleet.querylog asks for one, else empty.
+func queryLog(b *testing.B) string {
+	if !*fleetQueryLog {
+		return ""
+	}
+	return filepath.Join(b.TempDir(), "queries.log")
+}
+
+// logServerTimes reads the server's query log and logs, for the queries it answered within the given refreshes, the
+// time it spent on each query (execTotalTime: queued and evaluated), summed over the refreshes, the costliest first.
+func logServerTimes(b *testing.B, path string, within [][2]time.Time) {
+	b.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = f.Close() }()
+	type entry struct {
+		Time   time.Time `json:"time"` // Prometheus 3 (slog)
+		TS     time.Time `json:"ts"`   // Prometheus 2
+		Params struct {
+			Query string  `json:"query"`
+			Start string  `json:"start"`
+			End   string  `json:"end"`
+			Step  float64 `json:"step"`
+		} `json:"params"`
+		Stats struct {
+			Timings struct {
+				Exec  float64 `json:"execTotalTime"`
+				Queue float64 `json:"execQueueTime"`
+			} `json:"timings"`
+		} `json:"stats"`
+	}
+	type cost struct {
+		exec, queue float64
+		n           int
+	}
+	costs := map[string]*cost{}
+	var total, queued float64
+	n := 0
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 16<<20)
+	for sc.Scan() {
+		var e entry
+		if json.Unmarshal(sc.Bytes(), &e) != nil {
+			continue
+		}
+		at := e.Time
+		if at.IsZero() {
+			at = e.TS
+		}
+		in := false
+		for _, w := range within {
+			in = in || !at.Before(w[0]) && !at.After(w[1])
+		}
+		if !in {
+			continue
+		}
+		c := costs[e.Params.Query]
+		if c == nil {
+			c = &cost{}
+			costs[e.Params.Query] = c
+		}
+		c.exec, c.queue, c.n = c.exec+e.Stats.Timings.Exec, c.queue+e.Stats.Timings.Queue, c.n+1
+		total, queued, n = total+e.Stats.Timings.Exec, queued+e.Stats.Timings.Queue, n+1
+	}
+	if err := sc.Err(); err != nil {
+		b.Fatal(err)
+	}
+	queries := slices.Collect(maps.Keys(costs))
+	sort.Slice(queries, func(i, j int) bool { return costs[queries[i]].exec > costs[queries[j]].exec })
+	var sb strings.Builder
+	refreshes := float64(max(len(within), 1))
+	fmt.Fprintf(&sb, "%d refreshes that add a step: %.1f queries and %.0f ms of server time each (%.0f ms of it queued); costliest first, per refresh:\n",
+		len(within), float64(n)/refreshes, total*1000/refreshes, queued*1000/refreshes)
+	for i, q := range queries {
+		if i == 15 {
+			break
+		}
+		c := costs[q]
+		if len(q) > 300 {
+			q = q[:300] + "…"
+		}
+		fmt.Fprintf(&sb, "%7.1f ms  (%.1f×)  %s\n", c.exec*1000/refreshes, float64(c.n)/refreshes, q)
+	}
+	fmt.Fprintf(os.Stderr, "%s (%s):\n%s", b.Name(), time.Now().UTC().Format(time.TimeOnly), sb.String())
 }

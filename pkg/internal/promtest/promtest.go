@@ -56,6 +56,9 @@ type Options struct {
 	// Zero means 1ms (VictoriaMetrics refuses 0), so a test sees a scrape as soon as Prometheus would; its
 	// default in production is 30s.
 	LatencyOffset time.Duration
+	// QueryLog, if set, is the file a Prometheus logs every query it answers to (query_log_file: one JSON line each,
+	// with its parameters and timings). Prometheus only.
+	QueryLog string
 	// NoDedup starts ThanosHA's querier without --query.replica-label, so every series comes twice (replica="a"
 	// and "b"), as behind a querier nobody told about the HA pair.
 	NoDedup bool
@@ -86,8 +89,8 @@ func Start(t testing.TB, opts Options) *Server {
 	if opts.ScrapeInterval == 0 {
 		opts.ScrapeInterval = time.Second
 	}
-	if (opts.DataDir != "" || opts.Rules != "") && !eng.IsPrometheus() {
-		t.Fatalf("Options.DataDir and Rules are Prometheus's; %s takes its samples through Options.OpenMetrics and evaluates no rules", eng)
+	if (opts.DataDir != "" || opts.Rules != "" || opts.QueryLog != "") && !eng.IsPrometheus() {
+		t.Fatalf("Options.DataDir, Rules and QueryLog are Prometheus's; %s takes its samples through Options.OpenMetrics and evaluates no rules", eng)
 	}
 	switch eng {
 	case ThanosHA, ThanosShards:
@@ -179,6 +182,9 @@ func config(opts Options, prometheus bool) string {
 	fmt.Fprintf(&b, "global:\n  scrape_interval: %s\n", model.Duration(opts.ScrapeInterval))
 	if prometheus {
 		fmt.Fprintf(&b, "  evaluation_interval: %s\n", model.Duration(opts.ScrapeInterval))
+		if opts.QueryLog != "" {
+			fmt.Fprintf(&b, "  query_log_file: %s\n", strconv.Quote(opts.QueryLog))
+		}
 	}
 	b.WriteString("scrape_configs:\n")
 	// Targets with a Job share that job, as replicas of one deployment do; the others get a job each.
