@@ -639,7 +639,7 @@ func logServerTimes(b *testing.B, path string, within [][2]time.Time) {
 	}
 	type cost struct {
 		exec, queue float64
-		n           int
+		n, steps    int // steps: summed over the n asks; an instant query is one
 	}
 	costs := map[string]*cost{}
 	var total, queued float64
@@ -668,6 +668,10 @@ func logServerTimes(b *testing.B, path string, within [][2]time.Time) {
 			costs[e.Params.Query] = c
 		}
 		c.exec, c.queue, c.n = c.exec+e.Stats.Timings.Exec, c.queue+e.Stats.Timings.Queue, c.n+1
+		c.steps++
+		if from, to, err := parseLogTimes(e.Params.Start, e.Params.End); err == nil && e.Params.Step > 0 {
+			c.steps += int(to.Sub(from).Seconds() / e.Params.Step)
+		}
 		total, queued, n = total+e.Stats.Timings.Exec, queued+e.Stats.Timings.Queue, n+1
 	}
 	if err := sc.Err(); err != nil {
@@ -687,7 +691,16 @@ func logServerTimes(b *testing.B, path string, within [][2]time.Time) {
 		if len(q) > 300 {
 			q = q[:300] + "…"
 		}
-		fmt.Fprintf(&sb, "%7.1f ms  (%.1f×)  %s\n", c.exec*1000/refreshes, float64(c.n)/refreshes, q)
+		fmt.Fprintf(&sb, "%7.1f ms  (%.1f×, %.0f steps)  %s\n", c.exec*1000/refreshes, float64(c.n)/refreshes, float64(c.steps)/float64(c.n), q)
 	}
 	fmt.Fprintf(os.Stderr, "%s (%s):\n%s", b.Name(), time.Now().UTC().Format(time.TimeOnly), sb.String())
+}
+
+// parseLogTimes reads a query log entry's start and end (RFC 3339).
+func parseLogTimes(start, end string) (from, to time.Time, err error) {
+	if from, err = time.Parse(time.RFC3339Nano, start); err != nil {
+		return
+	}
+	to, err = time.Parse(time.RFC3339Nano, end)
+	return
 }
