@@ -624,6 +624,11 @@ func logServerTimes(b *testing.B, path string, within [][2]time.Time) {
 	type entry struct {
 		Time   time.Time `json:"time"` // Prometheus 3 (slog)
 		TS     time.Time `json:"ts"`   // Prometheus 2
+		// RuleGroup marks a rule's evaluation, which the query log holds too: counted apart, as what the
+		// refreshes competed with.
+		RuleGroup *struct {
+			Name string `json:"name"`
+		} `json:"ruleGroup"`
 		Params struct {
 			Query string  `json:"query"`
 			Start string  `json:"start"`
@@ -642,8 +647,8 @@ func logServerTimes(b *testing.B, path string, within [][2]time.Time) {
 		n, steps    int // steps: summed over the n asks; an instant query is one
 	}
 	costs := map[string]*cost{}
-	var total, queued float64
-	n := 0
+	var total, queued, ruleTime float64
+	n, rules := 0, 0
 	sc := bufio.NewScanner(f)
 	sc.Buffer(nil, 16<<20)
 	for sc.Scan() {
@@ -660,6 +665,10 @@ func logServerTimes(b *testing.B, path string, within [][2]time.Time) {
 			in = in || !at.Before(w[0]) && !at.After(w[1])
 		}
 		if !in {
+			continue
+		}
+		if e.RuleGroup != nil {
+			rules, ruleTime = rules+1, ruleTime+e.Stats.Timings.Exec
 			continue
 		}
 		c := costs[e.Params.Query]
@@ -681,8 +690,8 @@ func logServerTimes(b *testing.B, path string, within [][2]time.Time) {
 	sort.Slice(queries, func(i, j int) bool { return costs[queries[i]].exec > costs[queries[j]].exec })
 	var sb strings.Builder
 	refreshes := float64(max(len(within), 1))
-	fmt.Fprintf(&sb, "%d refreshes that add a step: %.1f queries and %.0f ms of server time each (%.0f ms of it queued); costliest first, per refresh:\n",
-		len(within), float64(n)/refreshes, total*1000/refreshes, queued*1000/refreshes)
+	fmt.Fprintf(&sb, "%d refreshes that add a step: %.1f queries and %.0f ms of server time each (%.0f ms of it queued); meanwhile %.1f rule evaluations and %.0f ms; costliest first, per refresh:\n",
+		len(within), float64(n)/refreshes, total*1000/refreshes, queued*1000/refreshes, float64(rules)/refreshes, ruleTime*1000/refreshes)
 	for i, q := range queries {
 		if i == 15 {
 			break
