@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/common/model"
+
 	"github.com/inferscope/inferscope-vllm/pkg/internal/promtest"
 	"github.com/inferscope/inferscope-vllm/pkg/query"
 )
@@ -400,5 +402,36 @@ func TestResultsShareQueriesInFlight(t *testing.T) {
 	}
 	if !errors.Is(errs[n-1], context.Canceled) {
 		t.Errorf("the cancelled waiter: %v, want context.Canceled", errs[n-1])
+	}
+}
+
+// BenchmarkResultsWithinAStep is a refresh within a step on an hour of 1 000 kept series: every step is taken from
+// the cache and nothing is asked.
+func BenchmarkResultsWithinAStep(b *testing.B) {
+	const step = 15 * time.Second
+	t0 := time.Unix(1_800_000_000, 0)
+	var m model.Matrix
+	for i := range 1000 {
+		v := make([]model.SamplePair, 241)
+		for k := range v {
+			v[k] = model.SamplePair{Timestamp: model.TimeFromUnixNano(t0.Add(time.Duration(k) * step).UnixNano()), Value: 1}
+		}
+		m = append(m, &model.SampleStream{Metric: model.Metric{"instance": model.LabelValue(fmt.Sprintf("10.0.%d.%d:8000", i/250, i%250)),
+			"engine": model.LabelValue(strconv.Itoa(i % 8))}, Values: v})
+	}
+	end := t0.Add(240 * step)
+	res := NewResults(256<<20, 10*time.Minute, &finalAt{final: end})
+	res.now = func() time.Time { return end }
+	key := resultsKey("x", t0.UnixMilli(), step.Milliseconds())
+	res.store(key, t0.UnixMilli(), end.UnixMilli(), m)
+	fetch := func(context.Context, time.Time, time.Time) (model.Matrix, []string, error) {
+		b.Fatal("a refresh within a step asked the server")
+		return nil, nil, nil
+	}
+	for b.Loop() {
+		got, _, err := res.answer(context.Background(), key, t0.UnixMilli(), end.UnixMilli(), step.Milliseconds(), t0, end, fetch)
+		if err != nil || len(got) != 1000 || len(got[0].Values) != 241 {
+			b.Fatal(len(got), err)
+		}
 	}
 }
