@@ -341,18 +341,18 @@ func BenchmarkFleetDashboard(b *testing.B) {
 			})
 			b.Run("mode=prometheus3", func(b *testing.B) {
 				engines := promtest.EnginesOf(b, promtest.Prometheus3)
-				log := queryLog(b)
-				prom := promtest.Start(b, promtest.Options{Engine: engines[0], Targets: fleet.targets, ScrapeInterval: fleetScrape, QueryLog: log})
-				benchDashboard(b, exe, panels, fleet, promJSON(), prom.URL, log)
+				qlog := queryLog(b)
+				prom := promtest.Start(b, promtest.Options{Engine: engines[0], Targets: fleet.targets, ScrapeInterval: fleetScrape, QueryLog: qlog})
+				benchDashboard(b, exe, panels, fleet, promJSON(), prom.URL, qlog)
 				benchPlainPromQL(b, exe, panels, prom.URL)
 			})
 			b.Run("mode=prometheus3-recorded", func(b *testing.B) {
 				// The same server evaluating the generated recording rules (provisioning/prometheus) every scrape.
 				engines := promtest.EnginesOf(b, promtest.Prometheus3)
-				log := queryLog(b)
+				qlog := queryLog(b)
 				prom := promtest.Start(b, promtest.Options{Engine: engines[0], Targets: fleet.targets, ScrapeInterval: fleetScrape,
-					Rules: promapi.RuleGroups(fleetScrape, 0), QueryLog: log})
-				benchDashboard(b, exe, panels, fleet, promJSON(), prom.URL, log)
+					Rules: promapi.RuleGroups(fleetScrape, 0), QueryLog: qlog})
+				benchDashboard(b, exe, panels, fleet, promJSON(), prom.URL, qlog)
 			})
 		})
 	}
