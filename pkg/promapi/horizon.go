@@ -91,17 +91,19 @@ func (h *Horizon) Final(ctx context.Context, now time.Time) (final time.Time, kn
 
 // read asks the server, under h.mu.
 func (h *Horizon) read(ctx context.Context, now time.Time) (time.Time, bool) {
-	jobs, err := h.Jobs(ctx)
-	if err != nil || len(jobs) == 0 {
-		return time.Time{}, false
-	}
 	if h.kindAsked.IsZero() || now.Sub(h.kindAsked) >= horizonServerTTL || now.Before(h.kindAsked) {
-		var keep map[string]bool // the jobs whose up samples horizonQuery reads: all of them past maxHorizonJobs
-		if len(jobs) <= maxHorizonJobs {
-			keep = map[string]bool{}
-			for _, j := range jobs {
-				keep[j] = true
+		// The jobs are asked only of a server that proved to be a scraping Prometheus (askKind), as before any
+		// interval is read: elsewhere the horizon asks nothing more.
+		keep := func() map[string]bool { // the jobs whose up samples horizonQuery reads: all of them past maxHorizonJobs
+			jobs, err := h.Jobs(ctx)
+			if err != nil || len(jobs) > maxHorizonJobs {
+				return nil
 			}
+			out := map[string]bool{}
+			for _, j := range jobs {
+				out[j] = true
+			}
+			return out
 		}
 		h.kind = askKind(ctx, h.Client, keep)
 		if ctx.Err() != nil {
@@ -110,6 +112,10 @@ func (h *Horizon) read(ctx context.Context, now time.Time) (time.Time, bool) {
 		h.kindAsked = now
 	}
 	if !h.kind.scrapes {
+		return time.Time{}, false
+	}
+	jobs, err := h.Jobs(ctx)
+	if err != nil || len(jobs) == 0 {
 		return time.Time{}, false
 	}
 	recorded := false
@@ -183,8 +189,8 @@ func horizonOf(v model.Vector, recorded bool, kind serverKind) (time.Time, bool)
 }
 
 // askKind asks whether the server is a Prometheus whose samples come from its scrapes only, whether it evaluates a
-// group's rules in order, and the intervals of its jobs among keep (all where keep is nil) and of its rule groups.
-func askKind(ctx context.Context, c *Client, keep map[string]bool) (k serverKind) {
+// group's rules in order, and the intervals of its jobs among those keep gives (all where nil) and of its rule groups.
+func askKind(ctx context.Context, c *Client, keep func() map[string]bool) (k serverKind) {
 	version, ok, err := c.BuildInfo(ctx)
 	if err != nil || !ok || c.VictoriaMetrics() {
 		return k
@@ -212,7 +218,7 @@ func askKind(ctx context.Context, c *Client, keep map[string]bool) (k serverKind
 		}
 	}
 	k.scrapes, k.orderedRules = true, !strings.Contains(features, ",concurrent-rule-eval,")
-	k.jobIntervals, k.groupIntervals = scrapeIntervals(ctx, c, keep), groupIntervals(ctx, c)
+	k.jobIntervals, k.groupIntervals = scrapeIntervals(ctx, c, keep()), groupIntervals(ctx, c)
 	return k
 }
 
