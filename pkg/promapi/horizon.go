@@ -91,30 +91,28 @@ func (h *Horizon) Final(ctx context.Context, now time.Time) (final time.Time, kn
 
 // read asks the server, under h.mu.
 func (h *Horizon) read(ctx context.Context, now time.Time) (time.Time, bool) {
-	if h.kindAsked.IsZero() || now.Sub(h.kindAsked) >= horizonServerTTL || now.Before(h.kindAsked) {
-		// The jobs are asked only of a server that proved to be a scraping Prometheus (askKind), as before any
-		// interval is read: elsewhere the horizon asks nothing more.
-		keep := func() map[string]bool { // the jobs whose up samples horizonQuery reads: all of them past maxHorizonJobs
-			jobs, err := h.Jobs(ctx)
-			if err != nil || len(jobs) > maxHorizonJobs {
-				return nil
-			}
-			out := map[string]bool{}
-			for _, j := range jobs {
-				out[j] = true
-			}
-			return out
+	stale := h.kindAsked.IsZero() || now.Sub(h.kindAsked) >= horizonServerTTL || now.Before(h.kindAsked)
+	if stale {
+		h.kind = askKind(ctx, h.Client)
+		if ctx.Err() != nil {
+			return time.Time{}, false
 		}
-		h.kind = askKind(ctx, h.Client, keep)
+	}
+	if !h.kind.scrapes {
+		if stale {
+			h.kindAsked = now
+		}
+		return time.Time{}, false
+	}
+	// The jobs, and with the kind the intervals, are asked only of a server that proved a scraping Prometheus.
+	jobs, err := h.Jobs(ctx)
+	if stale {
+		h.kind.jobIntervals, h.kind.groupIntervals = scrapeIntervals(ctx, h.Client, jobSet(jobs, err)), groupIntervals(ctx, h.Client)
 		if ctx.Err() != nil {
 			return time.Time{}, false
 		}
 		h.kindAsked = now
 	}
-	if !h.kind.scrapes {
-		return time.Time{}, false
-	}
-	jobs, err := h.Jobs(ctx)
 	if err != nil || len(jobs) == 0 {
 		return time.Time{}, false
 	}
@@ -188,9 +186,9 @@ func horizonOf(v model.Vector, recorded bool, kind serverKind) (time.Time, bool)
 	return time.UnixMilli(final), true
 }
 
-// askKind asks whether the server is a Prometheus whose samples come from its scrapes only, whether it evaluates a
-// group's rules in order, and the intervals of its jobs among those keep gives (all where nil) and of its rule groups.
-func askKind(ctx context.Context, c *Client, keep func() map[string]bool) (k serverKind) {
+// askKind asks whether the server is a Prometheus whose samples come from its scrapes only and whether it evaluates a
+// group's rules in order; Horizon.read adds the intervals of its jobs and rule groups.
+func askKind(ctx context.Context, c *Client) (k serverKind) {
 	version, ok, err := c.BuildInfo(ctx)
 	if err != nil || !ok || c.VictoriaMetrics() {
 		return k
@@ -218,8 +216,20 @@ func askKind(ctx context.Context, c *Client, keep func() map[string]bool) (k ser
 		}
 	}
 	k.scrapes, k.orderedRules = true, !strings.Contains(features, ",concurrent-rule-eval,")
-	k.jobIntervals, k.groupIntervals = scrapeIntervals(ctx, c, keep()), groupIntervals(ctx, c)
 	return k
+}
+
+// jobSet is the jobs whose up samples horizonQuery reads, as scrapeIntervals keeps them: nil (every job) where they
+// are unknown or more than maxHorizonJobs.
+func jobSet(jobs []string, err error) map[string]bool {
+	if err != nil || len(jobs) > maxHorizonJobs {
+		return nil
+	}
+	out := map[string]bool{}
+	for _, j := range jobs {
+		out[j] = true
+	}
+	return out
 }
 
 // maxIntervalEntries bounds the targets or rule groups read from one targets or rules answer: past it the intervals
