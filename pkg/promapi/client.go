@@ -114,25 +114,32 @@ type envelope struct {
 	IsPartial bool `json:"isPartial"`
 }
 
-// call sends one API request and returns its data and warnings; data is held whole, so call serves the small
-// answers (label values, series of a narrow selector, build info). Range and instant queries stream (stream).
-func (c *Client) call(ctx context.Context, path string, params url.Values, method string) (json.RawMessage, []string, error) {
+// maxStatusAnswer caps what is read of a status answer (buildinfo, flags): a few kB from any Prometheus, and whatever
+// a server that is not one sends, such as a million-series matrix, was held whole.
+const maxStatusAnswer = 1 << 20
+
+// status asks one of the server's status endpoints and returns its data, held whole and so read to at most
+// maxStatusAnswer. Everything larger streams (stream).
+func (c *Client) status(ctx context.Context, path string) (json.RawMessage, error) {
 	var data json.RawMessage
-	warns, err := c.stream(ctx, path, params, method, func(dec *json.Decoder) error { return dec.Decode(&data) })
-	return data, warns, err
+	_, err := c.streamWith(ctx, path, nil, http.MethodGet, maxStatusAnswer, func(br *bufio.Reader, env *envelope) error {
+		return decodeEnvelope(json.NewDecoder(br), env, func(dec *json.Decoder) error { return dec.Decode(&data) })
+	})
+	return data, err
 }
 
 // stream sends one API request and decodes the answer as it arrives, never holding the body: onData is called
 // with the decoder at the start of the data value and must consume it, or return errStop after a limit, which
 // ends the decoding (fields after data, such as warnings, are then not read).
 func (c *Client) stream(ctx context.Context, path string, params url.Values, method string, onData func(*json.Decoder) error) ([]string, error) {
-	return c.streamWith(ctx, path, params, method, func(br *bufio.Reader, env *envelope) error {
+	return c.streamWith(ctx, path, params, method, maxBody, func(br *bufio.Reader, env *envelope) error {
 		return decodeEnvelope(json.NewDecoder(br), env, onData)
 	})
 }
 
-// streamWith is stream with the answer's decoding given: decode reads the envelope into env and its data, from br.
-func (c *Client) streamWith(ctx context.Context, path string, params url.Values, method string, decode func(br *bufio.Reader, env *envelope) error) ([]string, error) {
+// streamWith is stream with the answer's decoding given, reading at most limit bytes of it: decode reads the envelope
+// into env and its data, from br.
+func (c *Client) streamWith(ctx context.Context, path string, params url.Values, method string, limit int64, decode func(br *bufio.Reader, env *envelope) error) ([]string, error) {
 	u := strings.TrimRight(c.BaseURL, "/") + path
 	if c.DenyPartial && params != nil {
 		denyPartial(params)
@@ -171,7 +178,7 @@ func (c *Client) streamWith(ctx context.Context, path string, params url.Values,
 		jsonErr := json.Unmarshal(body, &env)
 		return c.warnings(env), c.apiError(resp.StatusCode, path, env, jsonErr != nil, body)
 	}
-	body := &limitedReader{r: resp.Body, n: maxBody}
+	body := &limitedReader{r: resp.Body, n: limit}
 	br := bufio.NewReader(body)
 	// The head is what to show when the answer is not Prometheus's JSON at all (a login page). It is copied: Peek's
 	// slice is the reader's buffer, which the decoding overwrites with later parts of the answer.
@@ -182,7 +189,7 @@ func (c *Client) streamWith(ctx context.Context, path string, params url.Values,
 	switch {
 	case errors.Is(err, errStop):
 	case body.hit:
-		return nil, &Error{Status: resp.StatusCode, Message: fmt.Sprintf("the answer is larger than %d MB; narrow the query", maxBody>>20)}
+		return nil, &Error{Status: resp.StatusCode, Message: fmt.Sprintf("the answer is larger than %d MB; narrow the query", limit>>20)}
 	case err != nil && ctx.Err() != nil || err != nil && isTimeout(err):
 		return nil, &Error{Status: resp.StatusCode, Message: "reading the answer: " + c.transportMessage(ctx, err)}
 	case err != nil && !bytes.HasPrefix(bytes.TrimSpace(head), []byte("{")):
@@ -241,8 +248,7 @@ func decodeEnvelope(dec *json.Decoder, env *envelope, onData func(*json.Decoder)
 				env.Error = v
 			}
 		default:
-			var skip json.RawMessage
-			if err := dec.Decode(&skip); err != nil {
+			if err := skipValue(dec); err != nil {
 				return err
 			}
 		}
@@ -396,7 +402,7 @@ func (c *Client) queryRange(ctx context.Context, expr string, start, end time.Ti
 	warns, err := c.streamWith(ctx, "/api/v1/query_range", url.Values{
 		"query": {expr}, "start": {formatTime(start)}, "end": {formatTime(end)},
 		"step": {strconv.FormatFloat(step.Seconds(), 'f', -1, 64)},
-	}, c.method(), func(br *bufio.Reader, env *envelope) error {
+	}, c.method(), maxBody, func(br *bufio.Reader, env *envelope) error {
 		s := newScanner(br)
 		return s.envelope(env, func() (err error) {
 			m, truncated, err = s.matrix(budget)
@@ -461,27 +467,35 @@ func (c *Client) labels(ctx context.Context, path, what string, match []string, 
 	return out, warns, nil
 }
 
-// Series lists the label sets of series matching any of the selectors.
-func (c *Client) Series(ctx context.Context, match []string, start, end time.Time) ([]model.Metric, []string, error) {
+// EachSeries calls each with the label set of every series matching any of the selectors, one at a time as the
+// answer arrives, so that what is kept of it is the caller's choice; each returns errStop to end the answer early.
+func (c *Client) EachSeries(ctx context.Context, match []string, start, end time.Time, each func(model.Metric) error) ([]string, error) {
 	params := url.Values{"match[]": match}
 	if !start.IsZero() {
 		params.Set("start", formatTime(start))
 		params.Set("end", formatTime(end))
 	}
-	data, warns, err := c.call(ctx, "/api/v1/series", params, c.method())
-	if err != nil {
-		return nil, warns, err
-	}
-	var out []model.Metric
-	if err := json.Unmarshal(data, &out); err != nil {
-		return nil, warns, &Error{Status: http.StatusOK, Message: "unexpected series answer: " + err.Error()}
-	}
-	return out, warns, nil
+	return c.stream(ctx, "/api/v1/series", params, c.method(), func(dec *json.Decoder) error {
+		if err := expectDelim(dec, '['); err != nil {
+			return err
+		}
+		for dec.More() {
+			var m model.Metric
+			if err := dec.Decode(&m); err != nil {
+				return err
+			}
+			if err := each(m); err != nil {
+				return err
+			}
+		}
+		_, err := dec.Token() // ]
+		return err
+	})
 }
 
 // BuildInfo is the server's /api/v1/status/buildinfo; ok is false for servers without that endpoint.
 func (c *Client) BuildInfo(ctx context.Context) (version string, ok bool, err error) {
-	data, _, err := c.call(ctx, "/api/v1/status/buildinfo", nil, http.MethodGet)
+	data, err := c.status(ctx, "/api/v1/status/buildinfo")
 	if err != nil {
 		var e *Error
 		if errors.As(err, &e) && e.Status != 0 && e.Status != http.StatusUnauthorized && e.Status != http.StatusForbidden && e.Status < 500 {

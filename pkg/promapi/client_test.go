@@ -221,3 +221,41 @@ func TestCutAnswerShowsNoSliceOfIt(t *testing.T) {
 		t.Fatalf("the error does not say the answer was cut by the timeout: %v", err)
 	}
 }
+
+// TestStatusAnswersAreBounded: buildinfo and flags are a few kB from any Prometheus; whatever else answers them is
+// read to maxStatusAnswer and then dropped (a server without build info), not read whole up to a query's maxBody.
+func TestStatusAnswersAreBounded(t *testing.T) {
+	const chunk, total = 64 << 10, 64 << 20
+	written := make(chan int, 1)
+	srv := fakeProm(t, func(w http.ResponseWriter, r *http.Request) bool {
+		if r.URL.Path != "/api/v1/status/buildinfo" {
+			return false
+		}
+		w.Header().Set("Content-Type", "application/json")
+		n, _ := w.Write([]byte(`{"status":"success","data":{"version":"3.16.0","padding":"`))
+		pad := []byte(strings.Repeat("x", chunk))
+		for n < total {
+			m, err := w.Write(pad)
+			n += m
+			if err != nil {
+				break
+			}
+		}
+		_, _ = w.Write([]byte(`"}}`))
+		written <- n
+		return true
+	})
+	version, ok, err := (&Client{BaseURL: srv.URL, HTTP: &http.Client{Timeout: time.Minute}}).BuildInfo(context.Background())
+	if err != nil || ok || version != "" {
+		t.Errorf("BuildInfo = %q (ok %v), err %v; want no build info and no error", version, ok, err)
+	}
+	select {
+	case n := <-written:
+		// What the client did not read stays in the sockets' buffers, a few MB on loopback at most.
+		if n > total/2 {
+			t.Errorf("the client read %d MB of a status answer before giving up, want about %d MB", n>>20, maxStatusAnswer>>20)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the server's write never ended: the client neither read the answer nor closed the connection")
+	}
+}

@@ -374,24 +374,36 @@ func (ev *Evaluator) cacheConfigs(ctx context.Context, q query.Query, held []str
 	if out, ok := ev.configs.get(key, start, end, time.Now()); ok {
 		return out, nil
 	}
-	series, _, err := ev.Client.Series(ctx, sels, start, end)
-	if err != nil {
-		return nil, err
-	}
-	defer func() { ev.configs.put(key, start, end, time.Now(), out) }()
 	set := map[CacheConfig]bool{}
-	for _, s := range series {
+	tooMany := false
+	_, err = ev.Client.EachSeries(ctx, sels, start, end, func(s model.Metric) error {
 		c := CacheConfig{NumGPUBlocks: string(s["num_gpu_blocks"]), BlockSize: string(s["block_size"])}
 		if !set[c] {
+			if len(out) == maxCacheConfigs {
+				tooMany = true
+				return errStop
+			}
 			set[c] = true
 			out = append(out, c)
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
+	if tooMany {
+		return nil, &Error{Message: fmt.Sprintf("the selected endpoints hold more than %d cache configurations (num_gpu_blocks, block_size); select fewer endpoints", maxCacheConfigs)}
+	}
+	defer func() { ev.configs.put(key, start, end, time.Now(), out) }()
 	sort.Slice(out, func(i, j int) bool {
 		return out[i].NumGPUBlocks+"/"+out[i].BlockSize < out[j].NumGPUBlocks+"/"+out[j].BlockSize
 	})
 	return out, nil
 }
+
+// maxCacheConfigs bounds the distinct cache configurations a KV-pool query writes into its PromQL, a term each: a
+// fleet whose engines profiled their memory apart holds about one per engine.
+const maxCacheConfigs = 4096
 
 // configCache keeps cacheConfigs' answers for DefaultNamesTTL: every refresh of the capacity panels asked the server
 // for the series of every engine's cache_config_info over the whole range (a tenth of Prometheus mode's CPU on a

@@ -2,9 +2,11 @@ package promapi
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -53,5 +55,28 @@ func TestCacheConfigsAreReused(t *testing.T) {
 		if n := asked.Load(); n != tc.asks {
 			t.Errorf("call %d: the server asked %d times in all, want %d", i, n, tc.asks)
 		}
+	}
+}
+
+// TestCacheConfigsAreBounded: a server listing more distinct cache configurations than one KV-pool query may write
+// into its PromQL gets a clear error, read one series at a time, instead of a query with a term for each.
+func TestCacheConfigsAreBounded(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"status":"success","data":[`))
+		for i := range maxCacheConfigs + 10 {
+			if i > 0 {
+				_, _ = w.Write([]byte(","))
+			}
+			fmt.Fprintf(w, `{"__name__":"vllm:cache_config_info","num_gpu_blocks":"%d","block_size":"16"}`, i)
+		}
+		_, _ = w.Write([]byte(`]}`))
+	}))
+	t.Cleanup(srv.Close)
+	ev := &Evaluator{Client: &Client{BaseURL: srv.URL, HTTP: &http.Client{Timeout: time.Minute}}}
+	end := time.Now()
+	got, err := ev.cacheConfigs(context.Background(), query.Query{}, []string{"vllm:cache_config_info"}, end.Add(-time.Hour), end)
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("more than %d cache configurations", maxCacheConfigs)) {
+		t.Fatalf("cacheConfigs = %d configurations, err %v; want the bound's error", len(got), err)
 	}
 }

@@ -196,7 +196,7 @@ func askKind(ctx context.Context, c *Client) (k serverKind) {
 	if major, err := strconv.Atoi(strings.SplitN(version, ".", 2)[0]); err != nil || major < 2 {
 		return k // Thanos (0.x) and Cortex (1.x) answer buildinfo too
 	}
-	data, _, err := c.call(ctx, "/api/v1/status/flags", nil, http.MethodGet)
+	data, err := c.status(ctx, "/api/v1/status/flags")
 	if err != nil {
 		return k // Mimir answers buildinfo with its own 2.x but has no flags
 	}
