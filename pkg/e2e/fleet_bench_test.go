@@ -622,8 +622,8 @@ func logServerTimes(b *testing.B, path string, within [][2]time.Time) {
 	}
 	defer func() { _ = f.Close() }()
 	type entry struct {
-		Time   time.Time `json:"time"` // Prometheus 3 (slog)
-		TS     time.Time `json:"ts"`   // Prometheus 2
+		Time time.Time `json:"time"` // Prometheus 3 (slog)
+		TS   time.Time `json:"ts"`   // Prometheus 2
 		// RuleGroup marks a rule's evaluation, which the query log holds too: counted apart, as what the
 		// refreshes competed with.
 		RuleGroup *struct {
