@@ -69,3 +69,19 @@ func BenchmarkRateSteps(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkRatesOf rates an endpoint's selection as a cold hour does: 200 counters (histogram buckets) scraped
+// together every 5 s for an hour, at 240 steps over a 5-minute window; ns per series.
+func BenchmarkRatesOf(b *testing.B) {
+	series := make([][]Point, 200)
+	for k := range series {
+		for i := range 720 {
+			series[k] = append(series[k], Point{T: 1_700_000_000_000 + int64(i)*5000, V: float64(1000 + i*(k%17))})
+		}
+	}
+	steps := Steps(1_700_000_000_000, 1_700_000_000_000+3_600_000, 15_000)
+	for b.Loop() {
+		_ = RatesOf(series, steps, 300_000)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(series)), "ns/series")
+}

@@ -93,6 +93,7 @@ func RatesOf(series [][]Point, steps []int64, window int64) []StepRates {
 		n, words = n+hi-lo, words+(hi-lo+63)/64
 	}
 	v, has := make([]float64, n), make([]uint64, words)
+	edges := make([]stepEdges, len(steps))
 	for i, pts := range series {
 		r := &out[i]
 		n, words := ends[i]-r.off, (ends[i]-r.off+63)/64
@@ -101,7 +102,7 @@ func RatesOf(series [][]Point, steps []int64, window int64) []StepRates {
 		}
 		r.v, r.has = v[:n:n], has[:words:words]
 		v, has = v[n:], has[words:]
-		RateSteps(pts, steps[r.off:ends[i]], window, func(i int, x float64) {
+		rateSteps(pts, steps[r.off:ends[i]], window, edges[r.off:ends[i]], func(i int, x float64) {
 			r.v[i] = x
 			r.has[i/64] |= 1 << (i % 64)
 		})

@@ -2,6 +2,9 @@ package derive
 
 import (
 	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -164,5 +167,60 @@ func TestWindowRateMatchesRateSteps(t *testing.T) {
 	}
 	if checked < 250 {
 		t.Fatalf("only %d windows checked", checked)
+	}
+}
+
+// TestRatesOfSharedEdgesMatchRateSteps holds RatesOf, which reuses a step's window edges across the series of a
+// selection, to RateSteps of each series alone, bit for bit: an endpoint's series scraped together (shared
+// timestamps with jitter), some younger or with missed scrapes, first values around the counter's zero clamp
+// (where the kept factor must not be taken), and values from zero and subnormals to beyond any counter, Inf and NaN.
+func TestRatesOfSharedEdgesMatchRateSteps(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 5))
+	firsts := []float64{0, 5e-324, 1e-300, 1, 3e305, math.MaxFloat64, math.Inf(1), math.NaN(), -1}
+	for trial := range 200 {
+		var ts []int64
+		at := int64(1_700_000_000_000)
+		for range 100 + r.IntN(200) {
+			at += 4000 + r.Int64N(2000)
+			ts = append(ts, at)
+		}
+		series := make([][]Point, 1+r.IntN(40))
+		for k := range series {
+			step := float64(r.IntN(50))
+			if r.IntN(4) == 0 {
+				step = r.Float64() * 7
+			}
+			var v float64
+			switch x := r.IntN(10); {
+			case x < 6: // about where the clamp starts to apply at some steps
+				v = step * r.Float64() * 1.2
+				if r.IntN(2) == 0 {
+					v = math.Round(v)
+				}
+			default:
+				v = firsts[r.IntN(len(firsts))]
+			}
+			for j := r.IntN(len(ts) / 2); j < len(ts); j++ {
+				if r.IntN(30) == 0 {
+					continue // a missed scrape
+				}
+				if r.IntN(200) == 0 {
+					v = 0 // a restart
+				}
+				series[k] = append(series[k], Point{T: ts[j], V: v})
+				v += step
+			}
+		}
+		window := []int64{60_000, 300_000}[r.IntN(2)]
+		steps := Steps(ts[0]-r.Int64N(60_000), ts[len(ts)-1]+r.Int64N(60_000), 15_000)
+		rates := RatesOf(series, steps, window)
+		for k, pts := range series {
+			var want, got []string
+			RateSteps(pts, steps, window, func(i int, v float64) { want = append(want, fmt.Sprintf("%d:%x", i, math.Float64bits(v))) })
+			rates[k].Each(func(i int, v float64) { got = append(got, fmt.Sprintf("%d:%x", i, math.Float64bits(v))) })
+			if !slices.Equal(got, want) {
+				t.Fatalf("trial %d series %d (first %v): RatesOf %v, RateSteps %v", trial, k, pts[0].V, got, want)
+			}
+		}
 	}
 }
