@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/inferscope/inferscope-vllm/pkg/derive"
 	"github.com/inferscope/inferscope-vllm/pkg/exposition"
 )
 
@@ -154,5 +155,35 @@ func BenchmarkMemory256x1h(b *testing.B) {
 		b.ReportMetric(float64(pts)/endpoints/scrapesPerHour, "series/endpoint")
 		b.ReportMetric(float64(elapsed.Nanoseconds())/(endpoints*scrapesPerHour), "ns/append+sim")
 		runtime.KeepAlive(s)
+	}
+}
+
+// BenchmarkDecode decodes one block's stream of an integer counter (blockRows points) per op, by its steps: a
+// histogram bucket at a few requests a scrape (±63, the three shortest codes), a token counter (thousands a scrape)
+// and a counter that jumps by millions (the longest code); ns per point.
+func BenchmarkDecode(b *testing.B) {
+	for _, bc := range []struct {
+		name string
+		step int64
+	}{{"bucket", 30}, {"tokens", 20_000}, {"jumps", 1 << 30}} {
+		b.Run(bc.name, func(b *testing.B) {
+			var a valueAppender
+			a.reset()
+			rng := newRand(1)
+			rows := make([]int64, blockRows)
+			v := int64(1_000_000)
+			for i := range rows {
+				rows[i] = int64(i) * 5000
+				a.append(float64(v), i)
+				v += rng.Int64N(bc.step + 1)
+			}
+			st := stream{bits: a.buf, n: len(rows), rowTS: rows}
+			dst := make([]derive.Point, 0, len(rows))
+			for b.Loop() {
+				s := st // decode advances its rows
+				dst = s.decode(dst[:0], math.MinInt64, math.MaxInt64)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(rows)), "ns/point")
+		})
 	}
 }

@@ -316,12 +316,20 @@ func (st *stream) decode(dst []derive.Point, lo, hi int64) []derive.Point {
 	r.init(st.bits)
 	for i := 0; i < st.n; i++ {
 		var v float64
-		if zz, used, ok := shortCode(r.br.buf); ok && r.mode == modeInt && r.started && r.br.n >= 10 {
-			// A counter's or a bucket's commonest steps are read here, without next's call (it does not inline).
-			r.br.buf <<= used
-			r.br.n -= used
-			r.prev += uint64(unzigzag(zz)) // #nosec G115 -- stores the bit pattern of an int64 delta
-			v = float64(int64(r.prev))     // #nosec G115 -- reinterprets the stored bit pattern of an int64
+		if r.mode == modeInt && r.started {
+			// A counter's or a bucket's steps up to ±2^19 are read here, without next's call (it does not inline):
+			// token counters and busy buckets step by more than ±63.
+			if r.br.n < maxShortCode {
+				r.br.refill()
+			}
+			if zz, used, ok := shortCode(r.br.buf); ok && used <= r.br.n {
+				r.br.buf <<= used
+				r.br.n -= used
+				r.prev += uint64(unzigzag(zz)) // #nosec G115 -- stores the bit pattern of an int64 delta
+				v = float64(int64(r.prev))     // #nosec G115 -- reinterprets the stored bit pattern of an int64
+			} else {
+				v = r.next()
+			}
 		} else {
 			v = r.next()
 		}

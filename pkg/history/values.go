@@ -199,6 +199,16 @@ func (r *valueReader) next() float64 {
 // getDelta reads a putDelta code. Its prefix (0, 10, 110, 1110, 11110, 11111) is read at once by counting the
 // leading ones: a counter's value costs one prefix lookup instead of up to five single-bit reads.
 func (r *valueReader) getDelta() int64 {
+	// All but the longest code are read from the buffer at once, refilled first; the prefix count serves that one
+	// and a stream cut short.
+	if r.br.n < maxShortCode {
+		r.br.refill()
+	}
+	if zz, used, ok := shortCode(r.br.buf); ok && used <= r.br.n {
+		r.br.buf <<= used
+		r.br.n -= used
+		return unzigzag(zz)
+	}
 	ones := r.br.leadingOnes(5)
 	var zz uint64
 	switch ones {
@@ -218,10 +228,10 @@ func (r *valueReader) getDelta() int64 {
 	return unzigzag(zz)
 }
 
-// shortCode decodes the putDelta code at the top of b (a reader's buffer, at least 10 bits valid) when it is one
-// of the three shortest, a counter's or a histogram bucket's commonest steps: '0' unchanged, '10' ±1–4, '110' up
-// to ±63. It returns the zigzag and how many bits the code used, or ok false. It inlines where valueReader.next
-// does not, so a stream's decode loop reads those values without a call.
+// shortCode decodes the putDelta code at the top of b (a reader's buffer) when it is one of all but the longest:
+// '0' unchanged, '10' ±1–4, '110' up to ±63, '1110' up to ±4095, '11110' up to ±2^19. It returns the zigzag and how
+// many bits the code used (at most maxShortCode), or ok false; the caller checks that the buffer holds that many.
+// It inlines where valueReader.next does not, so a stream's decode loop reads those values without a call.
 func shortCode(b uint64) (zz uint64, used uint8, ok bool) {
 	switch {
 	case b>>63 == 0:
@@ -230,9 +240,16 @@ func shortCode(b uint64) (zz uint64, used uint8, ok bool) {
 		return (b>>59)&7 + 1, 5, true
 	case b>>61 == 0b110:
 		return (b >> 54) & 0x7f, 10, true
+	case b>>60 == 0b1110:
+		return (b >> 47) & 0x1fff, 17, true
+	case b>>59 == 0b11110:
+		return (b >> 39) & 0xfffff, maxShortCode, true
 	}
 	return 0, 0, false
 }
+
+// maxShortCode is the longest code shortCode reads, in bits.
+const maxShortCode = 25
 
 // unzigzag is the integer a putDelta zigzag stands for.
 func unzigzag(zz uint64) int64 {
