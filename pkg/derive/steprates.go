@@ -2,7 +2,9 @@ package derive
 
 import (
 	"math/bits"
+	"slices"
 	"sort"
+	"sync"
 )
 
 // StepRates is a counter series' rate at each step of a grid (RateSteps), which a rate read keeps in place of the
@@ -93,7 +95,11 @@ func RatesOf(series [][]Point, steps []int64, window int64) []StepRates {
 		n, words = n+hi-lo, words+(hi-lo+63)/64
 	}
 	v, has := make([]float64, n), make([]uint64, words)
-	edges := make([]stepEdges, len(steps))
+	// A cold hour rates thousands of selections: their edges come from a pool, cleared, rather than allocated each.
+	kept := edgesPool.Get().(*[]stepEdges)
+	edges := slices.Grow((*kept)[:0], len(steps))[:len(steps)]
+	clear(edges)
+	defer func() { *kept = edges; edgesPool.Put(kept) }()
 	for i, pts := range series {
 		r := &out[i]
 		n, words := ends[i]-r.off, (ends[i]-r.off+63)/64
@@ -109,6 +115,9 @@ func RatesOf(series [][]Point, steps []int64, window int64) []StepRates {
 	}
 	return out
 }
+
+// edgesPool holds RatesOf's per-step window edges between calls.
+var edgesPool = sync.Pool{New: func() any { return new([]stepEdges) }}
 
 // rateSpan is the steps [lo, hi) at which points can give a rate: a step's window (end-window, end] must hold two
 // of them, so its end is at or after the second point and end-window before the newest.
