@@ -1,6 +1,7 @@
 package history
 
 import (
+	"bytes"
 	"encoding/binary"
 	"math/bits"
 	"unsafe"
@@ -163,6 +164,17 @@ func (h *headBlock) stream(id int32) (stream, bool) {
 	return st, true
 }
 
+// sameStream reports whether series x and y have the same points in the head: the same rows and the same value
+// bits. Series with explicit timestamps or row gaps are never the same (rare, and not worth comparing).
+func (h *headBlock) sameStream(x, y int32) bool {
+	nx, ny := h.points(x), h.points(y)
+	if nx == 0 || ny == 0 {
+		return nx == ny
+	}
+	sx, sy := &h.series[x], &h.series[y]
+	return nx == ny && sx.first == sy.first && sx.x == nil && sy.x == nil && bytes.Equal(sx.buf, sy.buf)
+}
+
 // seal copies the head into an immutable block. The head is left untouched.
 func (h *headBlock) seal() *block {
 	last := -1
@@ -252,12 +264,27 @@ func (h *headBlock) points(id int32) int {
 	return int(h.series[id].n)
 }
 
+// sameStream reports whether series x and y have the same points in the block: equal streams (header, rows and
+// value bits) decode to equal points. Streams with explicit timestamps are never the same.
+func (b *block) sameStream(x, y int32) bool {
+	dx, dy := b.streamBytes(x), b.streamBytes(y)
+	if len(dx) == 0 || len(dy) == 0 {
+		return len(dx) == len(dy)
+	}
+	return dx[1]&flagOwnTS == 0 && bytes.Equal(dx, dy)
+}
+
+// streamBytes is series id's stream in the block as stored, empty if it has none.
+func (b *block) streamBytes(id int32) []byte {
+	if id < 0 || int(id)+1 >= len(b.off) {
+		return nil
+	}
+	return b.data[b.off[id]:b.off[id+1]]
+}
+
 // stream returns series id's points in the block.
 func (b *block) stream(id int32) (stream, bool) {
-	if id < 0 || int(id)+1 >= len(b.off) {
-		return stream{}, false
-	}
-	d := b.data[b.off[id]:b.off[id+1]]
+	d := b.streamBytes(id)
 	if len(d) == 0 {
 		return stream{}, false
 	}

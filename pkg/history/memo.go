@@ -98,7 +98,7 @@ func (m *memo) keepShared(s *Store, key sharedKey, sel sharedSelection) {
 	cost := sharedSelectionSize + int64(len(key.name)+len(key.filter))
 	for i := range sel.series {
 		cost += 80 + memoPointSize*int64(len(sel.series[i].Points))
-		if r := sel.series[i].Rates; r != nil {
+		if r := sel.series[i].Rates; r != nil && (i == 0 || r != sel.series[i-1].Rates) {
 			cost += r.Bytes()
 		}
 	}
@@ -125,18 +125,22 @@ func (m *memo) lookupRates(key rateKey, ids []int32, got []*derive.StepRates) in
 	return memoized(m.rates[key], ids, got)
 }
 
-// keepRates memoizes rates[i] as the rates of ids[i] for key while the store's memo budget allows.
-func (m *memo) keepRates(s *Store, key rateKey, ids []int32, rates []derive.StepRates) {
+// keepRates memoizes rates[i] as the rates of ids[i] for key while the store's memo budget allows. Rates shared
+// by consecutive series (rateMissing) are counted once.
+func (m *memo) keepRates(s *Store, key rateKey, ids []int32, rates []*derive.StepRates) {
 	var cost int64
-	for i := range rates {
-		cost += memoSeriesSize + rates[i].Bytes()
+	for i, r := range rates {
+		cost += memoSeriesSize
+		if i == 0 || r != rates[i-1] {
+			cost += r.Bytes()
+		}
 	}
 	if !reserve(&s.ratesBytes, cost, s.memoMax) {
 		return
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	put(&m.rates, key, ids, func(i int) *derive.StepRates { return &rates[i] })
+	put(&m.rates, key, ids, func(i int) *derive.StepRates { return rates[i] })
 	m.rateBytes += cost
 }
 

@@ -91,23 +91,7 @@ func (ep *endpoint) rateSelection(name string, from, to int64, steps []int64, wi
 		found += ep.rateByCursors(p, steps, window, key, got)
 	}
 	if found < len(p.ids) {
-		var missing selection
-		missing.name, missing.lo, missing.hi, missing.blocks, missing.withHead = p.name, p.lo, p.hi, p.blocks, p.withHead
-		var at []int
-		for i, id := range p.ids {
-			if got[i] == nil {
-				missing.ids, missing.counts = append(missing.ids, id), append(missing.counts, p.counts[i])
-				at = append(at, i)
-			}
-		}
-		// The points are not kept, only their rates: the query's other reads at these steps take the rates, and
-		// an hour's points are six times their size. So they are not even copied out of the decoding's buffer.
-		var rates []derive.StepRates
-		ep.withPoints(missing, missing.lo, func(pts [][]derive.Point) { rates = derive.RatesOf(pts, steps, window) })
-		for j, i := range at {
-			got[i] = &rates[j]
-		}
-		ep.memo.keepRates(ep.st, key, missing.ids, rates)
+		ep.rateMissing(p, steps, window, key, got)
 	}
 	out := make([]Series, 0, len(p.ids))
 	for i, id := range p.ids {
@@ -117,6 +101,46 @@ func (ep *endpoint) rateSelection(name string, from, to int64, steps []int64, wi
 		out = append(out, Series{Name: ep.series[id].id.name, Labels: ep.labels(id), Rates: got[i]})
 	}
 	return out, p, true
+}
+
+// rateMissing fills got[i], where nil, with p.ids[i]'s rates at steps from its points, and memoizes them under key.
+// A series whose streams equal those of the series rated before it has the same points, so it shares that series'
+// rates rather than being decoded and rated again: a histogram's buckets above its largest observation all hold its
+// count, those below its smallest hold zero, and at fleet scale half the bucket series of an hour are such copies.
+func (ep *endpoint) rateMissing(p selection, steps []int64, window int64, key rateKey, got []*derive.StepRates) {
+	var distinct selection
+	distinct.name, distinct.lo, distinct.hi, distinct.blocks, distinct.withHead = p.name, p.lo, p.hi, p.blocks, p.withHead
+	var ids []int32
+	var at, of []int // got[at[j]] is ids[j]'s, rated as distinct.ids[of[j]]
+	for i, id := range p.ids {
+		if got[i] != nil {
+			continue
+		}
+		if len(ids) == 0 || !ep.sameStreams(p, ids[len(ids)-1], id) {
+			distinct.ids, distinct.counts = append(distinct.ids, id), append(distinct.counts, p.counts[i])
+		}
+		ids, at, of = append(ids, id), append(at, i), append(of, len(distinct.ids)-1)
+	}
+	// The points are not kept, only their rates: the query's other reads at these steps take the rates, and
+	// an hour's points are six times their size. So they are not even copied out of the decoding's buffer.
+	var rates []derive.StepRates
+	ep.withPoints(distinct, distinct.lo, func(pts [][]derive.Point) { rates = derive.RatesOf(pts, steps, window) })
+	kept := make([]*derive.StepRates, len(ids))
+	for j, i := range at {
+		got[i] = &rates[of[j]]
+		kept[j] = got[i]
+	}
+	ep.memo.keepRates(ep.st, key, ids, kept)
+}
+
+// sameStreams reports whether series x and y have the same points in p's blocks and, if p reads it, the head.
+func (ep *endpoint) sameStreams(p selection, x, y int32) bool {
+	for _, b := range p.blocks {
+		if !b.sameStream(x, y) {
+			return false
+		}
+	}
+	return !p.withHead || ep.head.sameStream(x, y)
 }
 
 // rateByCursors fills got[i], where nil, with p.ids[i]'s rates at steps from its rate cursor (cursor.go), and
@@ -140,9 +164,11 @@ func (ep *endpoint) rateByCursors(p selection, steps []int64, window int64, key 
 		rates = append(rates, buf.Of(v, has, points))
 	}
 	ep.cursors.mu.Unlock()
+	kept := make([]*derive.StepRates, len(rates))
 	for j, i := range at {
 		got[i] = &rates[j]
+		kept[j] = got[i]
 	}
-	ep.memo.keepRates(ep.st, key, ids, rates)
+	ep.memo.keepRates(ep.st, key, ids, kept)
 	return len(ids)
 }

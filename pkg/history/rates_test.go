@@ -2,6 +2,7 @@ package history
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/inferscope/inferscope-vllm/pkg/derive"
@@ -183,5 +184,62 @@ func TestSelectRatesSharedHandsOnTheSelection(t *testing.T) {
 			t.Errorf("instant read %d: match ran %d times, %d matched, %d series; want %d as SelectLatest, match run on the first read only",
 				round, calls, matched, len(got), len(wantLatest))
 		}
+	}
+}
+
+// TestSelectRatesShareIdenticalSeries rates a histogram over two sealed blocks and the head whose buckets above its
+// largest observation hold its count and those below its smallest hold zero: each run of buckets with equal
+// streams is rated once and shares those rates, counted once in the memo's bytes, while a bucket that differs from
+// its neighbour only in the head, or only by a missed scrape, gets its own; every answer equals the rates of the
+// series' own points.
+func TestSelectRatesShareIdenticalSeries(t *testing.T) {
+	s := New(Options{MaxBytes: -1})
+	const name = "x_bucket"
+	const scrapes = 2*blockRows + 30
+	for i := int64(1); i <= scrapes; i++ {
+		count := 3 * i
+		if i > 2*blockRows+20 {
+			count += i % 4 // observations above 1 s reach le="5" only in the head
+		}
+		var b strings.Builder
+		b.WriteString("# TYPE x histogram\n")
+		fmt.Fprintf(&b, "x_bucket{le=\"0.1\"} 0\nx_bucket{le=\"0.5\"} 0\nx_bucket{le=\"1\"} %d\n", 3*i-i%3)
+		fmt.Fprintf(&b, "x_bucket{le=\"2\"} %d\n", 3*i)
+		if i != blockRows/2 { // le="3" misses one scrape of the first block
+			fmt.Fprintf(&b, "x_bucket{le=\"3\"} %d\n", 3*i)
+		}
+		fmt.Fprintf(&b, "x_bucket{le=\"4\"} %d\nx_bucket{le=\"5\"} %d\nx_bucket{le=\"+Inf\"} %d\n", 3*i, count, count)
+		fmt.Fprintf(&b, "x_sum %d\nx_count %d\n", count, count)
+		s.Append("ep", i*5000, parseText(t, b.String()))
+	}
+	to := int64(scrapes * 5000)
+	steps := derive.Steps(to-3_600_000+300_000, to, 15_000)
+	from := steps[0] - 300_000
+	got, ok := s.SelectRates("ep", name, from, to, steps, 300_000, nil, 0)
+	if !ok || len(got) != 8 {
+		t.Fatalf("SelectRates: %d series, fits %v", len(got), ok)
+	}
+	pts := map[string][]derive.Point{}
+	for _, sr := range s.Select("ep", name, from, to, nil) {
+		pts[seriesKey(sr.Name, sr.Labels)] = sr.Points
+	}
+	if have, want := ratesGot(got), ratesOf(pts, steps, 300_000); fmt.Sprint(have) != fmt.Sprint(want) {
+		t.Fatalf("rates differ from the points' own:\n got %v\nwant %v", have, want)
+	}
+	// Which bucket shares the rates of the one before it: le 0.5 those of 0.1, +Inf those of 5; 3 differs from 2 by
+	// its missed scrape, 5 from 4 in the head.
+	want := []bool{false, true, false, false, false, false, false, true}
+	var distinct int64
+	for i := range got {
+		shared := i > 0 && got[i].Rates == got[i-1].Rates
+		if shared != want[i] {
+			t.Errorf("le=%s: shares the rates before it %v, want %v", got[i].Labels.Get("le"), shared, want[i])
+		}
+		if !shared {
+			distinct += got[i].Rates.Bytes()
+		}
+	}
+	if held, want := s.ratesBytes.Load(), distinct+8*memoSeriesSize; held != want {
+		t.Errorf("the memo counts %d bytes for the rates, want %d (shared rates once)", held, want)
 	}
 }
