@@ -145,10 +145,12 @@ func (ep *endpoint) sameStreams(p selection, x, y int32) bool {
 
 // rateByCursors fills got[i], where nil, with p.ids[i]'s rates at steps from its rate cursor (cursor.go), and
 // memoizes them under key for the refresh's other queries; it returns how many it filled. The others are left nil,
-// to be rated from their points.
+// to be rated from their points. A series whose streams in p's blocks equal those of the series rated before it
+// has its rates (see rateMissing), and its cursor stays where it is: a new step reads the head and perhaps the last
+// block, so the comparison is short.
 func (ep *endpoint) rateByCursors(p selection, steps []int64, window int64, key rateKey, got []*derive.StepRates) int {
 	v, has := make([]float64, len(steps)), make([]bool, len(steps))
-	ids, at := make([]int32, 0, len(p.ids)), make([]int, 0, len(p.ids))
+	ids, at, of := make([]int32, 0, len(p.ids)), make([]int, 0, len(p.ids)), make([]int, 0, len(p.ids))
 	rates, buf := make([]derive.StepRates, 0, len(p.ids)), derive.NewStepRatesBuf(len(p.ids), len(steps))
 	ep.cursors.mu.Lock()
 	slots := ep.slots(window)
@@ -156,17 +158,21 @@ func (ep *endpoint) rateByCursors(p selection, steps []int64, window int64, key 
 		if got[i] != nil || int(id) >= len(slots) {
 			continue
 		}
+		if len(ids) > 0 && ep.sameStreams(p, ids[len(ids)-1], id) {
+			ids, at, of = append(ids, id), append(at, i), append(of, of[len(of)-1])
+			continue
+		}
 		points, st := ep.cursorRates(&slots[id], id, p.lo, p.hi, steps, window, v, has)
 		if st != cursorRated {
 			continue
 		}
-		ids, at = append(ids, id), append(at, i)
+		ids, at, of = append(ids, id), append(at, i), append(of, len(rates))
 		rates = append(rates, buf.Of(v, has, points))
 	}
 	ep.cursors.mu.Unlock()
-	kept := make([]*derive.StepRates, len(rates))
+	kept := make([]*derive.StepRates, len(ids))
 	for j, i := range at {
-		got[i] = &rates[j]
+		got[i] = &rates[of[j]]
 		kept[j] = got[i]
 	}
 	ep.memo.keepRates(ep.st, key, ids, kept)

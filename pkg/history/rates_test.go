@@ -187,19 +187,19 @@ func TestSelectRatesSharedHandsOnTheSelection(t *testing.T) {
 	}
 }
 
-// TestSelectRatesShareIdenticalSeries rates a histogram over two sealed blocks and the head whose buckets above its
-// largest observation hold its count and those below its smallest hold zero: each run of buckets with equal
-// streams is rated once and shares those rates, counted once in the memo's bytes, while a bucket that differs from
-// its neighbour only in the head, or only by a missed scrape, gets its own; every answer equals the rates of the
-// series' own points.
+// TestSelectRatesShareIdenticalSeries rates a histogram whose buckets above its largest observation hold its count
+// and those below its smallest hold zero, over two sealed blocks and the head, cold and then at each new step (the
+// rate cursors): each run of buckets with equal streams in the blocks read is rated once and shares those rates,
+// counted once in the memo's bytes, while a bucket that differs from its neighbour (in the head, or by a scrape it
+// missed) gets its own; every answer equals the rates of the series' own points.
 func TestSelectRatesShareIdenticalSeries(t *testing.T) {
 	s := New(Options{MaxBytes: -1})
-	const name = "x_bucket"
-	const scrapes = 2*blockRows + 30
-	for i := int64(1); i <= scrapes; i++ {
+	const name, window = "x_bucket", 300_000
+	const diverge = 2*blockRows + 20 // from here observations above 4 s reach le="5" but not le="4"
+	scrape := func(i int64) {
 		count := 3 * i
-		if i > 2*blockRows+20 {
-			count += i % 4 // observations above 1 s reach le="5" only in the head
+		if i > diverge {
+			count += i % 4
 		}
 		var b strings.Builder
 		b.WriteString("# TYPE x histogram\n")
@@ -212,34 +212,56 @@ func TestSelectRatesShareIdenticalSeries(t *testing.T) {
 		fmt.Fprintf(&b, "x_sum %d\nx_count %d\n", count, count)
 		s.Append("ep", i*5000, parseText(t, b.String()))
 	}
-	to := int64(scrapes * 5000)
-	steps := derive.Steps(to-3_600_000+300_000, to, 15_000)
-	from := steps[0] - 300_000
-	got, ok := s.SelectRates("ep", name, from, to, steps, 300_000, nil, 0)
-	if !ok || len(got) != 8 {
-		t.Fatalf("SelectRates: %d series, fits %v", len(got), ok)
-	}
-	pts := map[string][]derive.Point{}
-	for _, sr := range s.Select("ep", name, from, to, nil) {
-		pts[seriesKey(sr.Name, sr.Labels)] = sr.Points
-	}
-	if have, want := ratesGot(got), ratesOf(pts, steps, 300_000); fmt.Sprint(have) != fmt.Sprint(want) {
-		t.Fatalf("rates differ from the points' own:\n got %v\nwant %v", have, want)
-	}
-	// Which bucket shares the rates of the one before it: le 0.5 those of 0.1, +Inf those of 5; 3 differs from 2 by
-	// its missed scrape, 5 from 4 in the head.
-	want := []bool{false, true, false, false, false, false, false, true}
-	var distinct int64
-	for i := range got {
-		shared := i > 0 && got[i].Rates == got[i-1].Rates
-		if shared != want[i] {
-			t.Errorf("le=%s: shares the rates before it %v, want %v", got[i].Labels.Get("le"), shared, want[i])
+	// read rates name at steps and checks them against the points' own, and which buckets share the rates of the
+	// one before them against want (nil: those whose points in the range equal the one's before them).
+	read := func(steps []int64, want []bool) {
+		t.Helper()
+		from, to := steps[0]-window, steps[len(steps)-1]
+		got, ok := s.SelectRates("ep", name, from, to, steps, window, nil, 0)
+		if !ok || len(got) != 8 {
+			t.Fatalf("SelectRates at %d: %d series, fits %v", to, len(got), ok)
 		}
-		if !shared {
-			distinct += got[i].Rates.Bytes()
+		pts := map[string][]derive.Point{}
+		for _, sr := range s.Select("ep", name, from, to, nil) {
+			pts[seriesKey(sr.Name, sr.Labels)] = sr.Points
+		}
+		if have, want := ratesGot(got), ratesOf(pts, steps, window); fmt.Sprint(have) != fmt.Sprint(want) {
+			t.Fatalf("rates at %d differ from the points' own:\n got %v\nwant %v", to, have, want)
+		}
+		if want == nil {
+			want = make([]bool, len(got))
+			for i := 1; i < len(got); i++ {
+				want[i] = fmt.Sprint(pts[seriesKey(name, got[i].Labels)]) == fmt.Sprint(pts[seriesKey(name, got[i-1].Labels)])
+			}
+		}
+		var distinct int64
+		for i := range got {
+			shared := i > 0 && got[i].Rates == got[i-1].Rates
+			if shared != want[i] {
+				t.Errorf("at %d, le=%s: shares the rates before it %v, want %v", to, got[i].Labels.Get("le"), shared, want[i])
+			}
+			if !shared {
+				distinct += got[i].Rates.Bytes()
+			}
+		}
+		if held, want := s.ratesBytes.Load(), distinct+8*memoSeriesSize; held != want {
+			t.Errorf("at %d the memo counts %d bytes for the rates, want %d (shared rates once)", to, held, want)
 		}
 	}
-	if held, want := s.ratesBytes.Load(), distinct+8*memoSeriesSize; held != want {
-		t.Errorf("the memo counts %d bytes for the rates, want %d (shared rates once)", held, want)
+	i := int64(1)
+	for ; i <= diverge-10; i++ {
+		scrape(i)
+	}
+	// Cold, an hour: le 0.5 shares the rates of 0.1, and 5 and +Inf those of 4; 3 differs from 2 by its missed
+	// scrape, and 4 from 3 by it.
+	to := (i - 1) * 5000
+	read(derive.Steps(to-3_600_000+window, to, 15_000), []bool{false, true, false, false, false, false, true, true})
+	// Then each new step of the grid, as a refresh reads it, through the cursors: the first block is no longer read,
+	// so 3 shares the rates of 2 and 4 those of 3, and once le="5" diverges it has its own.
+	for ; i <= diverge+40; i++ {
+		scrape(i)
+		if to := i * 5000; to%15_000 == 0 {
+			read([]int64{to}, nil)
+		}
 	}
 }
