@@ -108,8 +108,7 @@ func (ep *endpoint) rateSelection(name string, from, to int64, steps []int64, wi
 // rates rather than being decoded and rated again: a histogram's buckets above its largest observation all hold its
 // count, those below its smallest hold zero, and at fleet scale half the bucket series of an hour are such copies.
 func (ep *endpoint) rateMissing(p selection, steps []int64, window int64, key rateKey, got []*derive.StepRates) {
-	var distinct selection
-	distinct.name, distinct.lo, distinct.hi, distinct.blocks, distinct.withHead = p.name, p.lo, p.hi, p.blocks, p.withHead
+	distinct := selection{name: p.name, lo: p.lo, hi: p.hi, blocks: p.blocks, withHead: p.withHead}
 	var ids []int32
 	var at, of []int // got[at[j]] is ids[j]'s, rated as distinct.ids[of[j]]
 	for i, id := range p.ids {
@@ -125,12 +124,18 @@ func (ep *endpoint) rateMissing(p selection, steps []int64, window int64, key ra
 	// an hour's points are six times their size. So they are not even copied out of the decoding's buffer.
 	var rates []derive.StepRates
 	ep.withPoints(distinct, distinct.lo, func(pts [][]derive.Point) { rates = derive.RatesOf(pts, steps, window) })
-	kept := make([]*derive.StepRates, len(ids))
+	ep.memo.keepRates(ep.st, key, ids, shareRates(got, at, of, rates))
+}
+
+// shareRates sets got[at[j]] to &rates[of[j]] and returns those pointers in at's order, as keepRates takes them:
+// series sharing rates share one pointer.
+func shareRates(got []*derive.StepRates, at, of []int, rates []derive.StepRates) []*derive.StepRates {
+	kept := make([]*derive.StepRates, len(at))
 	for j, i := range at {
 		got[i] = &rates[of[j]]
 		kept[j] = got[i]
 	}
-	ep.memo.keepRates(ep.st, key, ids, kept)
+	return kept
 }
 
 // sameStreams reports whether series x and y have the same points in p's blocks and, if p reads it, the head.
@@ -170,11 +175,6 @@ func (ep *endpoint) rateByCursors(p selection, steps []int64, window int64, key 
 		rates = append(rates, buf.Of(v, has, points))
 	}
 	ep.cursors.mu.Unlock()
-	kept := make([]*derive.StepRates, len(ids))
-	for j, i := range at {
-		got[i] = &rates[of[j]]
-		kept[j] = got[i]
-	}
-	ep.memo.keepRates(ep.st, key, ids, kept)
+	ep.memo.keepRates(ep.st, key, ids, shareRates(got, at, of, rates))
 	return len(ids)
 }

@@ -212,8 +212,8 @@ func TestSelectRatesShareIdenticalSeries(t *testing.T) {
 		fmt.Fprintf(&b, "x_sum %d\nx_count %d\n", count, count)
 		s.Append("ep", i*5000, parseText(t, b.String()))
 	}
-	// read rates name at steps and checks them against the points' own, and which buckets share the rates of the
-	// one before them against want (nil: those whose points in the range equal the one's before them).
+	// read reads name's rates at steps, checks them against the rates of the points' own, and checks which buckets
+	// share the rates of the one before them against want (nil: those whose points in the range equal its points).
 	read := func(steps []int64, want []bool) {
 		t.Helper()
 		from, to := steps[0]-window, steps[len(steps)-1]
