@@ -33,6 +33,10 @@ func (r *StepRates) Each(f func(i int, v float64)) {
 	}
 }
 
+// Parts is what Each reads: v[k] is the rate at step off+k where bit k of has is set, for a loop that adds rates
+// without a call per step. The arrays are the rates' own, to read only.
+func (r *StepRates) Parts() (off int, v []float64, has []uint64) { return r.off, r.v, r.has }
+
 // Bytes is what the rates hold.
 func (r *StepRates) Bytes() int64 { return int64(8*cap(r.v) + 8*cap(r.has)) }
 

@@ -45,8 +45,8 @@ func commonBucketsByMap(b []derive.Bucket) []derive.Bucket {
 }
 
 // TestCommonBucketsMatchesMapReference: over random groups of histograms of mixed layouts (some bounds missing at
-// some steps, NaN bounds, several histograms sharing +Inf), bucketSteps.common keeps the same bounds in the same
-// order with bit-identical sums at every step.
+// some steps, NaN bounds, several histograms sharing +Inf), added step by step or as a history's StepRates,
+// bucketSteps.common keeps the same bounds in the same order with bit-identical sums at every step.
 func TestCommonBucketsMatchesMapReference(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
 	layouts := [][]float64{{0.1, 0.5, 1, math.Inf(1)}, {0.1, 0.25, 0.5, 1, 2.5, math.Inf(1)}, {0.5, 1, math.Inf(1)}, {math.NaN(), 1, math.Inf(1)}}
@@ -66,13 +66,23 @@ func TestCommonBucketsMatchesMapReference(t *testing.T) {
 		sums.reset(les, steps)
 		perStep := make([][]derive.Bucket, steps)
 		for i, m := range members { // members in order, each over the steps, as bucketRates adds them
+			v, has := make([]float64, steps), make([]bool, steps)
 			for step := range steps {
 				if rng.IntN(8) == 0 {
 					continue // no rate at this step
 				}
-				v := rng.Float64() * 100
-				perStep[step] = append(perStep[step], derive.Bucket{UpperBound: m.le, Count: v})
-				sums.add(step, i, sums.slots[i], v)
+				v[step], has[step] = rng.Float64()*100, true
+				perStep[step] = append(perStep[step], derive.Bucket{UpperBound: m.le, Count: v[step]})
+			}
+			if i%2 == 0 { // a history's rates, added word by word
+				r := (*derive.StepRatesBuf)(nil).Of(v, has, 0)
+				sums.addRates(i, sums.slots[i], &r)
+				continue
+			}
+			for step := range steps { // rates from points, one call per step
+				if has[step] {
+					sums.add(step, i, sums.slots[i], v[step])
+				}
 			}
 		}
 		for step, b := range perStep {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"math/bits"
 	"reflect"
 	"regexp"
 	"slices"
@@ -892,13 +893,22 @@ func labelKey(l map[string]string, keep func(string) bool) string {
 }
 
 // instant is a gauge's value at t: the newest point at or before t within the lookback, unless it is a
-// staleness marker — what a PromQL instant selector returns.
-func (c *evalCtx) instant(points []derive.Point, t int64) (float64, bool) {
-	i := sort.Search(len(points), func(i int) bool { return points[i].T > t }) - 1
-	if i < 0 || points[i].T <= t-c.lookback || derive.IsStale(points[i].V) {
+// staleness marker — what a PromQL instant selector returns. next is how many of points lie at or before the
+// previous step read (-1 before the first), which it advances: the first step searches, and as steps ascend, the
+// later ones pass a series' points once rather than searching at each.
+func (c *evalCtx) instant(points []derive.Point, next *int, t int64) (float64, bool) {
+	i := *next
+	if i < 0 {
+		i = sort.Search(len(points), func(i int) bool { return points[i].T > t })
+	}
+	for i < len(points) && points[i].T <= t {
+		i++
+	}
+	*next = i
+	if i == 0 || points[i-1].T <= t-c.lookback || derive.IsStale(points[i-1].V) {
 		return 0, false
 	}
-	return points[i].V, true
+	return points[i-1].V, true
 }
 
 // aggregation combines the members of a group at one step.
@@ -917,13 +927,18 @@ const (
 func (c *evalCtx) gauge(ins []input, agg aggregation, scale float64) []Output {
 	ins = foldPID(ins)
 	var outs []Output
+	var next []int // per member of a group, where instant goes on
 	for _, g := range c.groupInputs(ins) {
 		o := Output{Labels: g.labels}
+		next = slices.Grow(next[:0], len(g.members))[:len(g.members)]
+		for k := range next {
+			next[k] = -1
+		}
 		for _, t := range c.steps {
 			var acc float64
 			n := 0
-			for _, m := range g.members {
-				v, ok := c.instant(m.series.Points, t)
+			for k, m := range g.members {
+				v, ok := c.instant(m.series.Points, &next[k], t)
 				if !ok {
 					continue
 				}
@@ -1016,14 +1031,20 @@ func (c *evalCtx) bucketRates(bs *bucketSteps, members []input) {
 	}
 	bs.reset(bs.les, len(c.steps))
 	for j, m := range members {
+		if r := m.series.Rates; r != nil {
+			bs.addRates(j, bs.slots[j], r)
+			continue
+		}
 		c.eachRate(m, func(i int, v float64) { bs.add(i, j, bs.slots[j], v) })
 	}
 }
 
 // bucketSteps is a group's bucket rates at each step summed by bound: for step i and slot s (the group's distinct
-// bounds, numbered once), sums[i*n+s] is the sum in member order of the rates of the members with that bound,
-// count[i*n+s] how many had a rate, and first[i*n+s] the first of them. One serves a query's groups in turn.
+// bounds, numbered once), sums[s*steps+i] is the sum in member order of the rates of the members with that bound,
+// count[s*steps+i] how many had a rate, and first[s*steps+i] the first of them. A member adds its rates to one
+// slot's row, step after step, in memory order. One serves a query's groups in turn.
 type bucketSteps struct {
+	steps        int
 	les          []float64 // bucketRates' members' bounds
 	slotOf       map[float64]int32
 	slots        []int32   // each member's slot
@@ -1055,6 +1076,7 @@ func (bs *bucketSteps) reset(les []float64, steps int) {
 		}
 		bs.slots = append(bs.slots, slot)
 	}
+	bs.steps = steps
 	n := steps * len(bs.bounds)
 	if cap(bs.count) < n {
 		bs.sums, bs.count, bs.first = make([]float64, n), make([]int32, n), make([]int32, n)
@@ -1066,13 +1088,26 @@ func (bs *bucketSteps) reset(les []float64, steps int) {
 
 // add adds member j's rate v at step i to its bound's sum; members come in order.
 func (bs *bucketSteps) add(i, j int, slot int32, v float64) {
-	at := i*len(bs.bounds) + int(slot)
+	at := int(slot)*bs.steps + i
 	if bs.count[at] == 0 {
 		bs.sums[at], bs.first[at] = v, int32(j) // #nosec G115 -- a group's members, far below 2³¹
 	} else {
 		bs.sums[at] += v
 	}
 	bs.count[at]++
+}
+
+// addRates adds member j's rates at every step to its bound's sums, as add would step by step: the rates are read
+// word by word, not through a callback per step (a fleet's quantile adds a million bucket rates).
+func (bs *bucketSteps) addRates(j int, slot int32, r *derive.StepRates) {
+	off, v, has := r.Parts()
+	for w, word := range has {
+		for word != 0 {
+			k := w*64 + bits.TrailingZeros64(word)
+			bs.add(off+k, j, slot, v[k])
+			word &= word - 1
+		}
+	}
 }
 
 // common returns the buckets at step i that every histogram of the group has (as many series at that bound as at
@@ -1084,23 +1119,24 @@ func (bs *bucketSteps) add(i, j int, slot int32, v float64) {
 // bound it has is common. The slice is reused at the next call.
 func (bs *bucketSteps) common(i int) []derive.Bucket {
 	n := len(bs.bounds)
-	if bs.inf < 0 || bs.count[i*n+int(bs.inf)] == 0 {
+	at := func(s int32) int { return int(s)*bs.steps + i }
+	if bs.inf < 0 || bs.count[at(bs.inf)] == 0 {
 		return nil // no histogram complete: no quantile, as in PromQL
 	}
-	all := bs.count[i*n+int(bs.inf)]
+	all := bs.count[at(bs.inf)]
 	bs.order = bs.order[:0]
-	for s := range n {
-		if c := bs.count[i*n+s]; c > 0 && (c == all || all == 1) {
-			bs.order = append(bs.order, int32(s)) // #nosec G115 -- slots, far below 2³¹
+	for s := range int32(n) { // #nosec G115 -- slots, far below 2³¹
+		if c := bs.count[at(s)]; c > 0 && (c == all || all == 1) {
+			bs.order = append(bs.order, s)
 		}
 	}
-	first := bs.first[i*n : (i+1)*n]
-	if !slices.IsSortedFunc(bs.order, func(a, b int32) int { return cmp.Compare(first[a], first[b]) }) {
-		slices.SortFunc(bs.order, func(a, b int32) int { return cmp.Compare(first[a], first[b]) })
+	byFirst := func(a, b int32) int { return cmp.Compare(bs.first[at(a)], bs.first[at(b)]) }
+	if !slices.IsSortedFunc(bs.order, byFirst) {
+		slices.SortFunc(bs.order, byFirst)
 	}
 	bs.buf = bs.buf[:0]
 	for _, s := range bs.order {
-		bs.buf = append(bs.buf, derive.Bucket{UpperBound: bs.bounds[s], Count: bs.sums[i*n+int(s)]})
+		bs.buf = append(bs.buf, derive.Bucket{UpperBound: bs.bounds[s], Count: bs.sums[at(s)]})
 	}
 	return bs.buf
 }
