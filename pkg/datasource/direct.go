@@ -132,9 +132,8 @@ func (d *direct) answer(ctx context.Context, q query.Query, r query.Request) (*q
 		return nil, err
 	}
 	var down []string
-	for _, st := range d.scraper.Statuses() {
-		// A departed endpoint is gone, not down: its history answers, and it has no error to report.
-		if !st.Up && !st.Gone && selected(st.Name) {
+	for _, st := range d.scraper.Down() { // a departed endpoint is gone, not down: its history answers
+		if selected(st.Name) {
 			down = append(down, fmt.Sprintf("endpoint %s (%s): %s", st.Name, st.URL, st.Error))
 		}
 	}

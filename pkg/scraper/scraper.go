@@ -406,6 +406,20 @@ func (s *Scraper) Statuses() []Status {
 	return append(out, s.gone...)
 }
 
+// Down returns, in target order, the statuses of the targets whose last scrape failed or that no scrape reached
+// yet: every query reads them for its notices, and a healthy fleet has none, so the others are not copied.
+func (s *Scraper) Down() []Status {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	var out []Status
+	for _, t := range s.targets {
+		if st := s.status[t.Name]; !st.Up {
+			out = append(out, st)
+		}
+	}
+	return out
+}
+
 // Subscribe returns a channel that receives the time of every completed scrape round, and a function that
 // unsubscribes. Slow receivers miss rounds rather than stall scraping.
 func (s *Scraper) Subscribe() (<-chan int64, func()) {

@@ -65,7 +65,13 @@ func TestScrapeAllRecordsStatusAndUp(t *testing.T) {
 	if st := s.Statuses(); st[0].Error != "not scraped yet" {
 		t.Fatalf("before the first scrape: %+v", st[0])
 	}
+	if down := s.Down(); len(down) != 2 || down[0].Name != "ok" || down[1].Name != "bad" {
+		t.Fatalf("down before the first scrape: %+v, want both, in target order", down)
+	}
 	s.ScrapeAll(context.Background())
+	if down := s.Down(); len(down) != 1 || down[0].Name != "bad" || !strings.Contains(down[0].Error, "500") {
+		t.Fatalf("down after a scrape: %+v, want bad alone", down)
+	}
 	st := s.Statuses()
 	if !st[0].Up || st[0].Samples != 1 || st[0].Detection == nil || st[0].Detection.Flavor != "vllm-v1" {
 		t.Fatalf("ok endpoint status %+v", st[0])
@@ -207,6 +213,9 @@ func TestSetTargetsFollowsAChangingFleet(t *testing.T) {
 	}
 	if g := st[2]; g.Name != "b" || !g.Gone || g.Up || g.Error != "" || g.GoneSince == nil {
 		t.Fatalf("departed status %+v", g)
+	}
+	if down := s.Down(); len(down) != 1 || down[0].Name != "c" {
+		t.Fatalf("down after the change: %+v, want c (not scraped yet), not the departed b", down)
 	}
 	s.ScrapePending(context.Background())
 	if count("/a") != 1 || count("/c") != 1 {
