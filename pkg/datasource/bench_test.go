@@ -284,8 +284,10 @@ type sixLoad struct {
 
 // coldSixAtATime loads the dashboard cold (an empty results cache) as Grafana does, six panel requests at a time,
 // under the runtime memory limit a data source with the default maxMemoryMB sets (memlimit.go), and samples the
-// memory the runtime holds: what the query working set adds to history.
+// memory the runtime holds: what the query working set adds to history. It comes after a scrape, as a viewer's
+// first load does: each endpoint's write drops what earlier refreshes' reads left in the history's memo.
 func (f *refreshFleet) coldSixAtATime(b *testing.B, panels []dashtest.Panel) sixLoad {
+	f.scrape(b)
 	eng := f.d.mode.(*direct).engine
 	cache := eng.Cache
 	defer func() { eng.Cache = cache }()
