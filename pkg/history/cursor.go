@@ -73,11 +73,17 @@ type cursors struct {
 }
 
 // slots returns window's cursors indexed by series id, with room for every id of ep unless growing them does not
-// fit the bound (the series past them are then rated from their points).
+// fit the bound (the series past them are then rated from their points). Within the room they were made with, they
+// lengthen in place: the slots past their length were never written, so they hold no cursor.
 func (ep *endpoint) slots(window int64) []*rateCursor {
 	cs := &ep.cursors
 	s := cs.byWindow[window]
 	if len(s) >= len(ep.series) {
+		return s
+	}
+	if cap(s) >= len(ep.series) {
+		s = s[:len(ep.series)]
+		cs.byWindow[window] = s
 		return s
 	}
 	grown := make([]*rateCursor, len(ep.series), len(ep.series)+len(ep.series)/4)

@@ -156,3 +156,48 @@ func TestRateCursorsBounded(t *testing.T) {
 		t.Fatalf("cursors hold %d bytes, want 3 cursors' and 12 slots' %d", held, 3*cursorSize+8*12)
 	}
 }
+
+// TestCursorSlotsGrowInPlace: a series table that grows within the room its cursor slots were made with (a quarter
+// more) lengthens them in place; they are made anew, and counted, only past it. Before, every new series made a
+// new array of slots for every rate window, at every refresh that added a step.
+func TestCursorSlotsGrowInPlace(t *testing.T) {
+	s := New(Options{MaxBytes: -1})
+	const window = 60_000
+	scrape := func(at int64, series int) {
+		var b strings.Builder
+		for k := range series {
+			fmt.Fprintf(&b, "x_total{k=\"%d\"} %d\n", k, at/1000+int64(k))
+		}
+		s.Append("ep", at, parseText(t, b.String()))
+	}
+	read := func(at int64) []*rateCursor {
+		t.Helper()
+		if got, _ := s.SelectRates("ep", "x_total", at-window, at, []int64{at}, window, nil, 0); len(got) == 0 {
+			t.Fatal("nothing rated")
+		}
+		ep := s.get("ep")
+		ep.cursors.mu.Lock()
+		defer ep.cursors.mu.Unlock()
+		return ep.cursors.byWindow[window]
+	}
+	for i := int64(1); i <= 12; i++ {
+		scrape(i*5000, 8)
+	}
+	first := read(60_000)
+	if len(first) != 8 || cap(first) != 10 {
+		t.Fatalf("slots len %d cap %d, want 8 and 10", len(first), cap(first))
+	}
+	held := s.cursorBytes.Load()
+	scrape(65_000, 10) // two series more: within the room
+	grown := read(65_000)
+	if len(grown) != 10 || &grown[0] != &first[0] {
+		t.Fatalf("slots len %d, same array %v: want 10, lengthened in place", len(grown), &grown[0] == &first[0])
+	}
+	if now := s.cursorBytes.Load(); now != held+2*cursorSize {
+		t.Fatalf("cursors hold %d bytes, want %d: two cursors more, no slots", now, held+2*cursorSize)
+	}
+	scrape(70_000, 11) // past it: a new array, with a quarter more room
+	if past := read(70_000); len(past) != 11 || cap(past) != 13 || &past[0] == &first[0] {
+		t.Fatalf("slots len %d cap %d: want 11 and 13, a new array", len(past), cap(past))
+	}
+}
