@@ -76,6 +76,8 @@ type Scrape struct {
 	Families []Family
 
 	index map[string]int32
+	// held is what Parse stored the scrape in, for Release.
+	held *held
 }
 
 // Family is a metric family: its metadata and all its samples.

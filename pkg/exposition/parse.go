@@ -3,6 +3,7 @@ package exposition
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"unicode/utf8"
 )
 
@@ -28,9 +29,10 @@ type ParseOptions struct {
 
 // Parse parses an exposition body. On malformed input it returns a
 // *ParseError naming the line; see the package documentation for what is
-// rejected. The returned Scrape does not reference data.
+// rejected. The returned Scrape does not reference data; a caller done with it may Release it.
 func Parse(data []byte, opts ParseOptions) (*Scrape, error) {
 	p := newParser(data, opts)
+	defer p.recycle()
 	if err := p.run(); err != nil {
 		return nil, err
 	}
@@ -57,6 +59,8 @@ type parser struct {
 	line   []byte
 	lineNo int
 
+	scratch   *scratch          // the maps and tables below, reused by the next parse (reuse.go)
+	held      *held             // storage for the Scrape, released storage reused (reuse.go)
 	strs      map[string]string // interned label names and values
 	names     map[string]int32  // sample/metadata name -> index in res
 	res       []resolved
@@ -106,9 +110,13 @@ func newParser(data []byte, opts ParseOptions) *parser {
 		maxSamples: opts.MaxSamples,
 		normalize:  opts.NormalizeFloatLabels,
 		data:       data,
-		strs:       make(map[string]string, 256),
-		names:      make(map[string]int32, 256),
-		famIndex:   make(map[string]int32, 64),
+		scratch:    takeScratch(),
+	}
+	sc := p.scratch
+	p.strs, p.names, p.normalized, p.famIndex = sc.strs, sc.names, sc.normalized, sc.famIndex
+	p.res, p.meta, p.runs, p.fams = sc.res, sc.meta, sc.runs, sc.fams
+	if p.famIndex == nil {
+		p.famIndex = make(map[string]int32, 64)
 	}
 	if p.format == FormatAuto {
 		p.format = DetectFormat(data)
@@ -121,10 +129,18 @@ func newParser(data []byte, opts ParseOptions) *parser {
 	if p.maxSamples > 0 {
 		nSamples = min(nSamples, p.maxSamples+1)
 	}
-	p.samples = make([]Sample, 0, nSamples)
-	p.labels = make([]Label, 0, min(bytes.Count(data, []byte{'='}), len(data)/16+16))
+	p.held = takeHeld(nSamples, min(bytes.Count(data, []byte{'='}), len(data)/16+16))
+	p.samples, p.labels = p.held.samples, p.held.labels
 	p.labelsCap = cap(p.labels)
 	return p
+}
+
+// recycle gives the parser's maps and tables to the next parse, but those its Scrape took (finish).
+func (p *parser) recycle() {
+	sc := p.scratch
+	sc.strs, sc.names, sc.normalized = p.strs, p.names, p.normalized // normalized is made at the first float label
+	sc.famIndex, sc.res, sc.meta, sc.runs, sc.fams = p.famIndex, p.res, p.meta, p.runs, p.fams
+	giveScratch(sc)
 }
 
 func (p *parser) run() error {
@@ -431,10 +447,11 @@ func (p *parser) finish() *Scrape {
 			next[r.fam] += r.hi - r.lo
 		}
 	}
+	labels := p.labels
 	if split || cap(p.labels) != p.labelsCap {
 		// Appends moved the labels or samples were regrouped: lay the
 		// labels out again in one array, in sample order.
-		labels := make([]Label, 0, len(p.labels))
+		labels = make([]Label, 0, len(p.labels))
 		for i := range samples {
 			n := len(labels)
 			labels = append(labels, samples[i].Labels...)
@@ -454,16 +471,26 @@ func (p *parser) finish() *Scrape {
 			p.fams[i].Samples = samples[m.lo : m.lo+m.n : m.lo+m.n]
 		}
 	}
-	s := &Scrape{Format: p.format, Families: p.fams, index: p.famIndex}
-	if dropped > 0 {
-		s.Families = make([]Family, 0, len(p.fams)-dropped)
-		s.index = make(map[string]int32, len(p.fams)-dropped)
+	h := p.held
+	h.samples, h.labels = samples, labels
+	s := &Scrape{Format: p.format, Families: p.fams, index: p.famIndex, held: h}
+	if dropped == 0 {
+		// The scrape takes the parser's own families and index: they are not the next parse's.
+		p.fams, p.famIndex = nil, nil
+	} else {
+		// One family more of room: a scraper adds up (Add).
+		s.Families = slices.Grow(h.families[:0], len(p.fams)-dropped+1)
+		s.index = h.index
+		if s.index == nil {
+			s.index = make(map[string]int32, len(p.fams)-dropped+1)
+		}
 		for i := range p.fams {
 			if !p.meta[i].drop {
 				s.index[p.fams[i].Name] = int32(len(s.Families)) // #nosec G115 -- a body is at most 1 GiB (maxBodyMB), so counts of its families fit in int32
 				s.Families = append(s.Families, p.fams[i])
 			}
 		}
+		h.families, h.index = s.Families, s.index
 	}
 	return s
 }

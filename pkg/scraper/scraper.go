@@ -27,6 +27,7 @@ type Target struct {
 
 // Recorder is where scrapes go; the history store implements it.
 type Recorder interface {
+	// Append records sc, keeping nothing of it but strings: the scraper releases sc once Append returns.
 	Append(endpoint string, t int64, sc *exposition.Scrape)
 	// AdvanceWatermark is the scraper's word that nothing more is appended at or before t (Scraper.Settle).
 	AdvanceWatermark(t int64)
@@ -351,6 +352,7 @@ func (s *Scraper) scrapeOne(ctx context.Context, t Target) {
 		s.askVersion(t, d.Flavor)
 		// Samples are stamped with the time the request was sent, as Prometheus does.
 		s.rec.Append(t.Name, res.Start.UnixMilli(), upScrape(1, res.Scrape))
+		res.Scrape.Release() // the next scrape's parse reuses its arrays
 	}
 	s.mu.Lock()
 	s.status[t.Name] = st
