@@ -48,6 +48,9 @@ type Exposed interface {
 	LabelValues(namePrefix, label string) []string
 }
 
+// flavorPrefixes are the name prefixes Detect tells flavors by.
+var flavorPrefixes = append([]string{VLLMPrefix, AscendPrefix, DynamoComponentPrefix, DynamoFrontendPrefix}, RayPrefixes...)
+
 // Detect tells the flavor of an endpoint from its exposition.
 func Detect(e Exposed) Detection {
 	names := e.Names()
@@ -55,7 +58,7 @@ func Detect(e Exposed) Detection {
 	prefixes := map[string]bool{}
 	for _, n := range names {
 		set[n] = true
-		for _, p := range append([]string{VLLMPrefix, AscendPrefix, DynamoComponentPrefix, DynamoFrontendPrefix}, RayPrefixes...) {
+		for _, p := range flavorPrefixes {
 			if strings.HasPrefix(n, p) {
 				prefixes[p] = true
 			}
@@ -145,33 +148,50 @@ func sortRanks(r []string) {
 // ScrapeExposed adapts one parsed scrape to Exposed.
 type ScrapeExposed struct{ Scrape *exposition.Scrape }
 
-// Names returns the distinct sample names of the scrape.
+// Names returns the distinct sample names of the scrape. A family's samples come in runs of one name (its buckets,
+// then its sums and counts per series), so only a name unlike the one before it is looked up.
 func (s ScrapeExposed) Names() []string {
 	seen := map[string]bool{}
 	var out []string
 	for i := range s.Scrape.Families {
+		last := ""
 		for j := range s.Scrape.Families[i].Samples {
-			if n := s.Scrape.Families[i].Samples[j].Name; !seen[n] {
+			n := s.Scrape.Families[i].Samples[j].Name
+			if n != last && !seen[n] {
 				seen[n] = true
 				out = append(out, n)
 			}
+			last = n
 		}
 	}
 	sort.Strings(out)
 	return out
 }
 
-// LabelValues returns the distinct values of label on samples whose name starts with namePrefix.
+// LabelValues returns the distinct values of label on samples whose name starts with namePrefix. Every sample name
+// of a family begins with the family's name, so a family whose name is at least as long as namePrefix is read or
+// skipped whole by it; only shorter family names leave each sample to be checked.
 func (s ScrapeExposed) LabelValues(namePrefix, label string) []string {
 	seen := map[string]bool{}
 	var out []string
 	for i := range s.Scrape.Families {
-		for j := range s.Scrape.Families[i].Samples {
-			smp := &s.Scrape.Families[i].Samples[j]
-			if !strings.HasPrefix(smp.Name, namePrefix) {
+		f := &s.Scrape.Families[i]
+		whole := len(f.Name) >= len(namePrefix)
+		if whole && !strings.HasPrefix(f.Name, namePrefix) {
+			continue
+		}
+		last, had := "", false
+		for j := range f.Samples {
+			smp := &f.Samples[j]
+			if !whole && !strings.HasPrefix(smp.Name, namePrefix) {
 				continue
 			}
-			if v, ok := smp.Labels.Lookup(label); ok && !seen[v] {
+			v, ok := smp.Labels.Lookup(label)
+			if !ok || had && v == last {
+				continue
+			}
+			last, had = v, true
+			if !seen[v] {
 				seen[v] = true
 				out = append(out, v)
 			}
