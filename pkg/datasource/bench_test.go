@@ -154,6 +154,8 @@ func (f *refreshFleet) scrape(b testing.TB) {
 	for e := range f.n {
 		f.store.Append(fmt.Sprintf("vllm-%03d", e), f.start.Add(f.el).UnixMilli(), sc)
 	}
+	// As the scraper does once history has it: the collector the refreshes run beside is then paced as the plugin's is.
+	sc.Release()
 }
 
 // end is when the next refresh comes: lag after the newest scrape.

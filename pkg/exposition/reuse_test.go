@@ -65,7 +65,8 @@ func TestReleasedArraysServeTheNextParse(t *testing.T) {
 func TestReleasedArraysHoldNoStrings(t *testing.T) {
 	b := fixtures(t)["synthetic_v1_8engines_full.txt"]
 	opts := ParseOptions{Keep: func(f string) bool { return strings.HasPrefix(f, "vllm") }} // families made for the scrape
-	for range 20 { // the race detector's pool drops some of what it is given
+	// The race detector's pools drop some of what they are given: a few tries.
+	for range 20 {
 		sc, err := Parse(b, opts)
 		if err != nil {
 			t.Fatal(err)

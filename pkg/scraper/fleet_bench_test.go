@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"runtime"
+	"runtime/metrics"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -27,9 +28,17 @@ func cpuTime(b *testing.B) time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
+// heapAllocated is how many bytes the process has allocated on the heap so far.
+func heapAllocated() uint64 {
+	s := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
+}
+
 // BenchmarkScrapeFleet scrapes 256 simulated vLLM V1 servers (two engines each, about 100 KB of exposition) on
 // loopback every 5 s for a minute into a real history store, and reports the process's CPU per wall second (serving
-// the pre-rendered bodies included), the heap in use and the history's size, and beside it the CPU of only parsing
+// the pre-rendered bodies included), what it allocates per wall second (what paces the collector of a data source
+// whose live heap is its history), the heap in use and the history's size, and beside it the CPU of only parsing
 // the same bodies as the scraper does, measured in the same run.
 func BenchmarkScrapeFleet(b *testing.B) {
 	if testing.Short() {
@@ -67,16 +76,18 @@ func BenchmarkScrapeFleet(b *testing.B) {
 	}
 
 	var scrapeCPU, parseCPU, elapsed time.Duration
+	var scrapeAlloc uint64
 	var heap, hist int64
 	for b.Loop() {
 		store := history.New(history.Options{})
 		s := New(targets, store, Options{Interval: 5 * time.Second, Timeout: 4 * time.Second, Client: srv.Client()})
 		served.Store(0)
-		c0, t0 := cpuTime(b), time.Now()
+		c0, t0, a0 := cpuTime(b), time.Now(), heapAllocated()
 		s.Start()
 		time.Sleep(wall)
 		s.Stop()
 		scrapeCPU += cpuTime(b) - c0
+		scrapeAlloc += heapAllocated() - a0
 		elapsed += time.Since(t0)
 		if up := s.Statuses(); !up[0].Up || !up[endpoints-1].Up {
 			b.Fatalf("scrapes failed: %+v", up[0])
@@ -98,6 +109,7 @@ func BenchmarkScrapeFleet(b *testing.B) {
 		parseCPU += cpuTime(b) - c0
 	}
 	b.ReportMetric(scrapeCPU.Seconds()/elapsed.Seconds(), "cores")
+	b.ReportMetric(float64(scrapeAlloc)/(1<<20)/elapsed.Seconds(), "alloc-MiB/s")
 	b.ReportMetric(parseCPU.Seconds()/elapsed.Seconds(), "parse-only-cores")
 	b.ReportMetric(float64(scrapeCPU)/float64(parseCPU), "scrape/parse")
 	b.ReportMetric(float64(heap)/(1<<20), "heap-MiB")
