@@ -32,7 +32,7 @@ type ParseOptions struct {
 // rejected. The returned Scrape does not reference data; a caller done with it may Release it.
 func Parse(data []byte, opts ParseOptions) (*Scrape, error) {
 	p := newParser(data, opts)
-	defer p.recycle()
+	defer giveScratch(p.scratch)
 	if err := p.run(); err != nil {
 		return nil, err
 	}
@@ -59,27 +59,19 @@ type parser struct {
 	line   []byte
 	lineNo int
 
-	scratch   *scratch          // the maps and tables below, reused by the next parse (reuse.go)
-	held      *held             // storage for the Scrape, released storage reused (reuse.go)
-	strs      map[string]string // interned label names and values
-	names     map[string]int32  // sample/metadata name -> index in res
-	res       []resolved
-	famIndex  map[string]int32
-	fams      []Family
-	meta      []famMeta
+	*scratch        // the maps and tables no Scrape keeps, reused by the next parse (reuse.go)
+	held      *held // storage for the Scrape, released storage reused (reuse.go)
 	samples   []Sample
 	labels    []Label
-	labelsCap int // initial capacity of labels
-	runs      []run
+	labelsCap int    // initial capacity of labels
 	prev      Labels // labels of the last sample, to reuse its strings
 	lastName  []byte // the last sample name resolved, and its index
 	lastRes   int32
 	buf       []byte   // unescaped strings
 	dupNames  []string // scratch for duplicate checks on long label sets
 
-	normalize  bool              // ParseOptions.NormalizeFloatLabels
-	floatLabel string            // "le" after a histogram TYPE line, "quantile" after a summary one, else ""
-	normalized map[string]string // label value -> NormalizeFloatLabel of it, interned
+	normalize  bool   // ParseOptions.NormalizeFloatLabels
+	floatLabel string // "le" after a histogram TYPE line, "quantile" after a summary one, else ""
 }
 
 // resolved caches which family a name belongs to and in which role; the
@@ -112,9 +104,6 @@ func newParser(data []byte, opts ParseOptions) *parser {
 		data:       data,
 		scratch:    takeScratch(),
 	}
-	sc := p.scratch
-	p.strs, p.names, p.normalized, p.famIndex = sc.strs, sc.names, sc.normalized, sc.famIndex
-	p.res, p.meta, p.runs, p.fams = sc.res, sc.meta, sc.runs, sc.fams
 	if p.famIndex == nil {
 		p.famIndex = make(map[string]int32, 64)
 	}
@@ -133,14 +122,6 @@ func newParser(data []byte, opts ParseOptions) *parser {
 	p.samples, p.labels = p.held.samples, p.held.labels
 	p.labelsCap = cap(p.labels)
 	return p
-}
-
-// recycle gives the parser's maps and tables to the next parse, but those its Scrape took (finish).
-func (p *parser) recycle() {
-	sc := p.scratch
-	sc.strs, sc.names, sc.normalized = p.strs, p.names, p.normalized // normalized is made at the first float label
-	sc.famIndex, sc.res, sc.meta, sc.runs, sc.fams = p.famIndex, p.res, p.meta, p.runs, p.fams
-	giveScratch(sc)
 }
 
 func (p *parser) run() error {

@@ -17,16 +17,16 @@ type held struct {
 	index    map[string]int32
 }
 
-// scratch is what a parser uses and no Scrape keeps.
+// scratch is what a parser uses and no Scrape keeps; the parser embeds it, so these are its fields.
 type scratch struct {
-	strs       map[string]string
-	names      map[string]int32
-	normalized map[string]string
-	famIndex   map[string]int32 // nil when the last Scrape took it
+	strs       map[string]string // interned label names and values
+	names      map[string]int32  // sample/metadata name -> index in res
+	normalized map[string]string // label value -> NormalizeFloatLabel of it, interned; made at the first float label
+	famIndex   map[string]int32  // nil when the last Scrape took it (finish)
 	res        []resolved
 	meta       []famMeta
 	runs       []run
-	fams       []Family // nil when the last Scrape took it
+	fams       []Family // nil when the last Scrape took it (finish)
 }
 
 var (
