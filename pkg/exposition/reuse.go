@@ -1,6 +1,9 @@
 package exposition
 
-import "sync"
+import (
+	"slices"
+	"sync"
+)
 
 // A data source parses every endpoint's body every few seconds, and each parse used to make a sample array and a
 // label array sized for its whole body, the maps that intern its strings and resolve its names, and its families'
@@ -95,4 +98,21 @@ func (s *Scrape) Release() {
 	clear(h.index)
 	h.samples, h.labels, h.families = h.samples[:0], h.labels[:0], h.families[:0]
 	heldPool.Put(h)
+}
+
+// Clone returns a copy of the Scrape that shares nothing with it but strings, so it outlives the Scrape's Release
+// (a Recorder that keeps what it is given keeps a clone); Clone of nil is nil.
+func (s *Scrape) Clone() *Scrape {
+	if s == nil {
+		return nil
+	}
+	out := &Scrape{Format: s.Format}
+	for _, f := range s.Families {
+		f.Samples = slices.Clone(f.Samples)
+		for i := range f.Samples {
+			f.Samples[i].Labels = slices.Clone(f.Samples[i].Labels)
+		}
+		out.Add(f)
+	}
+	return out
 }

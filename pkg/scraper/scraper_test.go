@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -31,23 +30,7 @@ func (r *recorder) Append(endpoint string, _ int64, sc *exposition.Scrape) {
 	if r.got == nil {
 		r.got = map[string][]*exposition.Scrape{}
 	}
-	r.got[endpoint] = append(r.got[endpoint], cloneScrape(sc))
-}
-
-// cloneScrape copies sc, as a Recorder must: the scraper releases sc once Append returns.
-func cloneScrape(sc *exposition.Scrape) *exposition.Scrape {
-	if sc == nil {
-		return nil // a departed target's staleness
-	}
-	out := &exposition.Scrape{Format: sc.Format}
-	for _, f := range sc.Families {
-		f.Samples = slices.Clone(f.Samples)
-		for i := range f.Samples {
-			f.Samples[i].Labels = slices.Clone(f.Samples[i].Labels)
-		}
-		out.Add(f)
-	}
-	return out
+	r.got[endpoint] = append(r.got[endpoint], sc.Clone()) // the scraper releases sc once Append returns
 }
 
 // AdvanceWatermark ignores the watermark: these tests read what was appended.
