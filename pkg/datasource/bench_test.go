@@ -10,7 +10,6 @@ import (
 	"runtime/metrics"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -19,6 +18,7 @@ import (
 	"github.com/inferscope/inferscope-vllm/pkg/exposition"
 	"github.com/inferscope/inferscope-vllm/pkg/history"
 	"github.com/inferscope/inferscope-vllm/pkg/internal/dashtest"
+	"github.com/inferscope/inferscope-vllm/pkg/internal/proctest"
 	"github.com/inferscope/inferscope-vllm/pkg/query"
 	"github.com/inferscope/inferscope-vllm/pkg/role"
 	"github.com/inferscope/inferscope-vllm/pkg/scraper"
@@ -224,27 +224,27 @@ func BenchmarkDashboardRefresh(b *testing.B) {
 					before := f.end().UnixMilli() / step.Milliseconds()
 					f.scrape(b)
 					added := f.end().UnixMilli()/step.Milliseconds() != before
-					a0 := allocated()
+					a0 := proctest.HeapAllocated()
 					b.StartTimer()
-					t0, c0 := time.Now(), processCPU(b)
+					t0, c0 := time.Now(), proctest.CPUTime(b)
 					f.refresh(b, panels)
 					took := time.Since(t0)
 					warm += took
-					warmCPU += processCPU(b) - c0
+					warmCPU += proctest.CPUTime(b) - c0
 					refreshes++
 					if added {
 						newStep += took
 						newSteps++
-						newStepAlloc += allocated() - a0
+						newStepAlloc += proctest.HeapAllocated() - a0
 					} else {
 						sameStep += took
 					}
 				}
 				eng.Cache = query.NewCache(f.d.settings.CacheBytes()) // another viewer's first load
-				t0, c0 := time.Now(), processCPU(b)
+				t0, c0 := time.Now(), proctest.CPUTime(b)
 				f.refresh(b, panels)
 				cold += time.Since(t0)
-				coldCPU += processCPU(b) - c0
+				coldCPU += proctest.CPUTime(b) - c0
 				eng.Cache = cache
 			}
 			b.StopTimer()
@@ -268,14 +268,6 @@ func BenchmarkDashboardRefresh(b *testing.B) {
 			b.ReportMetric(float64(f.store.CursorBytes())/(1<<20), "cursor-MiB")
 		})
 	}
-}
-
-// allocated is how many bytes the process has allocated so far: what a refresh allocates is what makes the
-// collector run in a data source near its memory limit, where a refresh's CPU time is then partly the collector's.
-func allocated() uint64 {
-	s := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
-	metrics.Read(s)
-	return s[0].Value.Uint64()
 }
 
 // sixLoad is what a cold load six panel requests at a time cost.
@@ -314,7 +306,7 @@ func (f *refreshFleet) coldSixAtATime(b *testing.B, panels []dashtest.Panel) six
 			}
 		}
 	}()
-	c0 := processCPU(b)
+	c0 := proctest.CPUTime(b)
 	work := make(chan dashtest.Panel)
 	var wg sync.WaitGroup
 	for range 6 {
@@ -331,20 +323,10 @@ func (f *refreshFleet) coldSixAtATime(b *testing.B, panels []dashtest.Panel) six
 	}
 	close(work)
 	wg.Wait()
-	cpu := processCPU(b) - c0
+	cpu := proctest.CPUTime(b) - c0
 	close(stop)
 	<-sampled
 	return sixLoad{cpu: cpu, peak: peak.Load()}
-}
-
-// processCPU is the benchmark process's user plus system CPU time so far: on a busy machine, what a refresh
-// costs is its CPU, not its wall time.
-func processCPU(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // BenchmarkRoleOverhead measures what a role filter adds to a panel query over 64 endpoints and an hour of history:

@@ -4,10 +4,11 @@ import (
 	"fmt"
 	"math"
 	"reflect"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/inferscope/inferscope-vllm/pkg/internal/proctest"
 )
 
 // TestReleasedArraysServeTheNextParse parses every fixture after every other one was parsed and released, and checks
@@ -87,15 +88,6 @@ func TestReleasedArraysHoldNoStrings(t *testing.T) {
 	t.Fatal("no parse released its storage in 20 tries")
 }
 
-// allocatedBytes is how many heap bytes f allocates.
-func allocatedBytes(f func()) uint64 {
-	var m0, m1 runtime.MemStats
-	runtime.ReadMemStats(&m0)
-	f()
-	runtime.ReadMemStats(&m1)
-	return m1.TotalAlloc - m0.TotalAlloc
-}
-
 // TestReleaseHalvesWhatAParseAllocates parses a DP8 server's body as the scraper does, releasing each scrape and
 // not, and checks that reusing what a scrape is stored in saves at least half of what a parse allocates (about 95 %
 // here; less under the race detector, whose pools drop a quarter of what they are given).
@@ -103,20 +95,21 @@ func TestReleaseHalvesWhatAParseAllocates(t *testing.T) {
 	b := fixtures(t)["synthetic_v1_8engines_full.txt"]
 	opts := ParseOptions{NormalizeFloatLabels: true, Keep: func(f string) bool { return strings.HasPrefix(f, "vllm") }}
 	const n = 40
-	parse := func(release bool) func() {
-		return func() {
-			for range n {
-				sc, err := Parse(b, opts)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if release {
-					sc.Release()
-				}
+	// allocating parses n times and returns how many bytes that allocated.
+	allocating := func(release bool) uint64 {
+		a0 := proctest.HeapAllocated()
+		for range n {
+			sc, err := Parse(b, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if release {
+				sc.Release()
 			}
 		}
+		return proctest.HeapAllocated() - a0
 	}
-	kept, released := allocatedBytes(parse(false)), allocatedBytes(parse(true))
+	kept, released := allocating(false), allocating(true)
 	t.Logf("a parse of %d bytes allocates %d bytes, %d reusing a released scrape's storage", len(b), kept/n, released/n)
 	if released*2 > kept {
 		t.Fatalf("parses whose scrapes were released allocated %d bytes each, more than half the %d of those kept", released/n, kept/n)

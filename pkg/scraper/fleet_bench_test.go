@@ -7,33 +7,16 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"runtime"
-	"runtime/metrics"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/inferscope/inferscope-vllm/pkg/exposition"
 	"github.com/inferscope/inferscope-vllm/pkg/history"
+	"github.com/inferscope/inferscope-vllm/pkg/internal/proctest"
 	"github.com/inferscope/inferscope-vllm/pkg/sim"
 	"github.com/inferscope/inferscope-vllm/pkg/vllm"
 )
-
-// cpuTime is the process's user plus system CPU time so far.
-func cpuTime(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// heapAllocated is how many bytes the process has allocated on the heap so far.
-func heapAllocated() uint64 {
-	s := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
-	metrics.Read(s)
-	return s[0].Value.Uint64()
-}
 
 // BenchmarkScrapeFleet scrapes 256 simulated vLLM V1 servers (two engines each, about 100 KB of exposition) on
 // loopback every 5 s for a minute into a real history store, and reports the process's CPU per wall second (serving
@@ -82,12 +65,12 @@ func BenchmarkScrapeFleet(b *testing.B) {
 		store := history.New(history.Options{})
 		s := New(targets, store, Options{Interval: 5 * time.Second, Timeout: 4 * time.Second, Client: srv.Client()})
 		served.Store(0)
-		c0, t0, a0 := cpuTime(b), time.Now(), heapAllocated()
+		c0, t0, a0 := proctest.CPUTime(b), time.Now(), proctest.HeapAllocated()
 		s.Start()
 		time.Sleep(wall)
 		s.Stop()
-		scrapeCPU += cpuTime(b) - c0
-		scrapeAlloc += heapAllocated() - a0
+		scrapeCPU += proctest.CPUTime(b) - c0
+		scrapeAlloc += proctest.HeapAllocated() - a0
 		elapsed += time.Since(t0)
 		if up := s.Statuses(); !up[0].Up || !up[endpoints-1].Up {
 			b.Fatalf("scrapes failed: %+v", up[0])
@@ -100,13 +83,13 @@ func BenchmarkScrapeFleet(b *testing.B) {
 
 		// The same number of bodies, only parsed.
 		n := int(served.Load())
-		c0 = cpuTime(b)
+		c0 = proctest.CPUTime(b)
 		for i := range n {
 			if _, err := exposition.Parse(bodies[i%len(bodies)], exposition.ParseOptions{Keep: vllm.ReadsFamily, NormalizeFloatLabels: true}); err != nil {
 				b.Fatal(err)
 			}
 		}
-		parseCPU += cpuTime(b) - c0
+		parseCPU += proctest.CPUTime(b) - c0
 	}
 	b.ReportMetric(scrapeCPU.Seconds()/elapsed.Seconds(), "cores")
 	b.ReportMetric(float64(scrapeAlloc)/(1<<20)/elapsed.Seconds(), "alloc-MiB/s")
