@@ -17,6 +17,7 @@ import (
 	"github.com/inferscope/inferscope-vllm/pkg/discovery"
 	"github.com/inferscope/inferscope-vllm/pkg/egress"
 	"github.com/inferscope/inferscope-vllm/pkg/history"
+	"github.com/inferscope/inferscope-vllm/pkg/httpmetrics"
 	"github.com/inferscope/inferscope-vllm/pkg/query"
 	"github.com/inferscope/inferscope-vllm/pkg/redact"
 	"github.com/inferscope/inferscope-vllm/pkg/role"
@@ -248,6 +249,9 @@ func httpClientOptions(ctx context.Context, s backend.DataSourceInstanceSettings
 		}
 		opts.Header.Set("Authorization", "Bearer "+st.BearerToken)
 	}
+	// The SDK's middlewares, with its request metrics bound once per client: a scrape round is a request per
+	// endpoint every interval, and the SDK's own binds them again at each (httpmetrics).
+	opts.Middlewares = httpmetrics.WithBoundMetrics(opts.Middlewares)
 	opts.ConfigureClient = func(_ httpclient.Options, c *http.Client) { policy.ConfigureClient(c) }
 	opts.ConfigureTransport = func(_ httpclient.Options, t *http.Transport) {
 		policy.ConfigureTransport(t)

@@ -11,15 +11,19 @@ import (
 	"testing"
 	"time"
 
+	"github.com/grafana/grafana-plugin-sdk-go/backend/httpclient"
+
 	"github.com/inferscope/inferscope-vllm/pkg/exposition"
 	"github.com/inferscope/inferscope-vllm/pkg/history"
+	"github.com/inferscope/inferscope-vllm/pkg/httpmetrics"
 	"github.com/inferscope/inferscope-vllm/pkg/internal/proctest"
 	"github.com/inferscope/inferscope-vllm/pkg/sim"
 	"github.com/inferscope/inferscope-vllm/pkg/vllm"
 )
 
 // BenchmarkScrapeFleet scrapes 256 simulated vLLM V1 servers (two engines each, about 100 KB of exposition) on
-// loopback every 5 s for a minute into a real history store, and reports the process's CPU per wall second (serving
+// loopback every 5 s for a minute into a real history store, through an HTTP client made as the data source makes
+// its own (the SDK's middlewares, its request metrics bound once: pkg/httpmetrics), and reports the process's CPU per wall second (serving
 // the pre-rendered bodies included), what it allocates per wall second (what paces the collector of a data source
 // whose live heap is its history), the heap in use and the history's size, and beside it the CPU of only parsing
 // the same bodies as the scraper does, measured in the same run.
@@ -58,12 +62,18 @@ func BenchmarkScrapeFleet(b *testing.B) {
 		targets[i] = Target{Name: fmt.Sprintf("vllm-%03d", i), URL: fmt.Sprintf("%s/%d/metrics", srv.URL, i)}
 	}
 
+	client, err := httpclient.New(httpclient.Options{Labels: map[string]string{"datasource_type": "inferscope-vllm-datasource"},
+		Middlewares: httpmetrics.WithBoundMetrics(nil)})
+	if err != nil {
+		b.Fatal(err)
+	}
+
 	var scrapeCPU, parseCPU, elapsed time.Duration
 	var scrapeAlloc uint64
 	var heap, hist int64
 	for b.Loop() {
 		store := history.New(history.Options{})
-		s := New(targets, store, Options{Interval: 5 * time.Second, Timeout: 4 * time.Second, Client: srv.Client()})
+		s := New(targets, store, Options{Interval: 5 * time.Second, Timeout: 4 * time.Second, Client: client})
 		served.Store(0)
 		c0, t0, a0 := proctest.CPUTime(b), time.Now(), proctest.HeapAllocated()
 		s.Start()
