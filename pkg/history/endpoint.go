@@ -1,6 +1,7 @@
 package history
 
 import (
+	"slices"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -161,10 +162,10 @@ func (ep *endpoint) sealHead() {
 	ep.pruneCursors()
 }
 
-// append adds one scrape (see Store.Append).
-func (ep *endpoint) append(t int64, sc *exposition.Scrape) {
+// append adds one scrape and reports whether its series were the previous scrape's (see Store.Append).
+func (ep *endpoint) append(t int64, sc *exposition.Scrape) (same bool) {
 	if ep.hasRows && t <= ep.lastT {
-		return
+		return false
 	}
 	ep.trimRetention(t - ep.st.retention)
 	prevT, hadRows := ep.lastT, ep.hasRows
@@ -213,7 +214,11 @@ func (ep *endpoint) append(t int64, sc *exposition.Scrape) {
 	for _, id := range cur {
 		ep.series[id].live = true
 	}
+	// The previous scrape's series are live, and a live series is never forgotten (dropBlocks): their ids still
+	// stand for the same names and labels, so equal ids are equal series.
+	same = len(cur) > 0 && slices.Equal(cur, ep.prev)
 	ep.prev, ep.cur = cur, ep.prev[:0]
+	return same
 }
 
 // markDown adds a row at t with a staleness marker for every live series.

@@ -232,12 +232,17 @@ func (s *Store) rlock(name string) *endpoint {
 // newest scrape is ignored, as is a point not after its series' last point
 // (out of order or duplicate; within a scrape the first sample of a series
 // wins). Append does not retain sc or anything reachable from it.
-func (s *Store) Append(endpoint string, t int64, sc *exposition.Scrape) {
+//
+// same reports that sc held exactly the series of the endpoint's previous scrape, in the same order: the same
+// names and label sets, so whatever is told from them alone (the flavor, the ranks) holds as it did. It is false
+// for the endpoint's first scrape, for one after a scrape that failed or was ignored, and for one ignored itself.
+func (s *Store) Append(endpoint string, t int64, sc *exposition.Scrape) (same bool) {
 	ep := s.lockForWrite(endpoint, true)
-	ep.append(t, sc)
+	same = ep.append(t, sc)
 	s.bytes.Add(ep.settle())
 	ep.mu.Unlock()
 	s.enforceCap()
+	return same
 }
 
 // MarkDown records that the scrape of endpoint at t failed: every series of

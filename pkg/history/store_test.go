@@ -595,3 +595,40 @@ func TestSelectLabelsSeesWhatMatchSees(t *testing.T) {
 	}
 	s.SelectLabels("nowhere", "h_bucket", 0, n*1000, func(exposition.Labels) { t.Error("an endpoint not held lists a series") })
 }
+
+// TestAppendReportsTheSameSeries: Append tells the scraper when a scrape held exactly the previous scrape's series,
+// so that what is told from the series alone (the flavor, the ranks) need not be told again.
+func TestAppendReportsTheSameSeries(t *testing.T) {
+	steps := []struct {
+		name string
+		t    int64
+		text string
+		down bool
+		want bool
+	}{
+		{name: "first scrape", t: 1000, text: "a 1\nb{x=\"1\"} 2\n", want: false},
+		{name: "same series, new values", t: 2000, text: "a 5\nb{x=\"1\"} 7\n", want: true},
+		{name: "again", t: 3000, text: "a 6\nb{x=\"1\"} 8\n", want: true},
+		{name: "a new label value", t: 4000, text: "a 6\nb{x=\"1\"} 8\nb{x=\"2\"} 1\n", want: false},
+		{name: "a series gone", t: 5000, text: "a 6\nb{x=\"2\"} 1\n", want: false},
+		{name: "the same again", t: 6000, text: "a 6\nb{x=\"2\"} 1\n", want: true},
+		{name: "another order", t: 7000, text: "b{x=\"2\"} 1\na 6\n", want: false},
+		{name: "a duplicate sample, the same series", t: 8000, text: "b{x=\"2\"} 1\na 6\na 7\n", want: true},
+		{name: "not after the newest scrape", t: 8000, text: "b{x=\"2\"} 1\na 6\n", want: false},
+		{name: "the scrape failed", t: 9000, down: true},
+		{name: "back, as before it failed", t: 10000, text: "b{x=\"2\"} 1\na 6\n", want: false},
+		{name: "and the same", t: 11000, text: "b{x=\"2\"} 1\na 6\n", want: true},
+		{name: "empty", t: 12000, text: "", want: false},
+		{name: "empty again", t: 13000, text: "", want: false},
+	}
+	s := New(Options{})
+	for _, st := range steps {
+		if st.down {
+			s.MarkDown("e", st.t)
+			continue
+		}
+		if got := s.Append("e", st.t, parseText(t, st.text)); got != st.want {
+			t.Errorf("%s: Append reported the same series %v, want %v", st.name, got, st.want)
+		}
+	}
+}

@@ -22,14 +22,15 @@ type keeper struct {
 	kept []*exposition.Scrape
 }
 
-func (k *keeper) Append(endpoint string, t int64, sc *exposition.Scrape) {
+func (k *keeper) Append(endpoint string, t int64, sc *exposition.Scrape) bool {
 	if sc.Family("vllm:num_requests_running") == nil {
 		panic("the scrape reached the recorder without its samples")
 	}
-	k.Store.Append(endpoint, t, sc)
+	same := k.Store.Append(endpoint, t, sc)
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	k.kept = append(k.kept, sc)
+	return same
 }
 
 // TestScrapeReleasedOnceRecorded checks that the scraper releases each parsed scrape once the recorder has it, so

@@ -24,13 +24,14 @@ type recorder struct {
 	got map[string][]*exposition.Scrape
 }
 
-func (r *recorder) Append(endpoint string, _ int64, sc *exposition.Scrape) {
+func (r *recorder) Append(endpoint string, _ int64, sc *exposition.Scrape) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.got == nil {
 		r.got = map[string][]*exposition.Scrape{}
 	}
 	r.got[endpoint] = append(r.got[endpoint], sc.Clone()) // the scraper releases sc once Append returns
+	return false                                          // unsure: the scraper detects every scrape's flavor
 }
 
 // AdvanceWatermark ignores the watermark: these tests read what was appended.
