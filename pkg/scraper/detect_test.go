@@ -4,12 +4,16 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"reflect"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/inferscope/inferscope-vllm/pkg/exposition"
 	"github.com/inferscope/inferscope-vllm/pkg/history"
 	"github.com/inferscope/inferscope-vllm/pkg/vllm"
 )
@@ -86,6 +90,30 @@ func TestDetectsOnlyWhenTheSeriesChange(t *testing.T) {
 		if status.Detection.Flavor != vllm.FlavorV1 || !slices.Equal(status.Detection.Ranks, st.wantRanks) {
 			t.Errorf("step %d (%s): detected %s with ranks %q, want %s with %q", i, st.name, status.Detection.Flavor,
 				status.Detection.Ranks, vllm.FlavorV1, st.wantRanks)
+		}
+	}
+}
+
+// TestUpSampleChangesNoDetection: the scraper detects a scrape's flavor after history has it, with the up sample
+// upScrape added; on every fixture, the detection is the one of the scrape as parsed.
+func TestUpSampleChangesNoDetection(t *testing.T) {
+	paths, err := filepath.Glob("../../testdata/fixtures/*.txt")
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no fixtures: %v", err)
+	}
+	for _, p := range paths {
+		body, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts := exposition.ParseOptions{Keep: vllm.ReadsFamily, NormalizeFloatLabels: true}
+		sc, err := exposition.Parse(body, opts)
+		if err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		want := vllm.Detect(vllm.ScrapeExposed{Scrape: sc})
+		if got := vllm.Detect(vllm.ScrapeExposed{Scrape: upScrape(1, sc)}); !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: with the up sample %+v, without %+v", filepath.Base(p), got, want)
 		}
 	}
 }

@@ -362,7 +362,8 @@ func (s *Scraper) scrapeOne(ctx context.Context, t Target) {
 		// Samples are stamped with the time the request was sent, as Prometheus does.
 		same := s.rec.Append(t.Name, res.Start.UnixMilli(), upScrape(1, res.Scrape))
 		// The flavor and ranks are told from the series' names and labels alone: a scrape with the previous one's
-		// series keeps its detection (at 256 endpoints, detecting again was a tenth of scraping's CPU).
+		// series keeps its detection (at 256 endpoints, detecting again was a tenth of scraping's CPU). The up
+		// sample upScrape added carries no name or label that detection reads.
 		if st.Detection = s.lastDetection(t.Name); !same || st.Detection == nil {
 			d := detect(vllm.ScrapeExposed{Scrape: res.Scrape})
 			st.Detection = &d
