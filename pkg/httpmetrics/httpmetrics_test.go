@@ -111,6 +111,28 @@ func TestFindsTheSDKsVectors(t *testing.T) {
 	}
 }
 
+// TestFindsNothingElsewhere: in a registry without the SDK's vectors, sdkVectors fails (Middleware then is the
+// SDK's own) and leaves no collector registered.
+func TestFindsNothingElsewhere(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	if v, err := sdkVectors(reg); err == nil || v != nil {
+		t.Fatalf("found vectors in an empty registry: %v, %v", v, err)
+	}
+	// What the search registered is gone: the SDK's vector can be registered there.
+	if err := reg.Register(prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "plugins", Name: "datasource_request_total",
+		Help: "A counter for outgoing requests for an external data source"},
+		[]string{"datasource_type", "code", "method", "secure_socks_ds_proxy_enabled", "endpoint"})); err != nil {
+		t.Errorf("the search left a collector registered: %v", err)
+	}
+	// A vector whose labels differ from the SDK's is not taken for it.
+	reg = prometheus.NewRegistry()
+	reg.MustRegister(prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "plugins", Name: "datasource_request_total",
+		Help: "A counter for outgoing requests for an external data source"}, []string{"datasource_type"}))
+	if _, err := sdkVectors(reg); err == nil {
+		t.Error("a vector with other labels was taken for the SDK's")
+	}
+}
+
 // TestRecordsWhatTheSDKRecords sends the same requests through a client with the SDK's middlewares and one with
 // WithBoundMetrics, under two data source types, and compares every series each recorded.
 func TestRecordsWhatTheSDKRecords(t *testing.T) {
