@@ -65,7 +65,8 @@ func TestClientsBindRequestMetricsOnce(t *testing.T) {
 		_, _ = io.WriteString(w, "vllm:num_requests_running{engine=\"0\",model_name=\"m\"} 1\n")
 	}))
 	t.Cleanup(srv.Close)
-	s := backend.DataSourceInstanceSettings{UID: "metrics", Type: "inferscope-vllm-datasource"}
+	// A type of its own, so that no other client's requests are counted with this one's.
+	s := backend.DataSourceInstanceSettings{UID: "metrics", Type: "bound-metrics-test"}
 	st := Settings{Mode: ModeDirect, Endpoints: []Endpoint{{URL: srv.URL + "/metrics"}}}
 	opts, err := httpClientOptions(context.Background(), s, st, st.egress(false))
 	if err != nil {
@@ -92,14 +93,14 @@ func TestClientsBindRequestMetricsOnce(t *testing.T) {
 		get(c)
 		return testing.AllocsPerRun(20, func() { get(c) })
 	}
-	before := requestsRecorded(t, "inferscopevllmdatasource")
+	before := requestsRecorded(t, "boundmetricstest")
 	a, b := per(sdk), per(ours)
 	t.Logf("allocations a request: %.0f through the SDK's middlewares, %.0f through the data source's", a, b)
 	if b > 0.75*a {
 		t.Errorf("a request allocates %.0f times through the data source's client, %.0f through the SDK's: its metrics are bound per request", b, a)
 	}
 	// Both clients recorded every request: 2 × (1 + 21) (AllocsPerRun runs once more than asked).
-	if got := requestsRecorded(t, "inferscopevllmdatasource") - before; got != 44 {
+	if got := requestsRecorded(t, "boundmetricstest") - before; got != 44 {
 		t.Errorf("%v requests recorded in plugins_datasource_request_total, want 44", got)
 	}
 }
