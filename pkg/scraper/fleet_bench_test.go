@@ -23,10 +23,10 @@ import (
 
 // BenchmarkScrapeFleet scrapes 256 simulated vLLM V1 servers (two engines each, about 100 KB of exposition) on
 // loopback every 5 s for a minute into a real history store, through an HTTP client made as the data source makes
-// its own (the SDK's middlewares, its request metrics bound once: pkg/httpmetrics), and reports the process's CPU per wall second (serving
-// the pre-rendered bodies included), what it allocates per wall second (what paces the collector of a data source
-// whose live heap is its history), the heap in use and the history's size, and beside it the CPU of only parsing
-// the same bodies as the scraper does, measured in the same run.
+// its own (the SDK's middlewares, its request metrics bound once: pkg/httpmetrics). It reports the process's CPU per
+// wall second (serving the pre-rendered bodies included), what it allocates per wall second (what paces the
+// collector of a data source whose live heap is its history), the heap in use and the history's size, and beside it
+// the CPU of only parsing the same bodies as the scraper does, measured in the same run.
 func BenchmarkScrapeFleet(b *testing.B) {
 	if testing.Short() {
 		b.Skip("scrapes for a minute")

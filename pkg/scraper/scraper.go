@@ -364,7 +364,10 @@ func (s *Scraper) scrapeOne(ctx context.Context, t Target) {
 		// The flavor and ranks are told from the series' names and labels alone: a scrape with the previous one's
 		// series keeps its detection (at 256 endpoints, detecting again was a tenth of scraping's CPU). The up
 		// sample upScrape added carries no name or label that detection reads.
-		if st.Detection = s.lastDetection(t.Name); !same || st.Detection == nil {
+		if same {
+			st.Detection = s.lastDetection(t.Name)
+		}
+		if st.Detection == nil {
 			d := detect(vllm.ScrapeExposed{Scrape: res.Scrape})
 			st.Detection = &d
 		}

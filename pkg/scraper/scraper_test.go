@@ -31,7 +31,8 @@ func (r *recorder) Append(endpoint string, _ int64, sc *exposition.Scrape) bool 
 		r.got = map[string][]*exposition.Scrape{}
 	}
 	r.got[endpoint] = append(r.got[endpoint], sc.Clone()) // the scraper releases sc once Append returns
-	return false                                          // unsure: the scraper detects every scrape's flavor
+	// Unsure whether the series repeat: the scraper detects every scrape's flavor.
+	return false
 }
 
 // AdvanceWatermark ignores the watermark: these tests read what was appended.
