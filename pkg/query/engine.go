@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/inferscope/inferscope-vllm/pkg/derive"
@@ -439,52 +440,52 @@ func (c *evalCtx) instantReads() reads { return reads{reach: c.lookback, instant
 // endpoints that match the model and rank filters and the catalog's matchers, with the points the steps read (r).
 // keep names the labels carried into the output besides endpoint, model and rank.
 func (c *evalCtx) fetch(sig vllm.Signal, suffix string, match []measure.Matcher, r reads, keep ...string) []input {
-	var out []input
+	sels := pickArray()
 	var m nameMemo
-	for i, ep := range c.endpoints {
+	for _, ep := range c.endpoints {
 		base, ok := m.resolve(ep, sig)
 		if !ok {
 			continue
 		}
-		first := len(out) == 0
-		out = c.appendName(out, ep.name, vllm.SampleName(base, suffix), match, r, keep...)
-		if first && len(out) > 0 {
-			// A fleet's endpoints mostly hold as many series as the first: sized for all of them (at most the read
-			// limit), the inputs are not copied again at every doubling (at 256 endpoints, a quarter of what a new
-			// step allocated).
-			out = slices.Grow(out, min(len(out)*(len(c.endpoints)-i-1), MaxFetchedSeries))
+		p, ok := c.pickName(ep.name, vllm.SampleName(base, suffix), match, r)
+		if !ok {
+			break
 		}
+		sels = append(sels, p)
 	}
+	out := c.inputs(sels, keep...)
+	releasePicks(sels)
 	return out
 }
 
 // fetchName selects one sample name on one endpoint (see fetch).
 func (c *evalCtx) fetchName(endpoint, name string, catalogMatch []measure.Matcher, r reads, keep ...string) []input {
-	return c.appendName(nil, endpoint, name, catalogMatch, r, keep...)
+	p, ok := c.pickName(endpoint, name, catalogMatch, r)
+	if !ok {
+		return nil
+	}
+	return c.inputs([]picked{p}, keep...)
 }
 
-// appendName is fetchName appending to dst, so that a fleet's inputs are placed once, not copied from each
-// endpoint's own slice.
-func (c *evalCtx) appendName(dst []input, endpoint, name string, catalogMatch []measure.Matcher, r reads, keep ...string) []input {
+// picked is one endpoint's selection of one sample name, before its series become inputs.
+type picked struct {
+	endpoint, name string
+	// series hold the points an instant read reads, or a rate read's rates at the steps.
+	series []Series
+}
+
+// pickName selects name's series on endpoint that match the query's filters and the catalog's matchers, with the
+// points or rates r reads, and counts them against the query's read limits; ok is false when reading must stop
+// (c.stopped says why).
+func (c *evalCtx) pickName(endpoint, name string, catalogMatch []measure.Matcher, r reads) (p picked, ok bool) {
 	if c.stopped() != nil {
-		return dst
-	}
-	rankSrc, rankOut := vllm.RankLabel(name)
-	worker := vllm.RankWorker(name)
-	rankOf := func(ls exposition.Labels) string {
-		if rankSrc == "" {
-			return ""
-		}
-		if worker != "" {
-			return ls.Get(worker) + vllm.RankSeparator + ls.Get(rankSrc)
-		}
-		return ls.Get(rankSrc)
+		return p, false
 	}
 	// The filters run inside Select, before any point is copied. A plain read counts the series they pass as it goes
 	// and stops past the query's limit; a rate or instant read, whose selection another query may share without
 	// running them, counts the series its source reports matched. Either way the point bound holds before anything
 	// is decoded.
-	selects := func(ls exposition.Labels) bool { return c.selects(name, ls, catalogMatch) }
+	selects := c.selector(name, catalogMatch)
 	b := c.budget
 	var selected []Series
 	var fits bool
@@ -501,7 +502,7 @@ func (c *evalCtx) appendName(dst []input, endpoint, name string, catalogMatch []
 			selects, MaxFetchedPoints-b.fetched)
 	default:
 		selected, fits = c.e.Source.Select(endpoint, name, c.from-r.reach, c.to, func(ls exposition.Labels) bool {
-			if !selects(ls) {
+			if selects != nil && !selects(ls) {
 				return false
 			}
 			b.series++
@@ -518,17 +519,97 @@ func (c *evalCtx) appendName(dst []input, endpoint, name string, catalogMatch []
 	if !fits || b.series > MaxFetchedSeries || b.fetched > MaxFetchedPoints {
 		b.err = Invalid(fmt.Errorf("the query reads more than %d stored series or %d points: narrow it with endpoint, model or engine filters, or a shorter range",
 			MaxFetchedSeries, MaxFetchedPoints))
-		return dst
+		return p, false
 	}
-	out := slices.Grow(dst, len(selected))
-	var rates []derive.StepRates
 	if !r.instant && !rated {
+		// Rated here, one endpoint at a time, so a cold hour holds one endpoint's points, not the fleet's.
 		pts := make([][]derive.Point, len(selected))
 		for i, s := range selected {
 			pts[i] = s.Points
 		}
-		rates = derive.RatesOf(pts, c.steps, c.window)
+		rates := derive.RatesOf(pts, c.steps, c.window)
+		ratedSel := make([]Series, len(selected))
+		for i, s := range selected {
+			ratedSel[i] = Series{Name: s.Name, Labels: s.Labels, Rates: &rates[i]}
+		}
+		selected = ratedSel
 	}
+	return picked{endpoint: endpoint, name: name, series: selected}, true
+}
+
+// inputs is the picked series as inputs, labelled with their endpoint, model and rank and the labels keep names.
+// They are placed once, in an array sized for every endpoint's: a fleet's endpoints differ in size (DP1 beside DP8),
+// and sized from the first, the inputs were copied at every doubling after it.
+func (c *evalCtx) inputs(sels []picked, keep ...string) []input {
+	n := 0
+	for _, p := range sels {
+		n += len(p.series)
+	}
+	out := make([]input, 0, n)
+	var bounds upperBounds // a fleet's histograms share their bounds: each parsed once
+	for _, p := range sels {
+		out = c.appendInputs(out, p, &bounds, keep)
+	}
+	return out
+}
+
+// picks holds the arrays fetches pick their endpoints' selections into: a refresh's queries fetch hundreds of
+// times, and at 256 endpoints each array is 14 KB.
+var picks sync.Pool
+
+// pickArray is an empty array to pick into, from picks when one is there.
+func pickArray() []picked {
+	if a, ok := picks.Get().(*[]picked); ok {
+		return (*a)[:0]
+	}
+	return nil
+}
+
+// releasePicks gives a's array back to picks, holding no selection.
+func releasePicks(a []picked) {
+	if cap(a) == 0 {
+		return
+	}
+	clear(a)
+	a = a[:0]
+	picks.Put(&a)
+}
+
+// upperBounds are the bucket bounds a fetch parsed, by their le label.
+type upperBounds map[string]float64
+
+// of is le parsed (derive.ParseUpperBound), remembered; ok is false for a bound that is no number.
+func (u *upperBounds) of(le string) (float64, bool) {
+	if v, ok := (*u)[le]; ok {
+		return v, !math.IsNaN(v)
+	}
+	v, ok := derive.ParseUpperBound(le)
+	if !ok {
+		v = math.NaN()
+	}
+	if *u == nil {
+		*u = upperBounds{}
+	}
+	(*u)[le] = v
+	return v, ok
+}
+
+// appendInputs appends one endpoint's picked series to dst as inputs (see inputs).
+func (c *evalCtx) appendInputs(dst []input, p picked, bounds *upperBounds, keep []string) []input {
+	endpoint, name, selected := p.endpoint, p.name, p.series
+	rankSrc, rankOut := vllm.RankLabel(name)
+	worker := vllm.RankWorker(name)
+	rankOf := func(ls exposition.Labels) string {
+		if rankSrc == "" {
+			return ""
+		}
+		if worker != "" {
+			return ls.Get(worker) + vllm.RankSeparator + ls.Get(rankSrc)
+		}
+		return ls.Get(rankSrc)
+	}
+	out := dst
+	bucket := strings.HasSuffix(name, "_bucket")
 	var labels map[string]string
 	var set *labelSet
 	var prevModel, prevRank string
@@ -563,15 +644,12 @@ func (c *evalCtx) appendName(dst []input, endpoint, name string, catalogMatch []
 			prevModel, prevRank = model, rank
 		}
 		in := input{endpoint: endpoint, series: &selected[si], labels: labels, set: set}
-		if strings.HasSuffix(name, "_bucket") {
-			le, ok := derive.ParseUpperBound(s.Labels.Get("le"))
+		if bucket {
+			le, ok := bounds.of(s.Labels.Get("le"))
 			if !ok {
 				continue
 			}
 			in.le = le
-		}
-		if rates != nil { // the rates replace the points, as a RateSource's do
-			in.series = &Series{Name: s.Name, Labels: s.Labels, Rates: &rates[si]}
 		}
 		out = append(out, in)
 	}
@@ -629,28 +707,44 @@ func (c *evalCtx) filterOf(m []measure.Matcher) string {
 	return b.String()
 }
 
-// selects reports whether a series of the sample name passes the query's model, rank and label filters and the
-// catalog's matchers.
-func (c *evalCtx) selects(name string, ls exposition.Labels, catalogMatch []measure.Matcher) bool {
-	if c.q.QueryType != TypeRaw && vllm.RouterSeries(name, func(l string) bool { _, ok := ls.Lookup(l); return ok }) {
-		return false // a production-stack router's look-alike: the engines report it themselves
+// selector reports whether a series of the sample name passes the query's model, rank and label filters and the
+// catalog's matchers, with what the name and the query decide decided once. It is nil when it passes every series
+// of the name (the dashboards' "All": no filter, no catalog matcher, no router look-alike), so a selection runs
+// nothing per series.
+func (c *evalCtx) selector(name string, catalogMatch []measure.Matcher) func(exposition.Labels) bool {
+	router := c.q.QueryType != TypeRaw && vllm.RouterSeries(name, func(string) bool { return true })
+	rankSrc, _ := vllm.RankLabel(name)
+	rankRe, modelRe := c.rankRe, c.modelRe
+	labels := false // a label matcher of ".*" is nil: it passes everything
+	for _, re := range c.labelRes {
+		labels = labels || re != nil
 	}
-	rank := ""
-	if src, _ := vllm.RankLabel(name); src != "" {
-		rank = ls.Get(src)
+	if !router && rankRe == nil && modelRe == nil && !labels && len(catalogMatch) == 0 {
+		return nil
 	}
-	if c.rankRe != nil && !c.rankRe.MatchString(rank) {
-		return false
-	}
-	if c.modelRe != nil && !c.modelRe.MatchString(modelOf(ls)) || !c.matchLabels(ls) {
-		return false
-	}
-	for _, m := range catalogMatch {
-		if !m.Matches(ls.Get(m.Label)) {
+	return func(ls exposition.Labels) bool {
+		if router && vllm.RouterSeries(name, func(l string) bool { _, ok := ls.Lookup(l); return ok }) {
+			return false // a production-stack router's look-alike: the engines report it themselves
+		}
+		if rankRe != nil {
+			rank := ""
+			if rankSrc != "" {
+				rank = ls.Get(rankSrc)
+			}
+			if !rankRe.MatchString(rank) {
+				return false
+			}
+		}
+		if modelRe != nil && !modelRe.MatchString(modelOf(ls)) || labels && !c.matchLabels(ls) {
 			return false
 		}
+		for _, m := range catalogMatch {
+			if !m.Matches(ls.Get(m.Label)) {
+				return false
+			}
+		}
+		return true
 	}
-	return true
 }
 
 // bucketBounds are the upper bounds of every selected series of a histogram signal over the range and window,
@@ -685,12 +779,13 @@ func (c *evalCtx) readBucketBounds(sig vllm.Signal) []float64 {
 			continue
 		}
 		name := vllm.BucketName(base)
+		selects := c.selector(name, nil)
 		each := func(ls exposition.Labels) {
 			s := ls.Get("le")
 			if found[s] {
 				return
 			}
-			if le, ok := derive.ParseUpperBound(s); ok && c.selects(name, ls, nil) {
+			if le, ok := derive.ParseUpperBound(s); ok && (selects == nil || selects(ls)) {
 				found[s] = true
 				if !slices.Contains(out, le) {
 					out = append(out, le)

@@ -1,8 +1,10 @@
 package query
 
 import (
+	"cmp"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 
@@ -109,33 +111,41 @@ func (c *evalCtx) signal(s vllm.Signal) vllm.Signal {
 }
 
 // join combines two evaluated nodes step by step on equal reported labels (ignoring one label of the left side,
-// which the result keeps), as PromQL's binary operators match series; f may refuse a step (a zero divisor).
+// which the result keeps), as PromQL's binary operators match series; f may refuse a step (a zero divisor). Every
+// ratio of the catalog is one, run for each series at each new step: the series are matched by key without a copy
+// of their labels, and their points by walking both in time order.
 func join(left, right []Output, ignoring string, f func(l, r float64) (float64, bool)) []Output {
-	index := make(map[string]map[int64]float64, len(right))
+	index := make(map[string][]derive.Point, len(right))
 	for _, r := range right {
-		m := make(map[int64]float64, len(r.Points))
-		for _, p := range r.Points {
-			m[p.T] = p.V
-		}
-		index[LabelKey(r.Labels)] = m
+		index[LabelKey(r.Labels)] = byTime(r.Points)
+	}
+	var keep func(string) bool // nil: every label
+	if ignoring != "" {
+		keep = func(k string) bool { return k != ignoring }
 	}
 	var outs []Output
 	for _, l := range left {
-		key := l.Labels
-		if _, ok := key[ignoring]; ok && ignoring != "" {
-			key = copyLabels(key)
-			delete(key, ignoring)
-		}
-		rm, ok := index[LabelKey(key)]
+		rp, ok := index[labelKey(l.Labels, keep)]
 		if !ok {
 			continue
 		}
 		o := Output{Labels: l.Labels}
-		for _, p := range l.Points {
-			if r, ok := rm[p.T]; ok {
-				if v, ok := f(p.V, r); ok {
-					o.Points = append(o.Points, derive.Point{T: p.T, V: v})
+		j := 0
+		for i, p := range l.Points {
+			if i > 0 && p.T < l.Points[i-1].T { // out of time order: look from the start
+				j = 0
+			}
+			for j < len(rp) && rp[j].T < p.T {
+				j++
+			}
+			if j == len(rp) || rp[j].T != p.T {
+				continue
+			}
+			if v, ok := f(p.V, rp[j].V); ok {
+				if o.Points == nil {
+					o.Points = make([]derive.Point, 0, len(l.Points)-i)
 				}
+				o.Points = append(o.Points, derive.Point{T: p.T, V: v})
 			}
 		}
 		if len(o.Points) > 0 {
@@ -145,10 +155,33 @@ func join(left, right []Output, ignoring string, f func(l, r float64) (float64, 
 	return outs
 }
 
+// byTime is pts in increasing time, one point per time (the last of those at one time, as a map by time would keep):
+// pts itself, as evaluated series are, or else a sorted copy.
+func byTime(pts []derive.Point) []derive.Point {
+	ordered := true
+	for i := 1; i < len(pts) && ordered; i++ {
+		ordered = pts[i].T > pts[i-1].T
+	}
+	if ordered {
+		return pts
+	}
+	sorted := slices.Clone(pts)
+	slices.SortStableFunc(sorted, func(a, b derive.Point) int { return cmp.Compare(a.T, b.T) })
+	out := sorted[:0]
+	for _, p := range sorted {
+		if len(out) > 0 && out[len(out)-1].T == p.T {
+			out[len(out)-1] = p
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
 // fetchUnless fetches a gauge on the endpoints that expose none of unless: a fleet mixing versions gets each
 // endpoint's value from the best source it has, which another node of the formula reads.
 func (c *evalCtx) fetchUnless(sig vllm.Signal, unless []vllm.Signal, match []measure.Matcher, keep []string) []input {
-	var out []input
+	sels := pickArray()
 	var m nameMemo
 	unlessMemo := make([]nameMemo, len(unless))
 	for _, ep := range c.endpoints {
@@ -159,9 +192,15 @@ func (c *evalCtx) fetchUnless(sig vllm.Signal, unless []vllm.Signal, match []mea
 			}
 		}
 		if base, ok := m.resolve(ep, sig); ok && !better {
-			out = c.appendName(out, ep.name, base, match, c.instantReads(), keep...)
+			p, ok := c.pickName(ep.name, base, match, c.instantReads())
+			if !ok {
+				break
+			}
+			sels = append(sels, p)
 		}
 	}
+	out := c.inputs(sels, keep...)
+	releasePicks(sels)
 	return out
 }
 
@@ -476,17 +515,25 @@ func (c *evalCtx) raw() []Output {
 	name := c.q.Metric
 	// Inputs of every endpoint are aggregated together, so groupBy model or fleet sums across endpoints as
 	// Prometheus mode's sum does.
-	var quantileIns, bucketIns, plainIns []input
+	var quantileSels, bucketSels []picked
+	var plainIns []input
+	pick := func(sels *[]picked, ep, name string, r reads) {
+		if p, ok := c.pickName(ep, name, nil, r); ok {
+			*sels = append(*sels, p)
+		}
+	}
 	for _, ep := range c.endpoints {
 		switch {
 		case ep.names[name+"_bucket"] && c.q.Histogram == HistogramQuantiles:
-			quantileIns = c.appendName(quantileIns, ep.name, name+"_bucket", nil, c.rateReads())
+			pick(&quantileSels, ep.name, name+"_bucket", c.rateReads())
 		case ep.names[name+"_bucket"]:
-			bucketIns = c.appendName(bucketIns, ep.name, name+"_bucket", nil, c.instantReads(), "le")
+			pick(&bucketSels, ep.name, name+"_bucket", c.instantReads())
 		case ep.names[name]:
 			plainIns = append(plainIns, c.rawInputs(ep.name, name)...)
 		}
 	}
+	quantileIns := c.inputs(quantileSels)
+	bucketIns := c.inputs(bucketSels, "le")
 	var outs []Output
 	if len(quantileIns) > 0 {
 		outs = append(outs, named(c.quantiles(quantileIns, c.q.Quantiles), name)...)
