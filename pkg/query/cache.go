@@ -625,6 +625,8 @@ func (k *Cache) store(key string, c *evalCtx, p piece) {
 	e.groups, e.keys = make([][]Output, len(p.groups)), make([][]string, len(p.groups))
 	whole := true // every series kept up to its last point: the room past them is nobody's but the entry's
 	for i, g := range p.groups {
+		// Sized for every series (a fleet's outputs are hundreds; grown by doubling they were copied ten times).
+		e.groups[i], e.keys[i] = make([]Output, 0, len(g)), make([]string, 0, len(g))
 		for j, o := range g {
 			_, b := pointRange(o.Points, c.from, last)
 			whole = whole && b == len(o.Points)

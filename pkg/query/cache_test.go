@@ -687,3 +687,37 @@ func TestCacheSharesNameSets(t *testing.T) {
 		}
 	}
 }
+
+// TestCacheEntriesAreSizedOnce: an entry holds each output's series in an array of their number, placed once, not
+// grown series by series (at 256 endpoints, a new step's entries were copied ten times over).
+func TestCacheEntriesAreSizedOnce(t *testing.T) {
+	f := newLiveFleet(t, time.Hour)
+	for range 12 {
+		f.scrape("", "")
+	}
+	cached, _ := f.engines(NewCache(64 << 20))
+	now := f.start.Add(f.el)
+	for _, q := range []Query{
+		{QueryType: TypeThroughput, Measure: "generation_tokens", GroupBy: GroupEngine},
+		{QueryType: TypeLatency, Metric: "ttft", Quantiles: []float64{0.5, 0.95}, GroupBy: GroupEngine},
+	} {
+		if _, err := cached.Eval(context.Background(), q, Request{From: now.Add(-time.Minute), To: now, Interval: 5 * time.Second}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	k := cached.Cache
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if len(k.entries) == 0 {
+		t.Fatal("nothing cached")
+	}
+	for key, el := range k.entries {
+		e := el.Value.(*cacheEntry)
+		for i := range e.groups {
+			if len(e.groups[i]) < 2 || cap(e.groups[i]) != len(e.groups[i]) || cap(e.keys[i]) != len(e.keys[i]) {
+				t.Errorf("%s: output %d holds %d series in an array of %d, %d keys in one of %d", key, i,
+					len(e.groups[i]), cap(e.groups[i]), len(e.keys[i]), cap(e.keys[i]))
+			}
+		}
+	}
+}
