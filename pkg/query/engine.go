@@ -440,14 +440,23 @@ func (c *evalCtx) instantReads() reads { return reads{reach: c.lookback, instant
 // endpoints that match the model and rank filters and the catalog's matchers, with the points the steps read (r).
 // keep names the labels carried into the output besides endpoint, model and rank.
 func (c *evalCtx) fetch(sig vllm.Signal, suffix string, match []measure.Matcher, r reads, keep ...string) []input {
-	sels := pickArray()
 	var m nameMemo
-	for _, ep := range c.endpoints {
+	return c.fetchNamed(func(ep endpointNames) (string, bool) {
 		base, ok := m.resolve(ep, sig)
+		return vllm.SampleName(base, suffix), ok
+	}, match, r, keep...)
+}
+
+// fetchNamed selects, on every selected endpoint for which named answers a sample name, that name's series (see
+// fetch): each endpoint's selection is picked first, then the inputs are placed once for all of them.
+func (c *evalCtx) fetchNamed(named func(endpointNames) (string, bool), match []measure.Matcher, r reads, keep ...string) []input {
+	sels := pickArray()
+	for _, ep := range c.endpoints {
+		name, ok := named(ep)
 		if !ok {
 			continue
 		}
-		p, ok := c.pickName(ep.name, vllm.SampleName(base, suffix), match, r)
+		p, ok := c.pickName(ep.name, name, match, r)
 		if !ok {
 			break
 		}
@@ -712,7 +721,7 @@ func (c *evalCtx) filterOf(m []measure.Matcher) string {
 // of the name (the dashboards' "All": no filter, no catalog matcher, no router look-alike), so a selection runs
 // nothing per series.
 func (c *evalCtx) selector(name string, catalogMatch []measure.Matcher) func(exposition.Labels) bool {
-	router := c.q.QueryType != TypeRaw && vllm.RouterSeries(name, func(string) bool { return true })
+	router := c.q.QueryType != TypeRaw && vllm.RouterLookalikes[name] // then the router's label decides, per series
 	rankSrc, _ := vllm.RankLabel(name)
 	rankRe, modelRe := c.rankRe, c.modelRe
 	labels := false // a label matcher of ".*" is nil: it passes everything

@@ -181,27 +181,16 @@ func byTime(pts []derive.Point) []derive.Point {
 // fetchUnless fetches a gauge on the endpoints that expose none of unless: a fleet mixing versions gets each
 // endpoint's value from the best source it has, which another node of the formula reads.
 func (c *evalCtx) fetchUnless(sig vllm.Signal, unless []vllm.Signal, match []measure.Matcher, keep []string) []input {
-	sels := pickArray()
 	var m nameMemo
 	unlessMemo := make([]nameMemo, len(unless))
-	for _, ep := range c.endpoints {
-		better := false
+	return c.fetchNamed(func(ep endpointNames) (string, bool) {
 		for i, u := range unless {
 			if _, ok := unlessMemo[i].resolve(ep, u); ok {
-				better = true
+				return "", false
 			}
 		}
-		if base, ok := m.resolve(ep, sig); ok && !better {
-			p, ok := c.pickName(ep.name, base, match, c.instantReads())
-			if !ok {
-				break
-			}
-			sels = append(sels, p)
-		}
-	}
-	out := c.inputs(sels, keep...)
-	releasePicks(sels)
-	return out
+		return m.resolve(ep, sig)
+	}, match, c.instantReads(), keep...)
 }
 
 // infoProduct turns an info gauge's numeric labels into a value per series: their product, where all are positive.
@@ -515,25 +504,18 @@ func (c *evalCtx) raw() []Output {
 	name := c.q.Metric
 	// Inputs of every endpoint are aggregated together, so groupBy model or fleet sums across endpoints as
 	// Prometheus mode's sum does.
-	var quantileSels, bucketSels []picked
-	var plainIns []input
-	pick := func(sels *[]picked, ep, name string, r reads) {
-		if p, ok := c.pickName(ep, name, nil, r); ok {
-			*sels = append(*sels, p)
-		}
+	buckets := func(ep endpointNames) (string, bool) { return name + "_bucket", ep.names[name+"_bucket"] }
+	var quantileIns, bucketIns, plainIns []input
+	if c.q.Histogram == HistogramQuantiles {
+		quantileIns = c.fetchNamed(buckets, nil, c.rateReads())
+	} else {
+		bucketIns = c.fetchNamed(buckets, nil, c.instantReads(), "le")
 	}
 	for _, ep := range c.endpoints {
-		switch {
-		case ep.names[name+"_bucket"] && c.q.Histogram == HistogramQuantiles:
-			pick(&quantileSels, ep.name, name+"_bucket", c.rateReads())
-		case ep.names[name+"_bucket"]:
-			pick(&bucketSels, ep.name, name+"_bucket", c.instantReads())
-		case ep.names[name]:
+		if !ep.names[name+"_bucket"] && ep.names[name] {
 			plainIns = append(plainIns, c.rawInputs(ep.name, name)...)
 		}
 	}
-	quantileIns := c.inputs(quantileSels)
-	bucketIns := c.inputs(bucketSels, "le")
 	var outs []Output
 	if len(quantileIns) > 0 {
 		outs = append(outs, named(c.quantiles(quantileIns, c.q.Quantiles), name)...)
