@@ -2,9 +2,6 @@ package sim
 
 import "time"
 
-// Elapsed is the simulated time since start.
-func (f *Fleet) Elapsed() time.Duration { return time.Duration(f.now * float64(time.Second)) }
-
 // Advance moves simulated time forward by dt. Results do not depend on how a span is split
 // into calls: every event happens at its own simulated time.
 func (f *Fleet) Advance(dt time.Duration) {

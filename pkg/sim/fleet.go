@@ -209,6 +209,9 @@ func (f *Fleet) local() []*engine {
 
 func (f *Fleet) uptime() float64 { return f.now }
 
+// Elapsed is the simulated time the model has reached.
+func (f *Fleet) Elapsed() time.Duration { return time.Duration(f.now * float64(time.Second)) }
+
 // emits reports whether the fleet's release registers a vllm: family; every family passes without a release, and
 // other projects' families always do.
 func (f *Fleet) emits(name string) bool {

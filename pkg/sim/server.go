@@ -40,13 +40,28 @@ func (c ScaledClock) Elapsed() time.Duration {
 	return time.Duration(float64(now().Sub(c.Start)) * c.Speed)
 }
 
-// Server is the thin HTTP layer over a Fleet: it advances the model to the clock before each
+// catchUpStep is how much simulated time the model advances under one hold of the server's lock: a scrape that
+// arrives while the model catches up waits for one step, not for the whole way to the clock.
+const catchUpStep = time.Second
+
+// Real time the model may spend catching up before a scrape is answered, and per periodic tick. A simulator that
+// fell behind real time (a loaded machine, the race detector) then answers within a scraper's timeout with the state
+// it has reached, and the ticks keep closing the gap, instead of every scrape having more to simulate than the one
+// before and none finishing.
+const (
+	scrapeCatchUp = 500 * time.Millisecond
+	tickCatchUp   = 150 * time.Millisecond
+)
+
+// Server is the thin HTTP layer over a Fleet: it advances the model toward the clock before each
 // scrape and serves /metrics and /health.
 type Server struct {
 	cfg   Config
 	clock Clock
 	prof  *ProfilerSwitch
 	log   *log.Logger
+	// wall is the real time that bounds catching up; time.Now unless a test replaces it.
+	wall func() time.Time
 
 	mu    sync.Mutex
 	fleet *Fleet
@@ -70,7 +85,7 @@ func NewServerWithClock(cfg Config, start time.Time, clock Clock, logger *log.Lo
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, clock: clock, log: logger, fleet: f}
+	s := &Server{cfg: cfg, clock: clock, log: logger, wall: time.Now, fleet: f}
 	if cfg.Flavor == FlavorAscend {
 		s.prof = NewProfilerSwitch(cfg.ProfilerConfig, logger)
 	}
@@ -94,25 +109,42 @@ func (s *Server) Handler() http.Handler {
 	return mux
 }
 
-// Tick advances the model to the clock; the server calls it periodically so that simulated
-// work is spread out instead of landing on the next scrape.
-func (s *Server) Tick() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.tickLocked()
+// Tick advances the model toward the clock for at most tickCatchUp of real time; the server calls it periodically so
+// that simulated work is spread out instead of landing on the next scrape.
+func (s *Server) Tick() { s.advance(tickCatchUp) }
+
+// advance moves the model toward the clock one catchUpStep at a time, releasing the lock between steps, until it
+// reaches the clock or budget of real time is spent; it reports whether it reached the clock.
+func (s *Server) advance(budget time.Duration) bool {
+	deadline := s.wall().Add(budget)
+	for {
+		s.mu.Lock()
+		reached := s.stepLocked()
+		s.mu.Unlock()
+		if reached || !s.wall().Before(deadline) {
+			return reached
+		}
+	}
 }
 
-func (s *Server) tickLocked() {
+// stepLocked advances the model by at most catchUpStep toward the clock and reports whether it reached the clock.
+func (s *Server) stepLocked() bool {
 	if s.prof != nil {
 		s.fleet.SetProfilingEnabled(s.prof.Enabled())
 	}
-	s.fleet.AdvanceTo(s.clock.Elapsed())
+	target := s.clock.Elapsed()
+	if next := s.fleet.Elapsed() + catchUpStep; next < target {
+		s.fleet.AdvanceTo(next)
+		return false
+	}
+	s.fleet.AdvanceTo(target)
+	return true
 }
 
 func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
 	var buf bytes.Buffer
+	s.advance(scrapeCatchUp)
 	s.mu.Lock()
-	s.tickLocked()
 	err := s.fleet.WriteExposition(&buf)
 	s.mu.Unlock()
 	if err != nil {

@@ -117,6 +117,69 @@ func TestServerHTTP(t *testing.T) {
 	}
 }
 
+// steppingWall is a real-time clock that moves by step at each reading, so that catching up runs out of budget after
+// a known number of steps whatever the machine's speed.
+type steppingWall struct {
+	mu   sync.Mutex
+	now  time.Time
+	step time.Duration
+}
+
+func (w *steppingWall) read() time.Time {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.now = w.now.Add(w.step)
+	return w.now
+}
+
+// TestScrapeAnswersWhileBehind: a simulator far behind its clock (a loaded machine) answers a scrape after a bounded
+// amount of catching up, with the state it reached; ticks then close the gap, and the model they reach step by step
+// is the one a single catch-up reaches.
+func TestScrapeAnswersWhileBehind(t *testing.T) {
+	const behind = 2 * time.Minute
+	clock := &manualClock{}
+	srv, err := NewServerWithClock(testConfig(nil), testStart, clock, log.New(io.Discard, "", 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.wall = (&steppingWall{now: testStart, step: 100 * time.Millisecond}).read
+	ts := httptest.NewServer(srv.Handler())
+	defer ts.Close()
+
+	clock.add(behind)
+	resp, body := get(t, ts.URL+"/metrics", false)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(body, "vllm:generation_tokens_total") {
+		t.Fatalf("scrape while behind: %d\n%.300s", resp.StatusCode, body)
+	}
+	srv.mu.Lock()
+	reached := srv.fleet.Elapsed()
+	srv.mu.Unlock()
+	// The budget is five readings of the stepping wall: five or six steps, never the whole two minutes.
+	if reached < catchUpStep || reached > 6*catchUpStep {
+		t.Fatalf("one scrape advanced the model to %v of %v; want a bounded catch-up of a few %v steps", reached, behind, catchUpStep)
+	}
+
+	for i := 0; i < 1000 && srv.fleet.Elapsed() < behind; i++ {
+		srv.Tick()
+	}
+	if srv.fleet.Elapsed() != behind {
+		t.Fatalf("ticks left the model at %v of %v", srv.fleet.Elapsed(), behind)
+	}
+	_, stepped := get(t, ts.URL+"/metrics", false)
+
+	// The same model caught up in one go: a wall that never moves never runs out of budget.
+	twin, err := NewServerWithClock(testConfig(nil), testStart, clock, log.New(io.Discard, "", 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	twin.wall = func() time.Time { return testStart }
+	tts := httptest.NewServer(twin.Handler())
+	defer tts.Close()
+	if _, whole := get(t, tts.URL+"/metrics", false); whole != stepped {
+		t.Errorf("the model caught up step by step differs from the one caught up at once")
+	}
+}
+
 func TestAcceptsGzip(t *testing.T) {
 	for h, want := range map[string]bool{"gzip": true, "deflate, gzip;q=1.0": true, "GZIP": true,
 		"identity": false, "": false, "gzip;q=0": false} {
