@@ -269,26 +269,29 @@ func TestDashboardPanelsAndAlertRules(t *testing.T) {
 	}
 	// Roles come from the evidence at 15 s steps: a fleet of seconds may show its decode instance's first transfers
 	// at no step yet (and its prompts make it look like prefill), so the role-aware rules wait until both modes tell
-	// the full decode instance apart.
-	decodeFull := addrOf(tripEps, "decode-full")
-	for f, ep := range map[*contentFleet]string{trip: "decode-full", promTrip: regexp.QuoteMeta(decodeFull)} {
-		said := ""
-		poll(f.ctx, func() bool {
-			r := f.query(t, map[string]any{"queryType": "kv_cache_usage", "role": "decode", "endpoint": ep}, time.Minute)
-			if r.Error == nil && len(r.Frames) > 0 && r.Frames[0].Rows() > 0 {
-				return true
+	// the instances they trip on apart: the full decode instance, and both sides of the skewed pair.
+	for _, inst := range []struct{ name, role string }{{"decode-full", "decode"}, {"pd-skew-decode", "decode"}, {"pd-skew-prefill", "prefill"}} {
+		addr := addrOf(tripEps, inst.name)
+		for f, ep := range map[*contentFleet]string{trip: inst.name, promTrip: regexp.QuoteMeta(addr)} {
+			said := ""
+			poll(f.ctx, func() bool {
+				r := f.query(t, map[string]any{"queryType": "kv_cache_usage", "role": inst.role, "endpoint": ep}, time.Minute)
+				if r.Error == nil && len(r.Frames) > 0 && r.Frames[0].Rows() > 0 {
+					return true
+				}
+				// What the answer says instead, each time it changes: the trail a timeout leaves.
+				if now := fmt.Sprintf("error %v, notices %q", r.Error, noticeText(r.Frames)); now != said {
+					said = now
+					t.Logf("%s not yet a %s instance: %s%s", ep, inst.role, said, f.held(addr))
+				}
+				return false
+			})
+			if f.ctx.Err() != nil {
+				t.Logf("%s still not a %s instance when the wait ran out: %s%s", ep, inst.role, said, f.held(addr))
 			}
-			// What the answer says instead, each time it changes: the trail a timeout leaves.
-			if now := fmt.Sprintf("error %v, notices %q", r.Error, noticeText(r.Frames)); now != said {
-				said = now
-				t.Logf("%s not yet a decode instance: %s%s", ep, said, f.held(decodeFull))
-			}
-			return false
-		})
-		if f.ctx.Err() != nil {
-			t.Logf("%s still not a decode instance when the wait ran out: %s%s", ep, said, f.held(decodeFull))
 		}
 	}
+	decodeFull := addrOf(tripEps, "decode-full")
 	// The trail's own reading of Prometheus works: it finds the decode instance among the targets.
 	if trail := promTrip.held(decodeFull); !strings.Contains(trail, "; target ") {
 		t.Errorf("the trail of Prometheus's view does not name the target %s: %s", decodeFull, trail)

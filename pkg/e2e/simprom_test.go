@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -52,16 +53,20 @@ var layouts = []layout{
 func onEngines(t *testing.T, flavors map[string][]string, duration time.Duration, instance bool, engines func(layout) []promtest.Engine,
 	check func(t *testing.T, run *simRun, prom *promtest.Server)) {
 	for _, l := range layouts {
+		want := l.engines
+		if engines != nil {
+			want = engines(l)
+		}
+		present := promtest.EnginesOf(t, want...)
+		if len(present) == 0 {
+			continue // no run stepped for a layout nothing is compared on
+		}
 		run := newSimRunAt(t, flavors, duration, 5*time.Second, l.offset)
 		om := run.openMetrics()
 		if instance {
 			om = strings.ReplaceAll(om, `{endpoint="`, `{instance="`)
 		}
-		want := l.engines
-		if engines != nil {
-			want = engines(l)
-		}
-		for _, engine := range promtest.EnginesOf(t, want...) {
+		for _, engine := range present {
 			t.Run(l.name+"/"+engine.String(), func(t *testing.T) {
 				check(t, run, promtest.Start(t, promtest.Options{Engine: engine, OpenMetrics: om}))
 			})
@@ -70,15 +75,54 @@ func onEngines(t *testing.T, flavors map[string][]string, duration time.Duration
 }
 
 // newSimRunAt steps simulators of the given flavors (by endpoint name) for duration, scraped every interval with
-// every scrape offset from the whole 5 s marks the query steps fall on.
+// every scrape offset from the whole 5 s marks the query steps fall on. A run is stepped once per test binary and
+// shared: the catalog's fleet is walked on Prometheus, VictoriaMetrics and the scale-out engines, and stepping it
+// under the race detector took longer than any of those comparisons (about 95 s a run on the 2-core VM). Tests
+// only read a run (its store answers concurrent queries as the plugin's does).
 func newSimRunAt(t testing.TB, flavors map[string][]string, duration, interval, offset time.Duration) *simRun {
 	t.Helper()
-	return newSimRunFrom(t, flavors, time.Now().Add(-3*time.Hour).Truncate(time.Minute).Add(offset), duration, interval)
+	key := fmt.Sprint(flavors, duration, interval, offset) // fmt prints a map's keys sorted
+	sharedRuns.Lock()
+	shared := sharedRuns.byKey[key]
+	if shared == nil {
+		shared = &sharedRun{}
+		sharedRuns.byKey[key] = shared
+	}
+	sharedRuns.Unlock()
+	shared.once.Do(func() {
+		shared.run, shared.err = stepSimRun(flavors, time.Now().Add(-3*time.Hour).Truncate(time.Minute).Add(offset), duration, interval)
+	})
+	if shared.err != nil {
+		t.Fatal(shared.err)
+	}
+	return shared.run
 }
 
-// newSimRunFrom is newSimRunAt from a given start.
+// sharedRuns are newSimRunAt's runs by fleet and timeline.
+var sharedRuns = struct {
+	sync.Mutex
+	byKey map[string]*sharedRun
+}{byKey: map[string]*sharedRun{}}
+
+// sharedRun is one run of sharedRuns, stepped by the first test that asks for it while the others wait.
+type sharedRun struct {
+	once sync.Once
+	run  *simRun
+	err  error
+}
+
+// newSimRunFrom is newSimRunAt from a given start, stepped for the caller alone.
 func newSimRunFrom(t testing.TB, flavors map[string][]string, start time.Time, duration, interval time.Duration) *simRun {
 	t.Helper()
+	r, err := stepSimRun(flavors, start, duration, interval)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// stepSimRun steps the simulators from start for duration, scraped every interval.
+func stepSimRun(flavors map[string][]string, start time.Time, duration, interval time.Duration) (*simRun, error) {
 	r := &simRun{store: history.New(history.Options{Retention: 24 * time.Hour}), om: map[string]map[string][]string{}}
 	r.start, r.end = start, start.Add(duration)
 	names := make([]string, 0, len(flavors))
@@ -89,29 +133,29 @@ func newSimRunFrom(t testing.TB, flavors map[string][]string, start time.Time, d
 	for _, ep := range names {
 		cfg, err := sim.ParseArgs(flavors[ep], func(string) string { return "" }, io.Discard)
 		if err != nil {
-			t.Fatal(err)
+			return nil, fmt.Errorf("%s: %w", ep, err)
 		}
 		fleet, err := sim.NewFleet(cfg, r.start)
 		if err != nil {
-			t.Fatal(err)
+			return nil, fmt.Errorf("%s: %w", ep, err)
 		}
 		fleet.SetProfilingEnabled(true)
 		for el := time.Duration(0); el <= duration; el += interval {
 			fleet.AdvanceTo(el)
 			var buf bytes.Buffer
 			if err := fleet.WriteExposition(&buf); err != nil {
-				t.Fatal(err)
+				return nil, fmt.Errorf("%s at %s: %w", ep, el, err)
 			}
 			sc, err := exposition.Parse(buf.Bytes(), exposition.ParseOptions{})
 			if err != nil {
-				t.Fatalf("%s at %s: %v", ep, el, err)
+				return nil, fmt.Errorf("%s at %s: %w", ep, el, err)
 			}
 			ts := r.start.Add(el).UnixMilli()
 			r.store.Append(ep, ts, sc)
 			r.record(ep, ts, sc)
 		}
 	}
-	return r
+	return r, nil
 }
 
 func (r *simRun) record(endpoint string, ts int64, sc *exposition.Scrape) {
