@@ -114,15 +114,15 @@ func (s *Server) Handler() http.Handler {
 func (s *Server) Tick() { s.advance(tickCatchUp) }
 
 // advance moves the model toward the clock one catchUpStep at a time, releasing the lock between steps, until it
-// reaches the clock or budget of real time is spent; it reports whether it reached the clock.
-func (s *Server) advance(budget time.Duration) bool {
+// reaches the clock or budget of real time is spent.
+func (s *Server) advance(budget time.Duration) {
 	deadline := s.wall().Add(budget)
 	for {
 		s.mu.Lock()
 		reached := s.stepLocked()
 		s.mu.Unlock()
 		if reached || !s.wall().Before(deadline) {
-			return reached
+			return
 		}
 	}
 }
