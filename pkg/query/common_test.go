@@ -100,3 +100,43 @@ func TestCommonBucketsMatchesMapReference(t *testing.T) {
 		}
 	}
 }
+
+// TestBucketSlotsAreNumberedByFirstSight: bucketSteps.reset gives every member the slot its bound got when first
+// seen (a map from bound to slot, NaN never matching), whether the group's histograms repeat one layout, mix
+// layouts, or come with their buckets shuffled, so guessing the next slot changes no numbering.
+func TestBucketSlotsAreNumberedByFirstSight(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	layouts := [][]float64{{0.1, 0.5, 1, math.Inf(1)}, {0.1, 0.25, 0.5, 1, 2.5, math.Inf(1)}, {0.5, 1, math.Inf(1)},
+		{math.NaN(), 1, math.Inf(1)}, {1, 1, math.Inf(1)}, {math.Inf(1)}}
+	var bs bucketSteps // one serves every trial, as one serves a query's groups in turn
+	for trial := range 1000 {
+		var les []float64
+		for range 1 + rng.IntN(6) {
+			layout := slices.Clone(layouts[rng.IntN(len(layouts))])
+			if trial%3 == 0 {
+				rng.Shuffle(len(layout), func(i, j int) { layout[i], layout[j] = layout[j], layout[i] })
+			}
+			les = append(les, layout...)
+		}
+		want, bounds := make([]int32, len(les)), []float64{}
+		seen := map[float64]int32{}
+		for i, le := range les {
+			slot, ok := seen[le]
+			if !ok {
+				slot = int32(len(bounds)) // #nosec G115 -- a trial's few dozen bounds
+				seen[le] = slot
+				bounds = append(bounds, le)
+			}
+			want[i] = slot
+		}
+		bs.reset(les, 3)
+		if !slices.Equal(bs.slots, want) || len(bs.bounds) != len(bounds) {
+			t.Fatalf("trial %d, bounds %v: slots %v (%d bounds), want %v (%d)", trial, les, bs.slots, len(bs.bounds), want, len(bounds))
+		}
+		for s, le := range bounds {
+			if got := bs.bounds[s]; got != le && !(math.IsNaN(got) && math.IsNaN(le)) {
+				t.Fatalf("trial %d: slot %d holds bound %v, want %v", trial, s, got, le)
+			}
+		}
+	}
+}

@@ -1168,8 +1168,19 @@ func (bs *bucketSteps) reset(les []float64, steps int) {
 	}
 	clear(bs.slotOf)
 	bs.bounds, bs.slots, bs.inf = bs.bounds[:0], bs.slots[:0], -1
+	next := int32(0) // the slot after the previous member's: a histogram's buckets come in the order of the one before
 	for _, le := range les {
-		slot, ok := bs.slotOf[le]
+		// A bound has one slot, so a guess whose bound equals le is the map's answer, without hashing: the slot after
+		// the previous member's, or the first slot when a histogram starts again.
+		slot, ok := next, false
+		switch {
+		case int(next) < len(bs.bounds) && bs.bounds[next] == le:
+			ok = true
+		case len(bs.bounds) > 0 && bs.bounds[0] == le:
+			slot, ok = 0, true
+		default:
+			slot, ok = bs.slotOf[le]
+		}
 		if !ok { // NaN never matches: such a member has a slot of its own
 			slot = int32(len(bs.bounds)) // #nosec G115 -- one slot per bucket series of a group, far below 2³¹
 			bs.slotOf[le] = slot
@@ -1179,6 +1190,7 @@ func (bs *bucketSteps) reset(les []float64, steps int) {
 			}
 		}
 		bs.slots = append(bs.slots, slot)
+		next = slot + 1
 	}
 	bs.steps = steps
 	n := steps * len(bs.bounds)
