@@ -83,33 +83,26 @@ func newSimRunAt(t testing.TB, flavors map[string][]string, duration, interval, 
 	t.Helper()
 	key := fmt.Sprint(flavors, duration, interval, offset) // fmt prints a map's keys sorted
 	sharedRuns.Lock()
-	shared := sharedRuns.byKey[key]
-	if shared == nil {
-		shared = &sharedRun{}
-		sharedRuns.byKey[key] = shared
+	step, ok := sharedRuns.byKey[key]
+	if !ok {
+		step = sync.OnceValues(func() (*simRun, error) {
+			return stepSimRun(flavors, time.Now().Add(-3*time.Hour).Truncate(time.Minute).Add(offset), duration, interval)
+		})
+		sharedRuns.byKey[key] = step
 	}
 	sharedRuns.Unlock()
-	shared.once.Do(func() {
-		shared.run, shared.err = stepSimRun(flavors, time.Now().Add(-3*time.Hour).Truncate(time.Minute).Add(offset), duration, interval)
-	})
-	if shared.err != nil {
-		t.Fatal(shared.err)
+	run, err := step() // the first test to ask steps the run; the others wait for it
+	if err != nil {
+		t.Fatal(err)
 	}
-	return shared.run
+	return run
 }
 
 // sharedRuns are newSimRunAt's runs by fleet and timeline.
 var sharedRuns = struct {
 	sync.Mutex
-	byKey map[string]*sharedRun
-}{byKey: map[string]*sharedRun{}}
-
-// sharedRun is one run of sharedRuns, stepped by the first test that asks for it while the others wait.
-type sharedRun struct {
-	once sync.Once
-	run  *simRun
-	err  error
-}
+	byKey map[string]func() (*simRun, error)
+}{byKey: map[string]func() (*simRun, error){}}
 
 // newSimRunFrom is newSimRunAt from a given start, stepped for the caller alone.
 func newSimRunFrom(t testing.TB, flavors map[string][]string, start time.Time, duration, interval time.Duration) *simRun {

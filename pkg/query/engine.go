@@ -1172,10 +1172,11 @@ func (bs *bucketSteps) reset(les []float64, steps int) {
 	for _, le := range les {
 		// A bound has one slot, so a guess whose bound equals le is the map's answer, without hashing: the slot after
 		// the previous member's, or the first slot when a histogram starts again.
-		slot, ok := next, false
+		var slot int32
+		var ok bool
 		switch {
 		case int(next) < len(bs.bounds) && bs.bounds[next] == le:
-			ok = true
+			slot, ok = next, true
 		case len(bs.bounds) > 0 && bs.bounds[0] == le:
 			slot, ok = 0, true
 		default:

@@ -151,7 +151,7 @@ func TestScrapeAnswersWhileBehind(t *testing.T) {
 	if resp.StatusCode != http.StatusOK || !strings.Contains(body, "vllm:generation_tokens_total") {
 		t.Fatalf("scrape while behind: %d\n%.300s", resp.StatusCode, body)
 	}
-	srv.mu.Lock()
+	srv.mu.Lock() // orders the reads below after the handler's writes, for the race detector
 	reached := srv.fleet.Elapsed()
 	srv.mu.Unlock()
 	// The budget is five readings of the stepping wall: five or six steps, never the whole two minutes.
