@@ -50,6 +50,9 @@ type Discovery struct {
 	fetched   time.Time
 	// layouts are Layouts' answers by bucket name, each refreshed like names.
 	layouts map[string]layout
+	// gen counts Forget's calls: a background lookup started before one keeps nothing.
+	gen                       uint64
+	namesLookup, layoutLookup revalidator
 }
 
 // layout is one bucket name's layout (Layouts) and when the server was asked.
@@ -66,13 +69,55 @@ func (d *Discovery) ttl() time.Duration {
 	return d.TTL
 }
 
-// Names returns the held names, asking the server at most once per TTL.
+// Names returns the held names, asking the server at most once per TTL; past it, the names found before serve while
+// a background lookup replaces them (lookup.go).
 func (d *Discovery) Names(ctx context.Context) (Names, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.names != nil && time.Since(d.fetched) < d.ttl() {
-		return d.names, nil
+	switch ageOf(d.fetched, time.Now(), d.ttl()) {
+	case fresh:
+		if d.names != nil {
+			return d.names, nil
+		}
+	case stale:
+		if d.names != nil {
+			gen := d.gen
+			d.namesLookup.start(ctx, func(ctx context.Context) {
+				found, err := d.lookupNames(ctx)
+				if err != nil {
+					return // the names found before serve on; the next refresh tries again
+				}
+				d.mu.Lock()
+				defer d.mu.Unlock()
+				if d.gen == gen { // not forgotten meanwhile
+					d.keep(found)
+				}
+			})
+			return d.names, nil
+		}
 	}
+	found, err := d.lookupNames(ctx)
+	if err != nil {
+		return nil, err
+	}
+	d.keep(found)
+	return d.names, nil
+}
+
+// foundNames is one lookup of Names.
+type foundNames struct {
+	names           Names
+	jobs, instances []string
+	at              time.Time
+}
+
+// keep makes found the names served; the caller holds d.mu.
+func (d *Discovery) keep(found foundNames) {
+	d.names, d.jobs, d.instances, d.fetched = found.names, found.jobs, found.instances, found.at
+}
+
+// lookupNames asks the server which names, jobs and instances it holds.
+func (d *Discovery) lookupNames(ctx context.Context) (foundNames, error) {
 	lookback := d.Lookback
 	if lookback == 0 {
 		lookback = 6 * time.Hour
@@ -102,7 +147,7 @@ func (d *Discovery) Names(ctx context.Context) (Names, error) {
 	wg.Wait()
 	for _, err := range errs {
 		if err != nil {
-			return nil, err
+			return foundNames{}, err
 		}
 	}
 	var vals []string
@@ -118,7 +163,7 @@ func (d *Discovery) Names(ctx context.Context) (Names, error) {
 		// holds them: many other targets expose process_* and some http_requests_total.
 		api, _, err := d.Client.LabelValues(ctx, "__name__", []string{InstancesSelector(vllm.APIServerSelector, instances)}, now.Add(-lookback), now)
 		if err != nil {
-			return nil, err
+			return foundNames{}, err
 		}
 		vals = append(vals, api...)
 	}
@@ -129,8 +174,7 @@ func (d *Discovery) Names(ctx context.Context) (Names, error) {
 	if len(jobs) > 0 {
 		n[vllm.Up] = true // every target has up; jobs says which targets count
 	}
-	d.names, d.jobs, d.instances, d.fetched = n, jobs, instances, now
-	return n, nil
+	return foundNames{names: n, jobs: jobs, instances: instances, at: now}, nil
 }
 
 // familyName reports whether a sample name is one FamilySelector matches: one of vllm.FamilyPrefixes and more.
@@ -196,7 +240,8 @@ func (d *Discovery) Recorded(ctx context.Context) (bool, error) {
 // Forget drops the cache, e.g. after a health check found new endpoints.
 func (d *Discovery) Forget() {
 	d.mu.Lock()
-	d.names, d.layouts = nil, nil
+	d.names, d.layouts, d.fetched = nil, nil, time.Time{}
+	d.gen++
 	d.mu.Unlock()
 }
 
@@ -204,24 +249,70 @@ func (d *Discovery) Forget() {
 // values as written, sorted and joined, when every series of it has that layout, and to "" when its series differ
 // (a rolling upgrade, V0 beside V1 under one name) or it has none. One small instant query (series counted by name
 // and le) over the names not asked within the TTL: only the histograms a query reads, not every bucket series the
-// server holds. PromQL leaves out the common-bucket clean-up where it cannot change a sum.
+// server holds. Past the TTL a layout serves while a background lookup asks again (lookup.go). PromQL leaves out the
+// common-bucket clean-up where it cannot change a sum.
 func (d *Discovery) Layouts(ctx context.Context, names []string) (map[string]string, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	now := time.Now()
 	out := make(map[string]string, len(names))
-	var ask []string
+	var ask, again []string
 	for _, n := range names {
-		if l, ok := d.layouts[n]; ok && now.Sub(l.fetched) < d.ttl() {
+		l, ok := d.layouts[n]
+		switch a := ageOf(l.fetched, now, d.ttl()); {
+		case ok && a == fresh:
 			out[n] = l.les
-		} else if !slices.Contains(ask, n) {
+		case ok && a == stale:
+			out[n] = l.les
+			if !slices.Contains(again, n) {
+				again = append(again, n)
+			}
+		case !slices.Contains(ask, n):
 			ask = append(ask, n)
 		}
+	}
+	if len(again) > 0 {
+		gen := d.gen
+		d.layoutLookup.start(ctx, func(ctx context.Context) {
+			found, err := d.lookupLayouts(ctx, again)
+			if err != nil {
+				return // the layouts found before serve on; the next query tries again
+			}
+			d.mu.Lock()
+			defer d.mu.Unlock()
+			if d.gen == gen {
+				d.keepLayouts(found)
+			}
+		})
 	}
 	if len(ask) == 0 {
 		return out, nil
 	}
-	sort.Strings(ask)
+	found, err := d.lookupLayouts(ctx, ask)
+	if err != nil {
+		return nil, err
+	}
+	d.keepLayouts(found)
+	for n, l := range found {
+		out[n] = l.les
+	}
+	return out, nil
+}
+
+// keepLayouts keeps found layouts by name; the caller holds d.mu.
+func (d *Discovery) keepLayouts(found map[string]layout) {
+	if d.layouts == nil {
+		d.layouts = map[string]layout{}
+	}
+	for n, l := range found {
+		d.layouts[n] = l
+	}
+}
+
+// lookupLayouts asks the server for the layouts of the bucket names ask.
+func (d *Discovery) lookupLayouts(ctx context.Context, ask []string) (map[string]layout, error) {
+	now := time.Now()
+	ask = slices.Sorted(slices.Values(ask))
 	vec, _, err := d.Client.Query(ctx, "count by (__name__, le) ({__name__=~"+strconv.Quote(AnyOf(ask))+"})", now)
 	if err != nil {
 		return nil, err
@@ -234,9 +325,7 @@ func (d *Discovery) Layouts(ctx context.Context, names []string) (map[string]str
 		}
 		counts[name][string(s.Metric["le"])] = float64(s.Value)
 	}
-	if d.layouts == nil {
-		d.layouts = map[string]layout{}
-	}
+	found := make(map[string]layout, len(ask))
 	for _, name := range ask {
 		les := counts[name]
 		inf, ok := les["+Inf"]
@@ -251,8 +340,7 @@ func (d *Discovery) Layouts(ctx context.Context, names []string) (map[string]str
 		if uniform {
 			l = strings.Join(keys, ",")
 		}
-		d.layouts[name] = layout{les: l, fetched: now}
-		out[name] = l
+		found[name] = layout{les: l, fetched: now}
 	}
-	return out, nil
+	return found, nil
 }

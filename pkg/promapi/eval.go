@@ -371,12 +371,31 @@ func (ev *Evaluator) cacheConfigs(ctx context.Context, q query.Query, held []str
 		sels[i] = sel
 	}
 	key := strings.Join(sels, "\n")
-	if out, ok := ev.configs.get(key, start, end, time.Now()); ok {
+	switch out, a := ev.configs.get(key, start, end, time.Now()); a {
+	case fresh:
+		return out, nil
+	case stale:
+		ev.configs.lookup.start(ctx, func(ctx context.Context) {
+			if out, err := ev.lookupConfigs(ctx, sels, start, end); err == nil {
+				ev.configs.put(key, start, end, time.Now(), out)
+			}
+		})
 		return out, nil
 	}
+	if out, err = ev.lookupConfigs(ctx, sels, start, end); err != nil {
+		return nil, err
+	}
+	ev.configs.put(key, start, end, time.Now(), out)
+	return out, nil
+}
+
+// lookupConfigs asks the server for the distinct cache configurations of the series sels select over start..end,
+// sorted.
+func (ev *Evaluator) lookupConfigs(ctx context.Context, sels []string, start, end time.Time) ([]CacheConfig, error) {
+	var out []CacheConfig
 	set := map[CacheConfig]bool{}
 	tooMany := false
-	_, err = ev.Client.EachSeries(ctx, sels, start, end, func(s model.Metric) error {
+	_, err := ev.Client.EachSeries(ctx, sels, start, end, func(s model.Metric) error {
 		c := CacheConfig{NumGPUBlocks: string(s["num_gpu_blocks"]), BlockSize: string(s["block_size"])}
 		if !set[c] {
 			if len(out) == maxCacheConfigs {
@@ -394,7 +413,6 @@ func (ev *Evaluator) cacheConfigs(ctx context.Context, q query.Query, held []str
 	if tooMany {
 		return nil, &Error{Message: fmt.Sprintf("the selected endpoints hold more than %d cache configurations (num_gpu_blocks, block_size); select fewer endpoints", maxCacheConfigs)}
 	}
-	defer func() { ev.configs.put(key, start, end, time.Now(), out) }()
 	sort.Slice(out, func(i, j int) bool {
 		return out[i].NumGPUBlocks+"/"+out[i].BlockSize < out[j].NumGPUBlocks+"/"+out[j].BlockSize
 	})
@@ -409,10 +427,12 @@ const maxCacheConfigs = 4096
 // for the series of every engine's cache_config_info over the whole range (a tenth of Prometheus mode's CPU on a
 // 256-endpoint fleet), for a handful of pairs that change when an engine restarts with another configuration. An
 // answer serves a range it covers but for its newest DefaultNamesTTL: a pair no longer in the range only adds a term
-// that selects nothing, and one that appears shows up within the TTL, as a new name does in Discovery.
+// that selects nothing, and one that appears shows up within the TTL, as a new name does in Discovery. Past the TTL
+// it serves while a background lookup asks again (lookup.go).
 type configCache struct {
 	mu      sync.Mutex
 	answers map[string]configAnswer
+	lookup  revalidator
 }
 
 // configAnswer is one selection's pairs over start..end, asked at fetched.
@@ -424,14 +444,20 @@ type configAnswer struct {
 // maxConfigAnswers bounds the selections kept (one per endpoint filter the panels use).
 const maxConfigAnswers = 64
 
-func (c *configCache) get(key string, start, end, now time.Time) ([]CacheConfig, bool) {
+// get is the answer kept for key over start..end and how it stands: by when it was asked and by how much of the
+// range's newest part it has not seen, whichever is older; expired for a range starting before it.
+func (c *configCache) get(key string, start, end, now time.Time) ([]CacheConfig, age) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	a, ok := c.answers[key]
-	if !ok || now.Sub(a.fetched) >= DefaultNamesTTL || now.Before(a.fetched) || start.Before(a.start) || end.Sub(a.end) > DefaultNamesTTL {
-		return nil, false
+	if !ok || start.Before(a.start) {
+		return nil, expired
 	}
-	return a.out, true
+	seen := fresh // a range ending before the answer's is covered
+	if end.After(a.end) {
+		seen = ageOf(a.end, end, DefaultNamesTTL)
+	}
+	return a.out, min(ageOf(a.fetched, now, DefaultNamesTTL), seen)
 }
 
 func (c *configCache) put(key string, start, end, now time.Time, out []CacheConfig) {

@@ -15,8 +15,8 @@ import (
 )
 
 // TestCacheConfigsAreReused: the capacity panels' refreshes take the cache configurations asked within
-// DefaultNamesTTL for a range that covers theirs but for its newest TTL; a wider range, another endpoint filter or
-// an older answer asks the server again.
+// DefaultNamesTTL for a range that covers theirs but for its newest TTL; a wider range or another endpoint filter
+// asks the server again, an older answer serves while a background lookup asks again, and one past StaleFor waits.
 func TestCacheConfigsAreReused(t *testing.T) {
 	var asked atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -38,12 +38,14 @@ func TestCacheConfigsAreReused(t *testing.T) {
 		q          query.Query
 		start, end time.Time
 		asks       int32
+		background bool // the last ask is in the background
 	}{
-		{query.Query{}, end.Add(-time.Hour), end, 1},
-		{query.Query{}, end.Add(-time.Hour + 5*time.Second), end.Add(5 * time.Second), 1}, // the next refresh
-		{query.Query{}, end.Add(-2 * time.Hour), end, 2},                                  // a wider range
-		{query.Query{Endpoint: "a:8000"}, end.Add(-time.Hour), end, 3},                    // another filter
-		{query.Query{}, end.Add(-time.Hour), end.Add(DefaultNamesTTL + time.Second), 4},   // past the TTL's newest part
+		{query.Query{}, end.Add(-time.Hour), end, 1, false},
+		{query.Query{}, end.Add(-time.Hour + 5*time.Second), end.Add(5 * time.Second), 1, false}, // the next refresh
+		{query.Query{}, end.Add(-2 * time.Hour), end, 2, false},                                  // a wider range
+		{query.Query{Endpoint: "a:8000"}, end.Add(-time.Hour), end, 3, false},                    // another filter
+		{query.Query{}, end.Add(-time.Hour), end.Add(DefaultNamesTTL + time.Second), 4, true},    // past the TTL's newest part
+		{query.Query{}, end.Add(-time.Hour), end.Add(3*DefaultNamesTTL + StaleFor), 5, false},    // and past StaleFor
 	} {
 		got, err := ev.cacheConfigs(context.Background(), tc.q, held, tc.start, tc.end)
 		if err != nil {
@@ -51,6 +53,10 @@ func TestCacheConfigsAreReused(t *testing.T) {
 		}
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("call %d: %v, want %v", i, got, want)
+		}
+		if tc.background {
+			eventually(t, "the background lookup asks", func() bool { return asked.Load() == tc.asks })
+			eventually(t, "the background lookup ends", func() bool { return !ev.configs.lookup.running.Load() })
 		}
 		if n := asked.Load(); n != tc.asks {
 			t.Errorf("call %d: the server asked %d times in all, want %d", i, n, tc.asks)

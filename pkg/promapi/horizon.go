@@ -55,12 +55,13 @@ type Horizon struct {
 	// Recorded reports whether the server holds the generated rules' series, whose groups' heartbeats then count.
 	Recorded func(context.Context) (bool, error)
 
-	mu        sync.Mutex
-	kindAsked time.Time
-	kind      serverKind
-	readAt    time.Time
-	final     time.Time
-	known     bool
+	mu         sync.Mutex
+	kindAsked  time.Time
+	kind       serverKind
+	kindLookup revalidator
+	readAt     time.Time
+	final      time.Time
+	known      bool
 }
 
 // serverKind is what the Horizon asks of a server every horizonServerTTL.
@@ -89,30 +90,31 @@ func (h *Horizon) Final(ctx context.Context, now time.Time) (final time.Time, kn
 	return h.final, h.known
 }
 
-// read asks the server, under h.mu.
+// read asks the server, under h.mu. The server's kind is asked again every horizonServerTTL, in the background
+// while the kind asked before serves (lookup.go).
 func (h *Horizon) read(ctx context.Context, now time.Time) (time.Time, bool) {
-	stale := h.kindAsked.IsZero() || now.Sub(h.kindAsked) >= horizonServerTTL || now.Before(h.kindAsked)
-	if stale {
-		h.kind = askKind(ctx, h.Client)
+	switch ageOf(h.kindAsked, now, horizonServerTTL) {
+	case expired:
+		kind := h.askServer(ctx)
 		if ctx.Err() != nil {
 			return time.Time{}, false
 		}
+		h.kind, h.kindAsked = kind, now
+	case stale:
+		h.kindLookup.start(ctx, func(ctx context.Context) {
+			kind := h.askServer(ctx)
+			if ctx.Err() != nil {
+				return // the kind asked before serves on; the next read tries again
+			}
+			h.mu.Lock()
+			h.kind, h.kindAsked = kind, now
+			h.mu.Unlock()
+		})
 	}
 	if !h.kind.scrapes {
-		if stale {
-			h.kindAsked = now
-		}
 		return time.Time{}, false
 	}
-	// The jobs, and with the kind the intervals, are asked only of a server that proved a scraping Prometheus.
 	jobs, err := h.Jobs(ctx)
-	if stale {
-		h.kind.jobIntervals, h.kind.groupIntervals = scrapeIntervals(ctx, h.Client, jobSet(jobs, err)), groupIntervals(ctx, h.Client)
-		if ctx.Err() != nil {
-			return time.Time{}, false
-		}
-		h.kindAsked = now
-	}
 	if err != nil || len(jobs) == 0 {
 		return time.Time{}, false
 	}
@@ -130,6 +132,18 @@ func (h *Horizon) read(ctx context.Context, now time.Time) (time.Time, bool) {
 		return time.Time{}, false
 	}
 	return horizonOf(v, recorded, h.kind)
+}
+
+// askServer asks the server's kind and, of a server that proved a scraping Prometheus, the intervals of its jobs
+// and rule groups.
+func (h *Horizon) askServer(ctx context.Context) serverKind {
+	kind := askKind(ctx, h.Client)
+	if !kind.scrapes || ctx.Err() != nil {
+		return kind
+	}
+	jobs, err := h.Jobs(ctx)
+	kind.jobIntervals, kind.groupIntervals = scrapeIntervals(ctx, h.Client, jobSet(jobs, err)), groupIntervals(ctx, h.Client)
+	return kind
 }
 
 // horizonQuery is the newest scrape of each job's targets (the oldest of them), as h="up", and the newest

@@ -61,11 +61,13 @@ func (c *Client) ReplicaLabels(ctx context.Context, at time.Time) ([]string, err
 	return out, nil
 }
 
-// replicaCache holds ReplicaLabels' last answer for DefaultNamesTTL, so a dashboard's panels share one check.
+// replicaCache holds ReplicaLabels' last answer for DefaultNamesTTL, so a dashboard's panels share one check; past
+// it, the answer serves while a background check asks again (lookup.go).
 type replicaCache struct {
 	mu      sync.Mutex
 	labels  []string
 	fetched time.Time
+	lookup  revalidator
 }
 
 // notices are the replica notices for a range ending at to; a failed check gives none (the query's own answer
@@ -73,7 +75,16 @@ type replicaCache struct {
 func (rc *replicaCache) notices(ctx context.Context, c *Client, to time.Time) []string {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
-	if rc.fetched.IsZero() || time.Since(rc.fetched) >= DefaultNamesTTL {
+	switch ageOf(rc.fetched, time.Now(), DefaultNamesTTL) {
+	case stale:
+		rc.lookup.start(ctx, func(ctx context.Context) {
+			if labels, err := c.ReplicaLabels(ctx, to); err == nil {
+				rc.mu.Lock()
+				rc.labels, rc.fetched = labels, time.Now()
+				rc.mu.Unlock()
+			}
+		})
+	case expired:
 		labels, err := c.ReplicaLabels(ctx, to)
 		if err != nil {
 			return nil

@@ -153,24 +153,25 @@ func (r *Results) answer(ctx context.Context, key string, s, e, st int64, start,
 	}
 	r.mu.Unlock()
 
-	// The horizon is read before the server is asked: the answer then holds every sample stamped at or before it.
-	var horizon int64 = math.MinInt64
-	if r.horizon != nil {
-		if h, ok := r.horizon.Final(ctx, r.now()); ok {
-			horizon = h.UnixMilli()
-		}
-	}
 	lo, hi := s, s-st // the cached steps this query takes; none when lo > hi
 	if cached != nil {
 		lo, hi = max(cached.first, s), min(cached.last, e)
 	}
 	if cached != nil && lo == s && hi == e {
 		// Every step is kept (a refresh within a step): the kept series are one joined answer already, distinct and
-		// in capped arrays, and storing them again would keep the same steps.
+		// in capped arrays, and storing them again would keep the same steps. Nothing is asked, so neither is the
+		// horizon: its read is a round trip the refresh's other panels would wait behind.
 		r.mu.Lock()
 		r.stats.Reused += (e-s)/st + 1
 		r.mu.Unlock()
 		return cached.span(s, e), nil, nil
+	}
+	// The horizon is read before the server is asked: the answer then holds every sample stamped at or before it.
+	var horizon int64 = math.MinInt64
+	if r.horizon != nil {
+		if h, ok := r.horizon.Final(ctx, r.now()); ok {
+			horizon = h.UnixMilli()
+		}
 	}
 	var parts []model.Matrix
 	var warns []string
