@@ -74,27 +74,23 @@ func (d *Discovery) ttl() time.Duration {
 func (d *Discovery) Names(ctx context.Context) (Names, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	switch ageOf(d.fetched, time.Now(), d.ttl()) {
+	switch ageOf(d.fetched, time.Now(), d.ttl()) { // fetched is zero exactly when no names are kept (keep, Forget)
 	case fresh:
-		if d.names != nil {
-			return d.names, nil
-		}
+		return d.names, nil
 	case stale:
-		if d.names != nil {
-			gen := d.gen
-			d.namesLookup.start(ctx, func(ctx context.Context) {
-				found, err := d.lookupNames(ctx)
-				if err != nil {
-					return // the names found before serve on; the next refresh tries again
-				}
-				d.mu.Lock()
-				defer d.mu.Unlock()
-				if d.gen == gen { // not forgotten meanwhile
-					d.keep(found)
-				}
-			})
-			return d.names, nil
-		}
+		gen := d.gen
+		d.namesLookup.start(ctx, func(ctx context.Context) {
+			found, err := d.lookupNames(ctx)
+			if err != nil {
+				return // the names found before serve on; the next refresh tries again
+			}
+			d.mu.Lock()
+			defer d.mu.Unlock()
+			if d.gen == gen { // not forgotten meanwhile
+				d.keep(found)
+			}
+		})
+		return d.names, nil
 	}
 	found, err := d.lookupNames(ctx)
 	if err != nil {
