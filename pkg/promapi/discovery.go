@@ -48,8 +48,10 @@ type Discovery struct {
 	jobs      []string
 	instances []string
 	fetched   time.Time
-	// layouts are Layouts' answers by bucket name, each refreshed like names.
+	// layouts are Layouts' answers by bucket name, each refreshed like names; asking are the first lookups under way
+	// by bucket name, which a caller needing one of those names waits for.
 	layouts map[string]layout
+	asking  map[string]*shared[map[string]layout]
 	// gen counts Forget's calls: a background lookup started before one keeps nothing.
 	gen                       uint64
 	namesLookup, layoutLookup revalidator
@@ -236,7 +238,7 @@ func (d *Discovery) Recorded(ctx context.Context) (bool, error) {
 // Forget drops the cache, e.g. after a health check found new endpoints.
 func (d *Discovery) Forget() {
 	d.mu.Lock()
-	d.names, d.layouts, d.fetched = nil, nil, time.Time{}
+	d.names, d.layouts, d.asking, d.fetched = nil, nil, nil, time.Time{}
 	d.gen++
 	d.mu.Unlock()
 }
@@ -245,14 +247,15 @@ func (d *Discovery) Forget() {
 // values as written, sorted and joined, when every series of it has that layout, and to "" when its series differ
 // (a rolling upgrade, V0 beside V1 under one name) or it has none. One small instant query (series counted by name
 // and le) over the names not asked within the TTL: only the histograms a query reads, not every bucket series the
-// server holds. Past the TTL a layout serves while a background lookup asks again (lookup.go). PromQL leaves out the
-// common-bucket clean-up where it cannot change a sum.
+// server holds. Past the TTL a layout serves while a background lookup asks again (lookup.go); a first lookup is
+// shared by the callers needing its names and holds up no other. PromQL leaves out the common-bucket clean-up where it
+// cannot change a sum.
 func (d *Discovery) Layouts(ctx context.Context, names []string) (map[string]string, error) {
 	d.mu.Lock()
-	defer d.mu.Unlock()
 	now := time.Now()
 	out := make(map[string]string, len(names))
 	var ask, again []string
+	var waits []*shared[map[string]layout]
 	for _, n := range names {
 		l, ok := d.layouts[n]
 		switch a := ageOf(l.fetched, now, d.ttl()); {
@@ -263,12 +266,16 @@ func (d *Discovery) Layouts(ctx context.Context, names []string) (map[string]str
 			if !slices.Contains(again, n) {
 				again = append(again, n)
 			}
+		case d.asking[n] != nil:
+			if !slices.Contains(waits, d.asking[n]) {
+				waits = append(waits, d.asking[n])
+			}
 		case !slices.Contains(ask, n):
 			ask = append(ask, n)
 		}
 	}
+	gen := d.gen
 	if len(again) > 0 {
-		gen := d.gen
 		d.layoutLookup.start(ctx, func(ctx context.Context) {
 			found, err := d.lookupLayouts(ctx, again)
 			if err != nil {
@@ -281,16 +288,44 @@ func (d *Discovery) Layouts(ctx context.Context, names []string) (map[string]str
 			}
 		})
 	}
-	if len(ask) == 0 {
-		return out, nil
+	if len(ask) > 0 {
+		// A first lookup runs without the lock: a cold dashboard's other panels read the names and ask their own
+		// histograms meanwhile (on Prometheus 3 scraping 256 endpoints, each of these lookups took 40–65 ms, and every
+		// panel waited behind them one after another).
+		// kept reads s under d.mu, which this call holds until s is set.
+		var s *shared[map[string]layout]
+		s = share(ctx, func(ctx context.Context) (map[string]layout, error) { return d.lookupLayouts(ctx, ask) },
+			func(found map[string]layout, err error) {
+				d.mu.Lock()
+				defer d.mu.Unlock()
+				for _, n := range ask {
+					if d.asking[n] == s {
+						delete(d.asking, n)
+					}
+				}
+				if err == nil && d.gen == gen { // not forgotten meanwhile
+					d.keepLayouts(found)
+				}
+			})
+		if d.asking == nil {
+			d.asking = map[string]*shared[map[string]layout]{}
+		}
+		for _, n := range ask {
+			d.asking[n] = s
+		}
+		waits = append(waits, s)
 	}
-	found, err := d.lookupLayouts(ctx, ask)
-	if err != nil {
-		return nil, err
-	}
-	d.keepLayouts(found)
-	for n, l := range found {
-		out[n] = l.les
+	d.mu.Unlock()
+	for _, s := range waits {
+		found, err := s.wait(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, n := range names {
+			if l, ok := found[n]; ok {
+				out[n] = l.les
+			}
+		}
 	}
 	return out, nil
 }

@@ -81,25 +81,13 @@ func (ev *Evaluator) Eval(ctx context.Context, q query.Query, r query.Request) (
 			}
 		}
 	}
-	facts := &Facts{}
-	if held := heldNames(names, vllm.CacheConfig); needsCacheConfig(q) && len(held) > 0 {
-		if facts.CacheConfigs, err = ev.cacheConfigs(ctx, q, held, from.Add(-window-query.Lookback), to); err != nil {
-			return nil, err
-		}
+	facts, err := ev.facts(ctx, q, names, from, to, window)
+	if err != nil {
+		return nil, err
 	}
 	if q.Threshold != nil && q.ReadsAttainment() {
-		if facts.Bounds, err = ev.bucketBounds(ctx, q, names, from.Add(-window), to); err != nil {
-			return nil, err
-		}
 		if n := query.AttainmentNotice(q, q.LatencySignal(), facts.Bounds); n != "" {
 			res.Notices = append(res.Notices, n)
-		}
-	}
-	if q.GroupBy != query.GroupEngine && q.GroupBy != query.GroupEndpoint {
-		if buckets := summedBuckets(q, names); len(buckets) > 0 {
-			if facts.Layouts, err = ev.Discovery.Layouts(ctx, buckets); err != nil {
-				return nil, err
-			}
 		}
 	}
 	exprs, err := Generate(q, names, facts, window)
@@ -110,9 +98,59 @@ func (ev *Evaluator) Eval(ctx context.Context, q query.Query, r query.Request) (
 		res.Notices = append(res.Notices, query.EmptyNotice(q, func(vllm.Signal) bool { return false }, query.HolderPrometheus))
 	}
 	held := func(s vllm.Signal) bool { _, ok := s.Name(names.Has); return ok }
-	res.Notices = append(res.Notices, ev.replicas.notices(ctx, ev.Client, to)...)
+	// The replica check is a round trip of its own the first time: it runs beside the queries, and its notices go
+	// where they always stood, before the queries' own.
+	replicas := make(chan []string, 1)
+	go func() { replicas <- ev.replicas.notices(ctx, ev.Client, to) }()
+	at := len(res.Notices)
 	rates := q.QueryType == query.TypeRaw && q.Histogram == query.HistogramQuantiles || measure.ReadsRates(q.Outputs())
-	return ev.run(ctx, q, r, rng, res, exprs, held, rates)
+	ans, err := ev.run(ctx, q, r, rng, res, exprs, held, rates)
+	res.Notices = slices.Insert(res.Notices, at, <-replicas...)
+	return ans, err
+}
+
+// facts looks up what a query's PromQL depends on besides the names: the KV cache configurations, the SLO
+// attainment's bucket bounds and the summed histograms' layouts. The lookups run side by side: the first time, each
+// is a round trip to a server busy answering the dashboard's other panels.
+func (ev *Evaluator) facts(ctx context.Context, q query.Query, names Names, from, to time.Time, window time.Duration) (*Facts, error) {
+	facts := &Facts{}
+	var lookups []func() error
+	if held := heldNames(names, vllm.CacheConfig); needsCacheConfig(q) && len(held) > 0 {
+		lookups = append(lookups, func() (err error) {
+			facts.CacheConfigs, err = ev.cacheConfigs(ctx, q, held, from.Add(-window-query.Lookback), to)
+			return err
+		})
+	}
+	if q.Threshold != nil && q.ReadsAttainment() {
+		lookups = append(lookups, func() (err error) {
+			facts.Bounds, err = ev.bucketBounds(ctx, q, names, from.Add(-window), to)
+			return err
+		})
+	}
+	if q.GroupBy != query.GroupEngine && q.GroupBy != query.GroupEndpoint {
+		if buckets := summedBuckets(q, names); len(buckets) > 0 {
+			lookups = append(lookups, func() (err error) {
+				facts.Layouts, err = ev.Discovery.Layouts(ctx, buckets)
+				return err
+			})
+		}
+	}
+	errs := make([]error, len(lookups))
+	var wg sync.WaitGroup
+	for i, lookup := range lookups {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = lookup()
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs { // the first in the order above, whichever failed first
+		if err != nil {
+			return nil, err
+		}
+	}
+	return facts, nil
 }
 
 // EvalPromQL runs a promql query's expression as it is (Grafana's interval macros expanded) at direct mode's step

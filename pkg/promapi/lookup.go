@@ -58,3 +58,39 @@ func (r *revalidator) start(ctx context.Context, lookup func(context.Context)) {
 		lookup(ctx)
 	}()
 }
+
+// shared is a first lookup (no answer to serve meanwhile) that every caller needing its answer waits for: it runs
+// once, apart from the callers, so that it holds no lock another lookup needs, and none of the callers' requests
+// ending cancels it for the others.
+type shared[T any] struct {
+	done chan struct{}
+	val  T
+	err  error
+}
+
+// share starts lookup, keeping ctx's values but not its cancellation, bounded by lookupTimeout; kept, if not nil,
+// runs with the answer before any caller sees it (to keep it where later callers find it).
+func share[T any](ctx context.Context, lookup func(context.Context) (T, error), kept func(T, error)) *shared[T] {
+	s := &shared[T]{done: make(chan struct{})}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), lookupTimeout)
+	go func() {
+		defer close(s.done)
+		defer cancel()
+		s.val, s.err = lookup(ctx)
+		if kept != nil {
+			kept(s.val, s.err)
+		}
+	}()
+	return s
+}
+
+// wait returns the lookup's answer, or ctx's error if the caller gives up first.
+func (s *shared[T]) wait(ctx context.Context) (T, error) {
+	select {
+	case <-s.done:
+		return s.val, s.err
+	case <-ctx.Done():
+		var zero T
+		return zero, ctx.Err()
+	}
+}

@@ -2,6 +2,7 @@ package promapi
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -208,6 +209,63 @@ func TestLayoutsServeWhileLookedUpAgain(t *testing.T) {
 	}
 }
 
+// TestLayoutsAskedApart: a histogram's first layout lookup holds up no other caller. While the server is slow to
+// answer it, the names answer, another histogram's layout is asked at once, and a second caller of the same histogram
+// waits for the lookup under way instead of asking again; a caller that gives up is not held either.
+func TestLayoutsAskedApart(t *testing.T) {
+	const ttft, itl = "vllm:time_to_first_token_seconds_bucket", "vllm:inter_token_latency_seconds_bucket"
+	f := &lookupServer{names: []string{ttft, itl}}
+	d := &Discovery{Client: f.serve(t)}
+	if _, err := d.Names(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	hold := make(chan struct{})
+	release := sync.OnceFunc(func() { close(hold) })
+	t.Cleanup(release) // a failed check leaves no request held, so the server closes
+	f.set(hold)
+	layouts := func(names ...string) chan error {
+		done := make(chan error, 1)
+		go func() {
+			got, err := d.Layouts(context.Background(), names)
+			if err == nil && len(got) != len(names) {
+				err = fmt.Errorf("layouts of %d names, want %d: %v", len(got), len(names), got)
+			}
+			done <- err
+		}()
+		return done
+	}
+	first := layouts(ttft)
+	eventually(t, "the first layout lookup asks", func() bool { return f.count("/api/v1/query") == 1 })
+	within(t, "Names during a layout lookup", func() {
+		if n, err := d.Names(context.Background()); err != nil || !n.Has(ttft) {
+			t.Errorf("names during a layout lookup: %v, %v", n.Sorted(), err)
+		}
+	})
+	other := layouts(itl)
+	eventually(t, "another histogram's layout is asked beside the first", func() bool { return f.count("/api/v1/query") == 2 })
+	again := layouts(ttft)
+	ctx, cancel := context.WithCancel(context.Background())
+	gaveUp := make(chan error, 1)
+	go func() { _, err := d.Layouts(ctx, []string{ttft}); gaveUp <- err }()
+	cancel()
+	within(t, "a caller that gave up", func() {
+		if err := <-gaveUp; err == nil {
+			t.Error("a cancelled caller got an answer while the lookup was held")
+		}
+	})
+	release()
+	for _, done := range []chan error{first, other, again} {
+		within(t, "the layouts once the server answers", func() {
+			if err := <-done; err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	if n := f.count("/api/v1/query"); n != 2 {
+		t.Errorf("asked %d layout queries, want 2: one per histogram, shared by its callers", n)
+	}
+}
+
 // TestHorizonKindServesWhileAskedAgain: past horizonServerTTL the Horizon answers with the server's kind asked
 // before while a background lookup asks again; once it answers, a server that changed (it now takes remote write)
 // is no longer vouched for.
@@ -341,4 +399,53 @@ func TestConfigsAndReplicasServeWhileLookedUpAgain(t *testing.T) {
 	if got := configs(start, end.Add(2*DefaultNamesTTL+StaleFor)); got[0].NumGPUBlocks != "2048" {
 		t.Errorf("a range ending past StaleFor after the answer's: %v, want the server's answer now", got)
 	}
+}
+
+// TestEvalLooksUpBesideEachOther: a cold query's lookups do not wait on one another. An SLO attainment per model
+// needs the bucket bounds and the histogram's layout, and the server here answers the bounds only once it has been
+// asked for the layout; it answers the replica check only once it has been asked the query itself.
+func TestEvalLooksUpBesideEachOther(t *testing.T) {
+	const bucket = "vllm:time_to_first_token_seconds_bucket"
+	layoutAsked, queried := make(chan struct{}), make(chan struct{})
+	var once [2]sync.Once
+	await := func(r *http.Request, ch chan struct{}) bool {
+		select {
+		case <-ch:
+			return true
+		case <-r.Context().Done():
+			return false
+		case <-time.After(30 * time.Second):
+			return false
+		}
+	}
+	c := apiServer(t, func(r *http.Request) (any, bool) {
+		switch r.URL.Path {
+		case "/api/v1/label/__name__/values":
+			return []string{bucket, "vllm:time_to_first_token_seconds_count"}, true
+		case "/api/v1/label/job/values":
+			return []string{"vllm"}, true
+		case "/api/v1/label/instance/values":
+			return []string{}, true
+		case "/api/v1/label/le/values":
+			return []string{"0.25", "0.5", "1", "+Inf"}, await(r, layoutAsked)
+		case "/api/v1/query": // Layouts' count by (__name__, le)
+			once[0].Do(func() { close(layoutAsked) })
+			return map[string]any{"resultType": "vector", "result": []any{}}, true
+		case "/api/v1/labels": // the replica check
+			return []string{"__name__", "instance"}, await(r, queried)
+		case "/api/v1/query_range":
+			once[1].Do(func() { close(queried) })
+			return map[string]any{"resultType": "matrix", "result": []any{}}, true
+		}
+		return nil, false
+	})
+	ev := &Evaluator{Client: c, Discovery: &Discovery{Client: c}, ScrapeInterval: 5 * time.Second}
+	threshold := 0.5
+	q := query.Query{QueryType: query.TypeLatency, Measure: "slo_attainment", Metric: "ttft", Threshold: &threshold, Window: "5m", GroupBy: query.GroupModel}
+	end := time.Now()
+	within(t, "a cold SLO attainment", func() {
+		if _, err := ev.Eval(context.Background(), q, query.Request{From: end.Add(-time.Hour), To: end, Interval: 15 * time.Second}); err != nil {
+			t.Errorf("one lookup waited on another: %v", err)
+		}
+	})
 }
