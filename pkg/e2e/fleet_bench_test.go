@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"flag"
@@ -40,7 +41,8 @@ var (
 	fleetOverlap     = flag.Duration("fleet.overlap", 0, "Prometheus modes' incrementalQueryOverlapWindow (0: the data source's default); at a short -fleet.history the default's steps hold no data yet")
 	fleetIncremental = flag.Bool("fleet.incremental", true, "Prometheus modes' incrementalQuerying (false: every refresh asks for every step, as before the results cache)")
 	fleetQueries     = flag.Bool("fleet.queries", false, "after the refreshes, time every panel query alone (in Prometheus modes cold, without the results cache) and log the slowest with their PromQL (where Prometheus mode's time goes)")
-	fleetQueryLog    = flag.Bool("fleet.querylog", false, "in Prometheus modes, log the server's own time per query (its query log) over the warm refreshes that add a step, the costliest first (where such a refresh's wall time goes)")
+	fleetQueryLog    = flag.Bool("fleet.querylog", false, "in Prometheus modes, log the server's own time per query (its query log) over the cold refresh and over the warm refreshes that add a step, the costliest first (where their wall time goes)")
+	fleetColds       = flag.Int("fleet.colds", 1, "in Prometheus modes, how many cold refreshes BenchmarkFleetDashboard takes: the first, then each of the others on a new data source instance after the warm refreshes, 6.1 s apart so that they fall at different points of the server's scrapes and rule evaluations (which move a single cold figure by half)")
 	fleetCPUProfile  = flag.String("fleet.cpuprofile", "", "write a CPU profile of the plugin over the warm refreshes to this file, the sub-benchmark's name added before its extension (where the plugin's time goes)")
 )
 
@@ -543,8 +545,25 @@ func benchDashboard(b *testing.B, exe string, panels []dashtest.Panel, fleet *be
 				b.Error(err)
 			}
 		}
+		colds := []fleetRefresh{cold}
+		if url != "" {
+			// More cold refreshes, each on an instance of its own (nothing looked up or kept), 6.1 s apart: every
+			// 5 s the server evaluates the recording rules in a burst, and where a cold refresh falls against it moves
+			// its wall time by half. The instances are created by their first query, without a health check, whose
+			// lookups would leave them warm.
+			for i := 1; i < *fleetColds; i++ {
+				time.Sleep(time.Until(colds[len(colds)-1].at.Add(fleetScrape + 1100*time.Millisecond)))
+				pc := harness.DataSourceContext(b, harness.DataSource{UID: fmt.Sprintf("fleet-bench-cold-%d", i), URL: url, JSONData: jsonData}, nil)
+				colds = append(colds, (&dashboardClient{p: p, pc: pc, panels: panels}).refresh(b))
+			}
+		}
 		if queryLog != "" {
-			logServerTimes(b, queryLog, logged)
+			var windows [][2]time.Time
+			for _, c := range colds {
+				windows = append(windows, [2]time.Time{c.at, c.at.Add(c.wall)})
+			}
+			logServerTimes(b, queryLog, "cold refreshes", windows)
+			logServerTimes(b, queryLog, "warm refreshes that add a step", logged)
 		}
 		if *fleetQueries {
 			q := d
@@ -577,6 +596,12 @@ func benchDashboard(b *testing.B, exe string, panels []dashtest.Panel, fleet *be
 		b.ReportMetric(float64(fleet.engines), "engines")
 		b.ReportMetric(ms(cold.wall), "ms-cold-wall")
 		b.ReportMetric(ms(cold.cpu), "ms-cold-cpu")
+		if len(colds) > 1 {
+			b.ReportMetric(mean(colds, wall), "ms-colds-wall-mean")
+			b.ReportMetric(mean(colds, cpu), "ms-colds-cpu-mean")
+			b.ReportMetric(ms(slices.MaxFunc(colds, func(a, b fleetRefresh) int { return cmp.Compare(a.wall, b.wall) }).wall), "ms-colds-wall-max")
+			b.ReportMetric(ms(slices.MinFunc(colds, func(a, b fleetRefresh) int { return cmp.Compare(a.wall, b.wall) }).wall), "ms-colds-wall-min")
+		}
 		b.ReportMetric(mean(warm, wall), "ms-warm-wall")
 		b.ReportMetric(mean(warm, cpu), "ms-warm-cpu")
 		b.ReportMetric(mean(warm, net), "ms-warm-cpu-net")
@@ -612,9 +637,9 @@ func queryLog(b *testing.B) string {
 	return filepath.Join(b.TempDir(), "queries.log")
 }
 
-// logServerTimes reads the server's query log and logs, for the queries it answered within the given refreshes, the
-// time it spent on each query (execTotalTime: queued and evaluated), summed over the refreshes, the costliest first.
-func logServerTimes(b *testing.B, path string, within [][2]time.Time) {
+// logServerTimes reads the server's query log and logs, for the queries it answered within the given refreshes (what
+// names them), the time it spent on each query (execTotalTime: queued and evaluated), per refresh, the costliest first.
+func logServerTimes(b *testing.B, path, what string, within [][2]time.Time) {
 	b.Helper()
 	f, err := os.Open(path)
 	if err != nil {
@@ -690,8 +715,8 @@ func logServerTimes(b *testing.B, path string, within [][2]time.Time) {
 	sort.Slice(queries, func(i, j int) bool { return costs[queries[i]].exec > costs[queries[j]].exec })
 	var sb strings.Builder
 	refreshes := float64(max(len(within), 1))
-	fmt.Fprintf(&sb, "%d refreshes that add a step: %.1f queries and %.0f ms of server time each (%.0f ms of it queued); meanwhile %.1f rule evaluations and %.0f ms; costliest first, per refresh:\n",
-		len(within), float64(n)/refreshes, total*1000/refreshes, queued*1000/refreshes, float64(rules)/refreshes, ruleTime*1000/refreshes)
+	fmt.Fprintf(&sb, "%s (%d): %.1f queries and %.0f ms of server time each (%.0f ms of it queued); meanwhile %.1f rule evaluations and %.0f ms; costliest first, per refresh:\n",
+		what, len(within), float64(n)/refreshes, total*1000/refreshes, queued*1000/refreshes, float64(rules)/refreshes, ruleTime*1000/refreshes)
 	for i, q := range queries {
 		if i == 15 {
 			break
