@@ -291,8 +291,8 @@ func (d *Discovery) Layouts(ctx context.Context, names []string) (map[string]str
 	if len(ask) > 0 {
 		// A first lookup runs without the lock: a cold dashboard's other panels read the names and ask their own
 		// histograms meanwhile (on Prometheus 3 scraping 256 endpoints, each of these lookups took 40–65 ms, and every
-		// panel waited behind them one after another).
-		// kept reads s under d.mu, which this call holds until s is set.
+		// panel waited behind them one after another). Its kept function reads s under d.mu, which this call holds
+		// until s is set.
 		var s *shared[map[string]layout]
 		s = share(ctx, func(ctx context.Context) (map[string]layout, error) { return d.lookupLayouts(ctx, ask) },
 			func(found map[string]layout, err error) {

@@ -68,8 +68,8 @@ type shared[T any] struct {
 	err  error
 }
 
-// share starts lookup, keeping ctx's values but not its cancellation, bounded by lookupTimeout; kept, if not nil,
-// runs with the answer before any caller sees it (to keep it where later callers find it).
+// share starts lookup, keeping ctx's values but not its cancellation, bounded by lookupTimeout; kept runs with the
+// answer before any caller sees it (to keep it where later callers find it).
 func share[T any](ctx context.Context, lookup func(context.Context) (T, error), kept func(T, error)) *shared[T] {
 	s := &shared[T]{done: make(chan struct{})}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), lookupTimeout)
@@ -77,9 +77,7 @@ func share[T any](ctx context.Context, lookup func(context.Context) (T, error), 
 		defer close(s.done)
 		defer cancel()
 		s.val, s.err = lookup(ctx)
-		if kept != nil {
-			kept(s.val, s.err)
-		}
+		kept(s.val, s.err)
 	}()
 	return s
 }
