@@ -41,7 +41,7 @@ var (
 	fleetOverlap     = flag.Duration("fleet.overlap", 0, "Prometheus modes' incrementalQueryOverlapWindow (0: the data source's default); at a short -fleet.history the default's steps hold no data yet")
 	fleetIncremental = flag.Bool("fleet.incremental", true, "Prometheus modes' incrementalQuerying (false: every refresh asks for every step, as before the results cache)")
 	fleetQueries     = flag.Bool("fleet.queries", false, "after the refreshes, time every panel query alone (in Prometheus modes cold, without the results cache) and log the slowest with their PromQL (where Prometheus mode's time goes)")
-	fleetQueryLog    = flag.Bool("fleet.querylog", false, "in Prometheus modes, log the server's own time per query (its query log) over the cold refresh and over the warm refreshes that add a step, the costliest first (where their wall time goes)")
+	fleetQueryLog    = flag.Bool("fleet.querylog", false, "in Prometheus modes, log the server's own time per query (its query log) over the cold refreshes (-fleet.colds) and over the warm refreshes that add a step, the costliest first (where their wall time goes)")
 	fleetColds       = flag.Int("fleet.colds", 1, "in Prometheus modes, how many cold refreshes BenchmarkFleetDashboard takes: the first, then each of the others on a new data source instance after the warm refreshes, 6.1 s apart so that they fall at different points of the server's scrapes and rule evaluations (which move a single cold figure by half)")
 	fleetCPUProfile  = flag.String("fleet.cpuprofile", "", "write a CPU profile of the plugin over the warm refreshes to this file, the sub-benchmark's name added before its extension (where the plugin's time goes)")
 )
