@@ -13,6 +13,7 @@ import (
 
 	"github.com/inferscope/inferscope-vllm/pkg/agent"
 	"github.com/inferscope/inferscope-vllm/pkg/internal/httpjson"
+	"github.com/inferscope/inferscope-vllm/pkg/internal/parallel"
 	"github.com/inferscope/inferscope-vllm/pkg/redact"
 )
 
@@ -72,7 +73,7 @@ func (a *App) handleAgents(w http.ResponseWriter, r *http.Request) {
 	if !a.settingsOK(w) {
 		return
 	}
-	views := concurrently(a.settings.Agents, func(c AgentConfig) agentView { return a.agentView(r.Context(), a.agents[c.Name]) })
+	views := parallel.Map(a.settings.Agents, func(c AgentConfig) agentView { return a.agentView(r.Context(), a.agents[c.Name]) })
 	u := backend.UserFromContext(r.Context())
 	can, _ := a.mayWrite(u)
 	httpjson.Write(w, http.StatusOK, agentListResponse{Agents: views, CanWrite: can, CanProfile: mayProfile(u) == "",

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/grafana/grafana-plugin-sdk-go/backend"
@@ -17,6 +16,7 @@ import (
 	"github.com/inferscope/inferscope-vllm/pkg/profilerconfig"
 
 	"github.com/inferscope/inferscope-vllm/pkg/internal/httpjson"
+	"github.com/inferscope/inferscope-vllm/pkg/internal/parallel"
 )
 
 // exposureTimeout bounds the /metrics check so a down deployment does not stall the config page.
@@ -54,7 +54,8 @@ func (a *App) handleList(w http.ResponseWriter, r *http.Request) {
 	if !a.settingsOK(w) {
 		return
 	}
-	views := concurrently(a.settings.ProfilerConfigs, func(c ProfilerConfig) fileView { return a.view(r.Context(), c) })
+	// Each row is a call to another server: one slow server should not add to the others.
+	views := parallel.Map(a.settings.ProfilerConfigs, func(c ProfilerConfig) fileView { return a.view(r.Context(), c) })
 	can, _ := a.mayWrite(backend.UserFromContext(r.Context()))
 	httpjson.Write(w, http.StatusOK, listResponse{ProfilerConfigs: views, CanWrite: can, AllowEditorsToWrite: a.settings.AllowEditorsToWrite})
 }
@@ -181,22 +182,6 @@ func (a *App) exposure(ctx context.Context, metricsURL string) exposure {
 		exposed := n > 0
 		return exposure{exposed: &exposed, families: n}
 	})
-}
-
-// concurrently calls f on every item at once and returns the results in the items' order: each row of a list is a
-// call to another server, and one slow server should not add to the others.
-func concurrently[T, V any](items []T, f func(T) V) []V {
-	out := make([]V, len(items))
-	var wg sync.WaitGroup
-	for i, it := range items {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			out[i] = f(it)
-		}()
-	}
-	wg.Wait()
-	return out
 }
 
 func login(u *backend.User) string {

@@ -18,6 +18,7 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/backend/resource/httpadapter"
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
+	"github.com/inferscope/inferscope-vllm/pkg/internal/parallel"
 	"github.com/inferscope/inferscope-vllm/pkg/lora"
 	"github.com/inferscope/inferscope-vllm/pkg/query"
 	"github.com/inferscope/inferscope-vllm/pkg/redact"
@@ -83,26 +84,17 @@ const maxParallelQueries = 4
 // QueryData answers each query on its own, so one bad query never hides the others' data; up to maxParallelQueries
 // at once.
 func (d *Datasource) QueryData(ctx context.Context, req *backend.QueryDataRequest) (*backend.QueryDataResponse, error) {
-	answers := make([]backend.DataResponse, len(req.Queries))
-	slots := make(chan struct{}, maxParallelQueries)
-	var wg sync.WaitGroup
-	for i, q := range req.Queries {
-		wg.Add(1)
-		slots <- struct{}{}
-		go func() {
-			defer func() { <-slots; wg.Done() }()
-			// A panic here would end the plugin process (the SDK recovers only its own goroutine): it fails this
-			// query alone.
-			defer func() {
-				if r := recover(); r != nil {
-					log.DefaultLogger.FromContext(ctx).Error("query panicked", "refId", q.RefID, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
-					answers[i] = backend.ErrDataResponse(backend.StatusInternal, "internal error while answering the query; the plugin log has the details")
-				}
-			}()
-			answers[i] = d.query(ctx, q)
+	answers := parallel.MapN(maxParallelQueries, req.Queries, func(q backend.DataQuery) (a backend.DataResponse) {
+		// A panic here would end the plugin process (the SDK recovers only its own goroutine): it fails this query
+		// alone.
+		defer func() {
+			if r := recover(); r != nil {
+				log.DefaultLogger.FromContext(ctx).Error("query panicked", "refId", q.RefID, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+				a = backend.ErrDataResponse(backend.StatusInternal, "internal error while answering the query; the plugin log has the details")
+			}
 		}()
-	}
-	wg.Wait()
+		return d.query(ctx, q)
+	})
 	resp := backend.NewQueryDataResponse()
 	for i, q := range req.Queries {
 		resp.Responses[q.RefID] = answers[i]

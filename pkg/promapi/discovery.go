@@ -10,6 +10,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/common/model"
+
+	"github.com/inferscope/inferscope-vllm/pkg/internal/parallel"
 	"github.com/inferscope/inferscope-vllm/pkg/vllm"
 )
 
@@ -124,30 +127,25 @@ func (d *Discovery) lookupNames(ctx context.Context) (foundNames, error) {
 	// Three independent lookups at once: a cold dashboard waits for them before its first query. The names are the
 	// server's whole list filtered here, which it answers from its index; asked with a selector, it would visit every
 	// series of the families and of the recorded rates, hundreds of thousands on a large fleet.
-	var (
-		all, jobs, instances []string
-		errs                 [3]error
-		wg                   sync.WaitGroup
-	)
-	for i, l := range []struct {
-		label string
+	type label struct {
+		name  string
 		match []string
-		into  *[]string
-	}{
-		{"__name__", nil, &all}, {"job", []string{FamilySelector}, &jobs}, {"instance", []string{FamilySelector}, &instances},
-	} {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			*l.into, _, errs[i] = d.Client.LabelValues(ctx, l.label, l.match, now.Add(-lookback), now)
-		}()
 	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return foundNames{}, err
+	type values struct {
+		vals []string
+		err  error
+	}
+	found := parallel.Map([]label{{"__name__", nil}, {"job", []string{FamilySelector}}, {"instance", []string{FamilySelector}}},
+		func(l label) (v values) {
+			v.vals, _, v.err = d.Client.LabelValues(ctx, l.name, l.match, now.Add(-lookback), now)
+			return v
+		})
+	for _, v := range found {
+		if v.err != nil {
+			return foundNames{}, v.err
 		}
 	}
+	all, jobs, instances := found[0].vals, found[1].vals, found[2].vals
 	var vals []string
 	for _, v := range all {
 		// The families' names (FamilySelector), and the series the generated recording rules write (RecordedName):
@@ -248,8 +246,9 @@ func (d *Discovery) Forget() {
 // (a rolling upgrade, V0 beside V1 under one name) or it has none. One small instant query (series counted by name
 // and le) over the names not asked within the TTL: only the histograms a query reads, not every bucket series the
 // server holds. Past the TTL a layout serves while a background lookup asks again (lookup.go); a first lookup is
-// shared by the callers needing its names and holds up no other. PromQL leaves out the common-bucket clean-up where it
-// cannot change a sum.
+// shared by the callers needing its names and holds up no other. Where the names kept hold the recorded layouts
+// (LayoutsName), their few series answer instead of every bucket series. PromQL leaves out the common-bucket clean-up
+// where it cannot change a sum.
 func (d *Discovery) Layouts(ctx context.Context, names []string) (map[string]string, error) {
 	d.mu.Lock()
 	now := time.Now()
@@ -275,9 +274,10 @@ func (d *Discovery) Layouts(ctx context.Context, names []string) (map[string]str
 		}
 	}
 	gen := d.gen
+	recorded := d.names.Has(LayoutsName) // as the names kept say: a lookup of its own would hold up the layouts
 	if len(again) > 0 {
 		d.layoutLookup.start(ctx, func(ctx context.Context) {
-			found, err := d.lookupLayouts(ctx, again)
+			found, err := d.lookupLayouts(ctx, again, recorded)
 			if err != nil {
 				return // the layouts found before serve on; the next query tries again
 			}
@@ -294,7 +294,7 @@ func (d *Discovery) Layouts(ctx context.Context, names []string) (map[string]str
 		// panel waited behind them one after another). Its kept function reads s under d.mu, which this call holds
 		// until s is set.
 		var s *shared[map[string]layout]
-		s = share(ctx, func(ctx context.Context) (map[string]layout, error) { return d.lookupLayouts(ctx, ask) },
+		s = share(ctx, func(ctx context.Context) (map[string]layout, error) { return d.lookupLayouts(ctx, ask, recorded) },
 			func(found map[string]layout, err error) {
 				d.mu.Lock()
 				defer d.mu.Unlock()
@@ -340,21 +340,41 @@ func (d *Discovery) keepLayouts(found map[string]layout) {
 	}
 }
 
-// lookupLayouts asks the server for the layouts of the bucket names ask.
-func (d *Discovery) lookupLayouts(ctx context.Context, ask []string) (map[string]layout, error) {
+// lookupLayouts asks the server for the layouts of the bucket names ask: from the recorded counts where recorded (the
+// server holds LayoutsName), else, and for the names those do not answer, by counting the bucket series.
+func (d *Discovery) lookupLayouts(ctx context.Context, ask []string, recorded bool) (map[string]layout, error) {
 	now := time.Now()
 	ask = slices.Sorted(slices.Values(ask))
-	vec, _, err := d.Client.Query(ctx, "count by (__name__, le) ({__name__=~"+strconv.Quote(AnyOf(ask))+"})", now)
-	if err != nil {
-		return nil, err
-	}
 	counts := map[string]map[string]float64{}
-	for _, s := range vec {
-		name := string(s.Metric["__name__"])
-		if counts[name] == nil {
-			counts[name] = map[string]float64{}
+	keep := func(vec model.Vector, label model.LabelName) {
+		for _, s := range vec {
+			name := string(s.Metric[label])
+			if counts[name] == nil {
+				counts[name] = map[string]float64{}
+			}
+			counts[name][string(s.Metric["le"])] = float64(s.Value)
 		}
-		counts[name][string(s.Metric["le"])] = float64(s.Value)
+	}
+	// Where the server records the layouts (LayoutsName), their few series answer for the names they cover; summed,
+	// as the count is over every series, where several servers record them (shards behind one query API). A name they
+	// do not answer (no series, or a rules file from before it) is counted below.
+	rest := ask
+	if recorded {
+		if covered := slices.DeleteFunc(slices.Clone(ask), func(n string) bool { return !slices.Contains(LayoutNames(), n) }); len(covered) > 0 {
+			vec, _, err := d.Client.Query(ctx, "sum by ("+LayoutLabel+", le) ("+LayoutsName+"{"+LayoutLabel+"=~"+strconv.Quote(AnyOf(covered))+"})", now)
+			if err != nil {
+				return nil, err
+			}
+			keep(vec, LayoutLabel)
+			rest = slices.DeleteFunc(slices.Clone(ask), func(n string) bool { return counts[n] != nil })
+		}
+	}
+	if len(rest) > 0 {
+		vec, _, err := d.Client.Query(ctx, layoutCount(rest), now)
+		if err != nil {
+			return nil, err
+		}
+		keep(vec, model.MetricNameLabel)
 	}
 	found := make(map[string]layout, len(ask))
 	for _, name := range ask {

@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/inferscope/inferscope-vllm/pkg/derive"
+	"github.com/inferscope/inferscope-vllm/pkg/internal/parallel"
 	"github.com/inferscope/inferscope-vllm/pkg/measure"
 	"github.com/inferscope/inferscope-vllm/pkg/query"
 	"github.com/inferscope/inferscope-vllm/pkg/vllm"
@@ -135,17 +136,7 @@ func (ev *Evaluator) facts(ctx context.Context, q query.Query, names Names, from
 			})
 		}
 	}
-	errs := make([]error, len(lookups))
-	var wg sync.WaitGroup
-	for i, lookup := range lookups {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[i] = lookup()
-		}()
-	}
-	wg.Wait()
-	for _, err := range errs { // the first in the order above, whichever failed first
+	for _, err := range parallel.Map(lookups, func(lookup func() error) error { return lookup() }) { // the first in the order above, whichever failed first
 		if err != nil {
 			return nil, err
 		}
@@ -198,37 +189,36 @@ func (ev *Evaluator) run(ctx context.Context, q query.Query, r query.Request, rn
 	if len(down) > 0 && ev.Client.DenyPartial {
 		return ans, DownStoresError(down)
 	}
-	results := make([]model.Matrix, len(exprs))
-	warnings := make([][]string, len(exprs))
-	errs := make([]error, len(exprs))
-	var wg sync.WaitGroup
-	for i, e := range exprs {
+	type answer struct {
+		m    model.Matrix
+		warn []string
+		err  error
+	}
+	answers := parallel.Map(exprs, func(e Expr) (a answer) {
 		if e.Ratio != nil {
-			continue // computed below, from the answers it divides
+			return a // computed below, from the answers it divides
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			results[i], warnings[i], errs[i] = ev.Client.QueryRange(ctx, e.PromQL, from, to, step)
-		}()
-	}
-	wg.Wait()
+		a.m, a.warn, a.err = ev.Client.QueryRange(ctx, e.PromQL, from, to, step)
+		return a
+	})
+	var warnings []string
 	for i, e := range exprs {
-		if r := e.Ratio; r != nil && errs[r.Num] == nil && errs[r.Den] == nil {
-			results[i] = divide(results[r.Num], results[r.Den], r.Factor)
+		if r := e.Ratio; r != nil && answers[r.Num].err == nil && answers[r.Den].err == nil {
+			answers[i].m = divide(answers[r.Num].m, answers[r.Den].m, r.Factor)
 		}
+		warnings = append(warnings, answers[i].warn...)
 	}
 	for i, e := range exprs {
-		if errs[i] != nil {
-			return ans, queryError(q, e, errs[i])
+		if answers[i].err != nil {
+			return ans, queryError(q, e, answers[i].err)
 		}
 		if len(e.Quantiles) > 0 {
-			res.Outputs = append(res.Outputs, BucketQuantiles(q, e, results[i])...)
+			res.Outputs = append(res.Outputs, BucketQuantiles(q, e, answers[i].m)...)
 			continue
 		}
-		res.Outputs = append(res.Outputs, Outputs(q, e, results[i])...)
+		res.Outputs = append(res.Outputs, Outputs(q, e, answers[i].m)...)
 	}
-	notices, truncated := WarningNotices(slices.Concat(warnings...), down)
+	notices, truncated := WarningNotices(warnings, down)
 	res.Notices = append(res.Notices, notices...)
 	if len(res.Outputs) > query.MaxSeriesPerQuery {
 		res.Outputs, truncated = res.Outputs[:query.MaxSeriesPerQuery], true

@@ -184,6 +184,52 @@ func balanceRule(b BalanceScore) (string, error) {
 	return exprs[0].PromQL, nil
 }
 
+// Recorded bucket layouts: a query reading a histogram's buckets first looks up how many of its series have each
+// bound (Discovery.Layouts, at most once per DefaultNamesTTL), over every bucket series of the histogram. On a cold
+// dashboard each latency panel waits for that count before it sends its query, and at 256 endpoints each count took
+// 200–320 ms of a server busy with the refresh's other queries and the rules. A rule counts them once per
+// evaluation, and the lookup reads its few series instead.
+
+// LayoutsName is the series a generated rule writes for the series count of each bucket bound of each of
+// LayoutNames (LayoutLabel names the bucket series, le the bound).
+const LayoutsName = RecordedPrefix + "bucket_series"
+
+// LayoutLabel holds the bucket name (x_bucket) on LayoutsName.
+const LayoutLabel = "histogram"
+
+// LayoutsInterval is the least evaluation interval of the layouts' group: a count over every bucket series of every
+// histogram is too costly at each scrape, and the data source asks again only every DefaultNamesTTL.
+const LayoutsInterval = 15 * time.Second
+
+// layoutsGroup is the group of the recorded layouts.
+const layoutsGroup = RuleGroupPrefix + "layouts"
+
+// LayoutNames lists, sorted, the bucket names whose layouts the rules record: every histogram of the catalog's
+// signals, Ray Serve's copies left out as in RatedNames (any other name's layout is counted by the lookup itself).
+func LayoutNames() []string {
+	var out []string
+	for _, s := range vllm.Signals {
+		for _, n := range s.Names {
+			if s.Kind == vllm.Histogram && !strings.HasPrefix(n, "ray_") && !slices.Contains(out, vllm.BucketName(n)) {
+				out = append(out, vllm.BucketName(n))
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// layoutCount is the PromQL counting the series of each bound of each of the bucket names.
+func layoutCount(names []string) string {
+	return "count by (__name__, le) ({__name__=~" + strconv.Quote(AnyOf(names)) + "})"
+}
+
+// layoutsRule is the expression of the layouts' rule: layoutCount of LayoutNames, the name kept in LayoutLabel (a
+// recorded series takes the rule's name).
+func layoutsRule() string {
+	return "label_replace(" + layoutCount(LayoutNames()) + ", " + strconv.Quote(LayoutLabel) + `, "$1", "__name__", "(.+)")`
+}
+
 // EvaluatedName is each generated group's heartbeat: one series per group (EvaluatedGroupLabel names it), written
 // by the group's last rule, so a sample of it at t tells that the group's evaluation at t is committed whole, and that
 // the group writes nothing stamped at or before t any more (Horizon). Its rule reads nothing: it always has a sample.
@@ -205,7 +251,7 @@ const (
 	// AllRules are the rates, their sums and the quantiles, each window's in one group: each rule follows the
 	// rules it reads, evaluated in order at the same time, so a sum is exactly that of the recorded rates.
 	AllRules RuleSet = iota
-	// RateRules are the rates alone, and the balance scores (which read raw gauges).
+	// RateRules are the rates alone, and the balance scores and the layouts (which read raw series).
 	RateRules
 	// EngineSumRules are the sums per endpoint alone (for Prometheus's rule importer, which cannot evaluate a rule
 	// over another rule's series in one pass).
@@ -215,12 +261,23 @@ const (
 	DerivedRules
 )
 
-// RatedNames lists, sorted, every sample name the generated PromQL may take a rate of: the catalog's counters, the
-// _sum and _count series of its histograms and of every latency family, and the _bucket series of the histograms
-// whose buckets a formula reads (quantiles, SLO attainment, bucket rates: the latency families and the histograms a
-// Quantiles or Attainment node names or a Rate reads by bucket). A histogram the catalog only averages (tokens per request, the request
-// parameters) is rated by its _sum and _count: recording its buckets would cost the server a series per bound and
-// engine that no formula reads. Ray Serve's copies are left out: their servers have their own rules.
+// BucketedSignals are the histograms whose _bucket series the rules record, at BucketWindows: those a shipped
+// dashboard, alert rule or the diagnosis reads by bucket (quantiles, SLO attainment, bucket rates) at such a window
+// (TestRecordedBucketsCoverTheShippedQueries holds the two to each other). A histogram's bucket rates and their two
+// sums are a series per bound and engine each, most of what the rules cost the server, so a histogram that only an
+// ad-hoc query reads by bucket (prefill, decode and inference time, the request TPOT, the Ascend profiler's, whose
+// panels follow the step) is not recorded: such a query computes its bucket rates, as without the rules, and
+// answers the same.
+var BucketedSignals = []vllm.Signal{
+	vllm.TTFT, vllm.ITL, vllm.E2E, vllm.QueueTime,
+	vllm.PromptTokensHist, vllm.GenerationTokensHist, vllm.IterationTokens, vllm.PrefillKVComputed,
+	vllm.KVBlockLifetime, vllm.KVBlockIdleBeforeEvict, vllm.KVBlockReuseGap, vllm.NixlXferTime,
+}
+
+// RatedNames lists, sorted, every sample name the rules record a rate of: the catalog's counters, the _sum and
+// _count series of its histograms and of every latency family, and the _bucket series of BucketedSignals. A
+// histogram the catalog only averages (the request parameters) is rated by its _sum and _count alone. Ray Serve's
+// copies are left out: their servers have their own rules.
 func RatedNames() []string {
 	seen := map[string]bool{}
 	add := func(s vllm.Signal, buckets bool) {
@@ -243,21 +300,12 @@ func RatedNames() []string {
 		for _, s := range e.Signals() {
 			add(s, false)
 		}
-		for _, o := range e.Outputs {
-			measure.Walk(o.Node, func(n measure.Node) {
-				switch n := n.(type) {
-				case *measure.Quantiles:
-					add(n.Signal, true)
-				case *measure.Attainment:
-					add(n.Signal, true)
-				case *measure.Rate:
-					add(n.Signal, n.Suffix == measure.BucketSuffix)
-				}
-			})
-		}
 	}
 	for _, f := range measure.Families {
-		add(f.Signal, true)
+		add(f.Signal, false)
+	}
+	for _, s := range BucketedSignals {
+		add(s, true)
 	}
 	out := make([]string, 0, len(seen))
 	for n := range seen {
@@ -280,7 +328,8 @@ func RatedNamesAt(window time.Duration) []string {
 // RuleGroups is the `groups:` list of a Prometheus rules file recording RatedNamesAt every RecordedWindows, their
 // sums per endpoint (EndpointSumName) and over endpoints (SummedName, from the sums per endpoint), and, at
 // BucketWindows, the RecordedQuantiles of QuantiledNames at each of QuantileLevels (QuantileName), evaluated every
-// interval (the scrape interval: a recorded rate is then at most one scrape older than a computed one), indented by
+// interval (the scrape interval: a recorded rate is then at most one scrape older than a computed one), with the
+// balance scores and, at LayoutsInterval or more, the layouts (LayoutsName) in groups of their own, indented by
 // indent spaces.
 func RuleGroups(interval time.Duration, indent int) string {
 	return RuleGroupsOf(interval, indent, AllRules)
@@ -294,7 +343,7 @@ func RuleGroupsOf(interval time.Duration, indent int, set RuleSet) string {
 	rule := func(record, expr string) {
 		fmt.Fprintf(&b, "%s      - record: %s\n%s        expr: %s\n", pad, strconv.Quote(record), pad, strconv.Quote(expr))
 	}
-	group := func(name string) {
+	group := func(name string, interval time.Duration) {
 		fmt.Fprintf(&b, "%s  - name: %s\n%s    interval: %s\n%s    rules:\n", pad, name, pad, model.Duration(interval), pad)
 	}
 	// evaluated ends each group with its heartbeat (EvaluatedName), written after the group's other rules.
@@ -304,7 +353,7 @@ func RuleGroupsOf(interval time.Duration, indent int, set RuleSet) string {
 	}
 	if set == AllRules || set == RateRules {
 		// The balance scores read raw gauges only: a group of their own, at no window.
-		group(balanceGroup)
+		group(balanceGroup, interval)
 		for _, bs := range RecordedBalanceScores {
 			expr, err := balanceRule(bs)
 			if err != nil {
@@ -313,6 +362,10 @@ func RuleGroupsOf(interval time.Duration, indent int, set RuleSet) string {
 			rule(BalanceScoreName(bs), expr)
 		}
 		evaluated(balanceGroup)
+		// The layouts read raw series only, like the scores, at an interval of their own.
+		group(layoutsGroup, max(interval, LayoutsInterval))
+		rule(LayoutsName, layoutsRule())
+		evaluated(layoutsGroup)
 	}
 	for _, w := range RecordedWindows {
 		names := RatedNamesAt(w)
@@ -323,7 +376,7 @@ func RuleGroupsOf(interval time.Duration, indent int, set RuleSet) string {
 		case DerivedRules:
 			name = RuleGroupPrefix + "derived-" + model.Duration(w).String()
 		}
-		group(name)
+		group(name, interval)
 		if set == AllRules || set == RateRules {
 			for _, n := range names {
 				rule(RecordedName(n, w), "rate({__name__="+strconv.Quote(n)+"}["+model.Duration(w).String()+"])")

@@ -22,6 +22,7 @@ import (
 	"github.com/inferscope/inferscope-vllm/pkg/internal/promtest"
 	"github.com/inferscope/inferscope-vllm/pkg/measure"
 	"github.com/inferscope/inferscope-vllm/pkg/query"
+	"github.com/inferscope/inferscope-vllm/pkg/rules"
 	"github.com/inferscope/inferscope-vllm/pkg/vllm"
 )
 
@@ -33,11 +34,11 @@ var recordingFiles = map[string]func() string{
 	"../../provisioning/prometheus/inferscope-recording-rules.yaml": func() string {
 		return "# Generated from the catalog by `go test ./pkg/promapi -run RecordingRuleFiles -update-rules`; do not edit.\n" +
 			"# Recording rules for large fleets: InferScope reads these series instead of computing the rates (README, Scaling out).\n" +
-			"# Set interval to your scrape interval.\n" + RuleGroups(query.DefaultScrapeInterval, 0)
+			"# Set each interval to your scrape interval, but inferscope-layouts' (15s, or your scrape interval if longer).\n" + RuleGroups(query.DefaultScrapeInterval, 0)
 	},
 	"../../provisioning/prometheus/inferscope-prometheusrule.yaml": func() string {
 		return "# Generated from the catalog by `go test ./pkg/promapi -run RecordingRuleFiles -update-rules`; do not edit.\n" +
-			"# The recording rules of inferscope-recording-rules.yaml for the Prometheus Operator. Set interval to your scrape interval.\n" +
+			"# The recording rules of inferscope-recording-rules.yaml for the Prometheus Operator. Set each interval to your scrape interval, but inferscope-layouts' (15s, or your scrape interval if longer).\n" +
 			"apiVersion: monitoring.coreos.com/v1\nkind: PrometheusRule\nmetadata:\n  name: inferscope-recording-rules\n  labels:\n    app.kubernetes.io/name: inferscope\nspec:\n" +
 			RuleGroups(query.DefaultScrapeInterval, 2)
 	},
@@ -64,7 +65,9 @@ func TestRecordingRuleFiles(t *testing.T) {
 	}
 }
 
-// TestRatedNamesCoverTheCatalog: every name Generate takes a rate of, over a fleet holding every name, has a rule.
+// TestRatedNamesCoverTheCatalog: the rules record the catalog's counters and histograms' sums and counts, the buckets
+// of a histogram the dashboards read by bucket (TestRecordedBucketsCoverTheShippedQueries holds which), no bucket of
+// one the catalog only averages, and none of Ray Serve's copies.
 func TestRatedNamesCoverTheCatalog(t *testing.T) {
 	names := RatedNames()
 	for _, want := range []string{"vllm:time_to_first_token_seconds_bucket", "vllm:request_success_total", "vllm:prompt_tokens_total",
@@ -153,7 +156,7 @@ func TestRecordingRulesFileIsValid(t *testing.T) {
 	if err != nil {
 		t.Fatalf("promtool check rules: %v\n%s", err, out)
 	}
-	rules := len(RecordedBalanceScores) + 1 + len(RecordedWindows) // each group ends with its heartbeat
+	rules := len(RecordedBalanceScores) + 1 + 2 + len(RecordedWindows) // the layouts' rule; each group ends with its heartbeat
 	for _, w := range RecordedWindows {
 		rules += 3 * len(RatedNamesAt(w))
 		if slices.Contains(BucketWindows, w) {
@@ -421,6 +424,79 @@ func TestRecordedQuantilesCoverTheDashboards(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// TestRecordedBucketsCoverTheShippedQueries: every histogram bucket the shipped dashboards, the alert rules and the
+// diagnosis read at a window the rules record buckets at has its rate recorded, so those panels and rules compute no
+// bucket rate; and every histogram whose buckets the rules record is read so by one of them, so no bucket rule (a
+// series per bound and engine at each evaluation) costs the server for nothing.
+func TestRecordedBucketsCoverTheShippedQueries(t *testing.T) {
+	qs, from := shippedQueries(t)
+	for _, a := range rules.Alerts {
+		for _, aq := range a.Queries {
+			b, err := json.Marshal(aq.Provisioned())
+			if err != nil {
+				t.Fatal(err)
+			}
+			var q query.Query
+			if err := json.Unmarshal(b, &q); err != nil || q.Validate() != nil {
+				t.Fatalf("alert %s: a query the data source refuses: %s", a.UID, b)
+			}
+			qs, from = append(qs, q), append(from, "alert "+a.UID)
+		}
+	}
+	// Every name every signal may go by, so that each query reads what it would on any endpoint.
+	every := Names{}
+	for _, s := range vllm.Signals {
+		for _, n := range s.Names {
+			every[n] = true
+			if s.Kind == vllm.Histogram {
+				every[vllm.BucketName(n)] = true
+			}
+		}
+	}
+	recorded := RatedNames()
+	bucket := regexp.MustCompile(`[A-Za-z_:][A-Za-z0-9_:]*_bucket\b`)
+	read := map[string]bool{}
+	for i, q := range qs {
+		w, err := q.WindowDuration()
+		if err != nil || !slices.Contains(BucketWindows, w) || q.ReadsPD() {
+			continue // pkg/role answers the P/D parts with latency and KV-transfer queries of their own
+		}
+		exprs, err := Generate(q, every, nil, 0)
+		if err != nil {
+			t.Fatalf("%s: %v", from[i], err)
+		}
+		for _, e := range exprs {
+			for _, n := range bucket.FindAllString(e.PromQL, -1) {
+				if strings.HasPrefix(n, "ray_") {
+					continue // Ray Serve's servers have their own rules (RatedNames)
+				}
+				read[n] = true
+				if !slices.Contains(recorded, n) {
+					t.Errorf("%s reads %s over %s, whose rate the rules do not record", from[i], n, w)
+				}
+			}
+		}
+	}
+	if len(read) == 0 {
+		t.Fatal("no shipped query reads histogram buckets at a recorded window")
+	}
+	// An endpoint answers under whichever name of a histogram it exposes, so a histogram counts as read where one of
+	// its names is.
+	for _, s := range vllm.Signals {
+		if s.Kind != vllm.Histogram {
+			continue
+		}
+		recordsIt, readIt := false, false
+		for _, n := range s.Names {
+			recordsIt = recordsIt || slices.Contains(recorded, vllm.BucketName(n))
+			readIt = readIt || read[vllm.BucketName(n)]
+		}
+		if recordsIt && !readIt {
+			t.Errorf("the rules record the buckets of %s, which no shipped dashboard, alert rule or the diagnosis reads at %v", s.ID, BucketWindows)
 		}
 	}
 }

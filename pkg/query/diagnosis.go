@@ -11,6 +11,7 @@ import (
 
 	"github.com/grafana/grafana-plugin-sdk-go/data"
 
+	"github.com/inferscope/inferscope-vllm/pkg/internal/parallel"
 	"github.com/inferscope/inferscope-vllm/pkg/measure"
 	"github.com/inferscope/inferscope-vllm/pkg/rules"
 	"github.com/inferscope/inferscope-vllm/pkg/vllm"
@@ -187,18 +188,10 @@ func Diagnose(ctx context.Context, base Query, eval Evaluator) (findings []Findi
 		hits map[findingKey]float64
 		err  error
 	}
-	answers := make([]answer, len(rules))
-	var wg sync.WaitGroup
-	slots := make(chan struct{}, diagnosisParallel)
-	for i := range rules {
-		wg.Add(1)
-		slots <- struct{}{}
-		go func() {
-			defer func() { <-slots; wg.Done() }()
-			answers[i].hits, answers[i].err = rules[i].matching(ctx, base, eval)
-		}()
-	}
-	wg.Wait()
+	answers := parallel.MapN(diagnosisParallel, rules, func(r rule) (a answer) {
+		a.hits, a.err = r.matching(ctx, base, eval)
+		return a
+	})
 	for i := range rules {
 		r := &rules[i]
 		hits, err := answers[i].hits, answers[i].err

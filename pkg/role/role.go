@@ -12,9 +12,9 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
+	"github.com/inferscope/inferscope-vllm/pkg/internal/parallel"
 	"github.com/inferscope/inferscope-vllm/pkg/measure"
 	"github.com/inferscope/inferscope-vllm/pkg/query"
 )
@@ -77,14 +77,17 @@ func Decide(e Evidence) string {
 // Eval answers one query in the data source's mode.
 type Eval func(ctx context.Context, q query.Query, r query.Request) (*query.Result, error)
 
-// evidence are the catalog outputs roles are read from, and what a value above 0 at some step shows. Any series
-// of a NIXL entry shows the connector runs; finished requests (counters every flavor creates at start, Dynamo's
-// frontend included) list every endpoint, so idle unified ones have a role too.
-var evidence = []struct {
+// evidenceRead is a catalog output roles are read from, and what a value above 0 at some step shows.
+type evidenceRead struct {
 	entry  *measure.Entry
 	output int // of the entry's outputs
 	show   func(e *Evidence)
-}{
+}
+
+// evidence are the catalog outputs roles are read from, and what a value above 0 at some step shows. Any series
+// of a NIXL entry shows the connector runs; finished requests (counters every flavor creates at start, Dynamo's
+// frontend included) list every endpoint, so idle unified ones have a role too.
+var evidence = []evidenceRead{
 	{measure.ThroughputRequests, 0, func(*Evidence) {}},
 	{measure.KVTransferThroughput, 1, func(e *Evidence) { e.Pulls = true }},
 	{measure.KVTransferFailures, 0, func(e *Evidence) { e.Pulls = true }},
@@ -96,25 +99,21 @@ var evidence = []struct {
 // Resolve returns the role of every endpoint the endpoint regular expression selects, from the Span before r's end.
 func Resolve(ctx context.Context, eval Eval, endpoint string, r query.Request) (map[string]string, error) {
 	span := query.Request{From: r.To.Add(-Span), To: r.To, MaxDataPoints: evidencePoints}
-	results := make([]*query.Result, len(evidence))
-	errs := make([]error, len(evidence))
-	var wg sync.WaitGroup
-	for i, ev := range evidence {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			q := query.Query{QueryType: ev.entry.Type, Measure: ev.entry.Name, Endpoint: endpoint, GroupBy: query.GroupEndpoint}
-			results[i], errs[i] = eval(ctx, q, span)
-		}()
+	type answer struct {
+		res *query.Result
+		err error
 	}
-	wg.Wait()
+	answers := parallel.Map(evidence, func(ev evidenceRead) (a answer) {
+		a.res, a.err = eval(ctx, query.Query{QueryType: ev.entry.Type, Measure: ev.entry.Name, Endpoint: endpoint, GroupBy: query.GroupEndpoint}, span)
+		return a
+	})
 	seen := map[string]*Evidence{}
 	for i, ev := range evidence {
-		if errs[i] != nil {
-			return nil, fmt.Errorf("resolving prefill/decode roles: %w", errs[i])
+		if answers[i].err != nil {
+			return nil, fmt.Errorf("resolving prefill/decode roles: %w", answers[i].err)
 		}
 		nixl := ev.entry.Type == query.TypeKVTransfer
-		for _, o := range results[i].Outputs {
+		for _, o := range answers[i].res.Outputs {
 			ep := o.Labels["endpoint"]
 			if ep == "" || o.Measure != ev.entry.Outputs[ev.output].Name {
 				continue

@@ -31,6 +31,15 @@ type Query struct {
 	Target *Threshold
 }
 
+// Provisioned is the query's model as the provisioned rule writes it: the SLO threshold put in where Target is set.
+func (q Query) Provisioned() Model {
+	if q.Target != nil {
+		v := q.Target.Value
+		q.Model.Threshold = &v
+	}
+	return q.Model
+}
+
 // Reduce turns each series of a query (by its index in Queries) into one number.
 type Reduce struct {
 	Of      int

@@ -133,12 +133,8 @@ func (a Alert) condition() yamlModel {
 func (a Alert) yaml() yamlRule {
 	var data []yamlData
 	for i, q := range a.Queries {
-		if q.Target != nil {
-			v := q.Target.Value
-			q.Model.Threshold = &v
-		}
 		data = append(data, yamlData{RefID: refID(i), RelativeTimeRange: &yamlRange{From: q.From}, DatasourceUID: DatasourceUID,
-			Model: yamlModel{Model: q.Model, RefID: refID(i), IntervalMs: 15000, MaxDataPoints: 43200}})
+			Model: yamlModel{Model: q.Provisioned(), RefID: refID(i), IntervalMs: 15000, MaxDataPoints: 43200}})
 	}
 	expr := &yamlExpr{UID: "__expr__", Type: "__expr__"}
 	for i, r := range a.Reduce {

@@ -140,11 +140,7 @@ func TestAlertQueriesAreValidQueries(t *testing.T) {
 			t.Errorf("uid %q", a.UID)
 		}
 		for _, q := range a.Queries {
-			if q.Target != nil {
-				v := q.Target.Value
-				q.Model.Threshold = &v
-			}
-			b, err := json.Marshal(q.Model)
+			b, err := json.Marshal(q.Provisioned())
 			if err != nil {
 				t.Fatal(err)
 			}
