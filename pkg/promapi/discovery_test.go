@@ -128,23 +128,23 @@ func TestLayoutsReadTheRecordedCounts(t *testing.T) {
 		}
 		return http.DefaultTransport.RoundTrip(r)
 	})}}
-	const ttft, e2e, prefill, custom = "vllm:time_to_first_token_seconds_bucket", "vllm:e2e_request_latency_seconds_bucket",
-		"vllm:request_prefill_time_seconds_bucket", "custom_latency_seconds_bucket"
+	const ttft, e2e, prompt, custom = "vllm:time_to_first_token_seconds_bucket", "vllm:e2e_request_latency_seconds_bucket",
+		"vllm:request_prompt_tokens_bucket", "custom_latency_seconds_bucket"
 	d := &Discovery{Client: c}
 	if names, err := d.Names(context.Background()); err != nil || !names.Has(LayoutsName) { // as a query does first
 		t.Fatalf("Names: %v, %v", names.Sorted(), err)
 	}
-	got, err := d.Layouts(context.Background(), []string{ttft, e2e, prefill, custom})
+	got, err := d.Layouts(context.Background(), []string{ttft, e2e, prompt, custom})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]string{ttft: "", e2e: "+Inf,0.1,0.5", prefill: "", custom: "+Inf,0.1,0.5"}
+	want := map[string]string{ttft: "", e2e: "+Inf,0.1,0.5", prompt: "", custom: "+Inf,0.1,0.5"}
 	if !maps.Equal(got, want) {
 		t.Errorf("Layouts = %v, want %v", got, want)
 	}
 	wantAsked := []string{
-		"sum by (" + LayoutLabel + ", le) (" + LayoutsName + "{" + LayoutLabel + `=~"vllm:e2e_request_latency_seconds_bucket|vllm:request_prefill_time_seconds_bucket|vllm:time_to_first_token_seconds_bucket"})`,
-		layoutCount([]string{custom, prefill}),
+		"sum by (" + LayoutLabel + ", le) (" + LayoutsName + "{" + LayoutLabel + `=~"vllm:e2e_request_latency_seconds_bucket|vllm:request_prompt_tokens_bucket|vllm:time_to_first_token_seconds_bucket"})`,
+		layoutCount([]string{custom, prompt}),
 	}
 	if !slices.Equal(asked, wantAsked) {
 		t.Errorf("asked %q, want %q: the recorded counts, then a count of the names they do not answer", asked, wantAsked)
