@@ -73,6 +73,7 @@ func (a *App) handleAgents(w http.ResponseWriter, r *http.Request) {
 	if !a.settingsOK(w) {
 		return
 	}
+	// Each row is a call to another agent: one slow agent should not add to the others.
 	views := parallel.Map(a.settings.Agents, func(c AgentConfig) agentView { return a.agentView(r.Context(), a.agents[c.Name]) })
 	u := backend.UserFromContext(r.Context())
 	can, _ := a.mayWrite(u)

@@ -136,7 +136,8 @@ func (ev *Evaluator) facts(ctx context.Context, q query.Query, names Names, from
 			})
 		}
 	}
-	for _, err := range parallel.Map(lookups, func(lookup func() error) error { return lookup() }) { // the first in the order above, whichever failed first
+	// The first error in the order above, whichever lookup failed first.
+	for _, err := range parallel.Map(lookups, func(lookup func() error) error { return lookup() }) {
 		if err != nil {
 			return nil, err
 		}
