@@ -360,7 +360,8 @@ func (d *Discovery) lookupLayouts(ctx context.Context, ask []string, recorded bo
 	// do not answer (no series, or a rules file from before it) is counted below.
 	rest := ask
 	if recorded {
-		if covered := slices.DeleteFunc(slices.Clone(ask), func(n string) bool { return !slices.Contains(LayoutNames(), n) }); len(covered) > 0 {
+		recordedNames := LayoutNames() // once, not per name asked
+		if covered := slices.DeleteFunc(slices.Clone(ask), func(n string) bool { return !slices.Contains(recordedNames, n) }); len(covered) > 0 {
 			vec, _, err := d.Client.Query(ctx, "sum by ("+LayoutLabel+", le) ("+LayoutsName+"{"+LayoutLabel+"=~"+strconv.Quote(AnyOf(covered))+"})", now)
 			if err != nil {
 				return nil, err
