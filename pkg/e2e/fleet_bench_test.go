@@ -42,6 +42,7 @@ var (
 	fleetIncremental = flag.Bool("fleet.incremental", true, "Prometheus modes' incrementalQuerying (false: every refresh asks for every step, as before the results cache)")
 	fleetQueries     = flag.Bool("fleet.queries", false, "after the refreshes, time every panel query alone (in Prometheus modes cold, without the results cache) and log the slowest with their PromQL (where Prometheus mode's time goes)")
 	fleetQueryLog    = flag.Bool("fleet.querylog", false, "in Prometheus modes, log the server's own time per query (its query log) over the cold refreshes (-fleet.colds) and over the warm refreshes that add a step, the costliest first (where their wall time goes)")
+	fleetPanels      = flag.Bool("fleet.panels", false, "log each cold refresh's panels with when each began and ended, in ms from the refresh's start, the last to end first (what a cold refresh's wall time waits on)")
 	fleetColds       = flag.Int("fleet.colds", 1, "in Prometheus modes, how many cold refreshes BenchmarkFleetDashboard takes: the first, then each of the others on a new data source instance after the warm refreshes, 6.1 s apart so that they fall at different points of the server's scrapes and rule evaluations (which move a single cold figure by half)")
 	fleetCPUProfile  = flag.String("fleet.cpuprofile", "", "write a CPU profile of the plugin over the warm refreshes to this file, the sub-benchmark's name added before its extension (where the plugin's time goes)")
 )
@@ -144,6 +145,17 @@ type fleetRefresh struct {
 	newStep   bool // the refresh's last step is one the previous refresh did not have
 	// asked is how many range queries the Prometheus modes' server answered meanwhile (0 in direct mode).
 	asked float64
+	// server is the CPU time the Prometheus modes' server used meanwhile, its scraping and rules included (0 in
+	// direct mode): on a machine of few cores a cold refresh waits on it more than on the plugin.
+	server time.Duration
+	// panels is when each panel's request was sent and answered, from at: the refresh's timeline.
+	panels []panelSpan
+}
+
+// panelSpan is one panel request's place in a refresh's timeline.
+type panelSpan struct {
+	title      string
+	sent, done time.Duration
 }
 
 // dashboardClient sends the shipped fleet overview's panel requests to one data source as Grafana does on a
@@ -172,13 +184,20 @@ func (d *dashboardClient) refresh(b *testing.B) fleetRefresh {
 		errs   []string
 		wg     sync.WaitGroup
 		slots  = make(chan struct{}, 6)
+		spans  []panelSpan
 	)
 	cpu0, t0 := d.p.CPUTime(), time.Now()
 	for _, panel := range d.panels {
 		wg.Add(1)
 		slots <- struct{}{}
+		sent := time.Since(t0)
 		go func() {
 			defer func() { <-slots; wg.Done() }()
+			defer func() {
+				mu.Lock()
+				defer mu.Unlock()
+				spans = append(spans, panelSpan{panel.Title, sent, time.Since(t0)})
+			}()
 			var qs []harness.Query
 			for _, t := range panel.Targets {
 				qs = append(qs, harness.Query{RefID: fmt.Sprint(t["refId"]), QueryType: fmt.Sprint(t["queryType"]), JSON: t,
@@ -200,7 +219,7 @@ func (d *dashboardClient) refresh(b *testing.B) fleetRefresh {
 		}()
 	}
 	wg.Wait()
-	r := fleetRefresh{at: t0, wall: time.Since(t0), cpu: d.p.CPUTime() - cpu0, frames: frames}
+	r := fleetRefresh{at: t0, wall: time.Since(t0), cpu: d.p.CPUTime() - cpu0, frames: frames, panels: spans}
 	if len(errs) > 0 {
 		b.Fatalf("refresh failed:\n%s", strings.Join(errs, "\n"))
 	}
@@ -416,7 +435,6 @@ func benchPlainPromQL(b *testing.B, exe string, panels []dashtest.Panel, url str
 			b.Fatalf("%s: %v", plain[i], err)
 		}
 	}
-	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 	b.ReportMetric(ms(ours.wall), "ms-covered-panels-wall")
 	b.ReportMetric(ms(plainWall), "ms-plain-promql-wall")
 	b.ReportMetric(float64(ours.wall)/float64(plainWall), "ours/plain")
@@ -510,9 +528,16 @@ func benchDashboard(b *testing.B, exe string, panels []dashtest.Panel, fleet *be
 		scrapeCores := (p.CPUTime() - idleCPU).Seconds() / time.Since(idleFrom).Seconds()
 		serverCores := (serverCPU(b, url) - serverFrom) / time.Since(idleFrom).Seconds()
 
+		// coldRefresh is d's refresh with the server's CPU time meanwhile.
+		coldRefresh := func(d *dashboardClient) fleetRefresh {
+			before := serverCPU(b, url)
+			r := d.refresh(b)
+			r.server = time.Duration((serverCPU(b, url) - before) * float64(time.Second))
+			return r
+		}
 		d := &dashboardClient{p: p, pc: pc, panels: panels}
 		coldAt := time.Now()
-		cold := d.refresh(b)
+		cold := coldRefresh(d)
 		profiled := make(chan error, 1)
 		if prof != nil {
 			// The warm refreshes start every 5 s up to -fleet.warm after the cold one: half an interval more ends
@@ -554,7 +579,12 @@ func benchDashboard(b *testing.B, exe string, panels []dashtest.Panel, fleet *be
 			for i := 1; i < *fleetColds; i++ {
 				time.Sleep(time.Until(colds[len(colds)-1].at.Add(fleetScrape + 1100*time.Millisecond)))
 				pc := harness.DataSourceContext(b, harness.DataSource{UID: fmt.Sprintf("fleet-bench-cold-%d", i), URL: url, JSONData: jsonData}, nil)
-				colds = append(colds, (&dashboardClient{p: p, pc: pc, panels: panels}).refresh(b))
+				colds = append(colds, coldRefresh(&dashboardClient{p: p, pc: pc, panels: panels}))
+			}
+		}
+		if *fleetPanels {
+			for i, c := range colds {
+				logPanels(b, fmt.Sprintf("cold refresh %d", i+1), c)
 			}
 		}
 		if queryLog != "" {
@@ -580,7 +610,6 @@ func benchDashboard(b *testing.B, exe string, panels []dashtest.Panel, fleet *be
 		net := func(r fleetRefresh) time.Duration {
 			return max(0, r.cpu-time.Duration(scrapeCores*float64(r.wall)))
 		}
-		ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 		mean := func(rs []fleetRefresh, f func(fleetRefresh) time.Duration) float64 {
 			if len(rs) == 0 {
 				return 0
@@ -601,6 +630,14 @@ func benchDashboard(b *testing.B, exe string, panels []dashtest.Panel, fleet *be
 			b.ReportMetric(mean(colds, cpu), "ms-colds-cpu-mean")
 			b.ReportMetric(ms(slices.MaxFunc(colds, func(a, b fleetRefresh) int { return cmp.Compare(a.wall, b.wall) }).wall), "ms-colds-wall-max")
 			b.ReportMetric(ms(slices.MinFunc(colds, func(a, b fleetRefresh) int { return cmp.Compare(a.wall, b.wall) }).wall), "ms-colds-wall-min")
+		}
+		if url != "" {
+			// What the cold refreshes cost the server: its CPU time during each, and that time less what it spends
+			// idle (scraping, the rules) over as long.
+			b.ReportMetric(mean(colds, func(r fleetRefresh) time.Duration { return r.server }), "ms-colds-server-cpu-mean")
+			b.ReportMetric(mean(colds, func(r fleetRefresh) time.Duration {
+				return r.server - time.Duration(serverCores*float64(r.wall))
+			}), "ms-colds-server-cpu-net-mean")
 		}
 		b.ReportMetric(mean(warm, wall), "ms-warm-wall")
 		b.ReportMetric(mean(warm, cpu), "ms-warm-cpu")
@@ -627,6 +664,22 @@ func benchDashboard(b *testing.B, exe string, panels []dashtest.Panel, fleet *be
 		b.ReportMetric(float64(p.PeakRSS())/(1<<20), "peak-RSS-MiB")
 		b.ReportMetric(float64(p.RSS())/(1<<20), "RSS-MiB")
 	}
+}
+
+// ms is d in milliseconds, as the benchmark reports times.
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// logPanels logs a refresh's panel requests, the last to be answered first, with when each was sent and answered.
+func logPanels(b *testing.B, what string, r fleetRefresh) {
+	spans := slices.Clone(r.panels)
+	slices.SortFunc(spans, func(x, y panelSpan) int { return cmp.Compare(y.done, x.done) })
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "%s, %.0f ms: the panels, the last answered first (sent → answered, ms):\n", what, ms(r.wall))
+	for _, s := range spans {
+		fmt.Fprintf(&sb, "  %6.0f → %6.0f (%5.0f)  %s\n", ms(s.sent), ms(s.done), ms(s.done-s.sent), s.title)
+	}
+	// On stderr, as logServerTimes: a benchmark's log keeps only its first lines.
+	fmt.Fprintf(os.Stderr, "%s (%s):\n%s", b.Name(), time.Now().UTC().Format(time.TimeOnly), sb.String())
 }
 
 // queryLog is a query log file for the benchmark's Prometheus when -fleet.querylog asks for one, else empty.
