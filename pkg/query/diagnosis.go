@@ -277,9 +277,11 @@ func (r *rule) matching(ctx context.Context, base Query, eval Evaluator) (map[fi
 	return hits, nil
 }
 
-// evaluate returns, per endpoint and engine, the reduced value of every series where the rule trips.
-func (r *rule) evaluate(ctx context.Context, base Query, eval Evaluator) (map[findingKey]float64, error) {
-	q := r.query
+// ask is the query the rule asks with the base query's filters, and the name of the output series it reads. The
+// query keeps that output alone (Query.Output): a measure's other outputs would be queries of their own in
+// Prometheus mode and evaluations in direct mode, for series the rule drops.
+func (r *rule) ask(base Query) (q Query, want string) {
+	q = r.query
 	q.QueryType, q.Measure = r.entry.Type, r.entry.Name
 	if r.target != nil {
 		v := r.target.Value
@@ -289,16 +291,25 @@ func (r *rule) evaluate(ctx context.Context, base Query, eval Evaluator) (map[fi
 	if q.QueryType != TypeDPBalance {
 		q.Engine = base.Engine
 	}
+	want = q.Metric // a raw query's series are named by its metric
+	if outputs := q.Outputs(); r.output < len(outputs) && outputs[r.output].Name != "" {
+		want, _ = outputs[r.output].Resolve(q.Metric, "")
+		if len(outputs) > 1 {
+			q.Output = outputs[r.output].Name
+		}
+	}
+	return q, want
+}
+
+// evaluate returns, per endpoint and engine, the reduced value of every series where the rule trips.
+func (r *rule) evaluate(ctx context.Context, base Query, eval Evaluator) (map[findingKey]float64, error) {
+	q, want := r.ask(base)
 	if err := q.Validate(); err != nil {
 		return nil, fmt.Errorf("diagnosis rule %q: %w", r.symptom, err)
 	}
 	outs, err := eval(ctx, q)
 	if err != nil {
 		return nil, err
-	}
-	want := q.Metric // a raw query's series are named by its metric
-	if outputs := q.Outputs(); r.output < len(outputs) && outputs[r.output].Name != "" {
-		want, _ = outputs[r.output].Resolve(q.Metric, "")
 	}
 	hits := map[findingKey]float64{}
 	var vals []float64 // one buffer for every series: reduce only reads it

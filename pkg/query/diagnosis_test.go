@@ -285,3 +285,32 @@ func TestDiagnosisAsksEachQueryOnce(t *testing.T) {
 		t.Errorf("findings %q", symptoms)
 	}
 }
+
+// TestDiagnosisAsksOnlyTheOutputsItReads holds each rule's query to the one output the rule reads: a measure's
+// other outputs are queries of their own in Prometheus mode and evaluations in direct mode, and a cold dashboard
+// waits on the diagnosis more than on any other panel.
+func TestDiagnosisAsksOnlyTheOutputsItReads(t *testing.T) {
+	var mu sync.Mutex
+	var asked []Query
+	eval := func(ctx context.Context, q Query) ([]Output, error) {
+		mu.Lock()
+		asked = append(asked, q)
+		mu.Unlock()
+		return nil, nil
+	}
+	if _, skipped, err := Diagnose(context.Background(), Query{QueryType: TypeDiagnosis}, eval); err != nil || len(skipped) > 0 {
+		t.Fatal(err, skipped)
+	}
+	// The also-rules run only where their rule trips: ask them directly.
+	for _, r := range diagnosisRules() {
+		for a := r.also; a != nil; a = a.also {
+			q, _ := a.ask(Query{})
+			asked = append(asked, q)
+		}
+	}
+	for _, q := range asked {
+		if n := len(q.Outputs()); n != 1 {
+			t.Errorf("%s/%s asks %d outputs (Output %q); a rule reads one", q.QueryType, q.Measure, n, q.Output)
+		}
+	}
+}
