@@ -268,13 +268,12 @@ func (d *dashboardClient) logQueryTimes(b *testing.B) {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "%d queries alone, %v in all; slowest first:\n", len(all), total.Round(time.Millisecond))
 	for i, q := range all {
-		fmt.Fprintf(&sb, "%7.0f ms  %s\n", float64(q.wall.Microseconds())/1000, q.name)
+		fmt.Fprintf(&sb, "%7.0f ms  %s\n", ms(q.wall), q.name)
 		if i < 12 && q.executed != "" {
 			fmt.Fprintf(&sb, "           %s\n", strings.ReplaceAll(q.executed, "\n", "\n           "))
 		}
 	}
-	// Straight to stderr: a benchmark's log is cut to its first lines.
-	fmt.Fprintf(os.Stderr, "%s (%s):\n%s", b.Name(), time.Now().UTC().Format(time.TimeOnly), sb.String())
+	logLong(b, sb.String())
 }
 
 // plainPromQL is what an operator would write by hand for the fleet overview's panels on a vLLM V1 fleet, by panel
@@ -666,6 +665,12 @@ func benchDashboard(b *testing.B, exe string, panels []dashtest.Panel, fleet *be
 	}
 }
 
+// logLong writes a report of many lines under the benchmark's name and the time, on stderr: a benchmark's own log
+// keeps only its first lines.
+func logLong(b *testing.B, text string) {
+	fmt.Fprintf(os.Stderr, "%s (%s):\n%s", b.Name(), time.Now().UTC().Format(time.TimeOnly), text)
+}
+
 // ms is d in milliseconds, as the benchmark reports times.
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
@@ -678,8 +683,7 @@ func logPanels(b *testing.B, what string, r fleetRefresh) {
 	for _, s := range spans {
 		fmt.Fprintf(&sb, "  %6.0f → %6.0f (%5.0f)  %s\n", ms(s.sent), ms(s.done), ms(s.done-s.sent), s.title)
 	}
-	// On stderr, as logServerTimes: a benchmark's log keeps only its first lines.
-	fmt.Fprintf(os.Stderr, "%s (%s):\n%s", b.Name(), time.Now().UTC().Format(time.TimeOnly), sb.String())
+	logLong(b, sb.String())
 }
 
 // queryLog is a query log file for the benchmark's Prometheus when -fleet.querylog asks for one, else empty.
@@ -780,7 +784,7 @@ func logServerTimes(b *testing.B, path, what string, within [][2]time.Time) {
 		}
 		fmt.Fprintf(&sb, "%7.1f ms  (%.1f×, %.0f steps)  %s\n", c.exec*1000/refreshes, float64(c.n)/refreshes, float64(c.steps)/float64(c.n), q)
 	}
-	fmt.Fprintf(os.Stderr, "%s (%s):\n%s", b.Name(), time.Now().UTC().Format(time.TimeOnly), sb.String())
+	logLong(b, sb.String())
 }
 
 // parseLogTimes reads a query log entry's start and end (RFC 3339).
