@@ -287,17 +287,7 @@ func callRaw(t *testing.T, a *App, u *backend.User, method, path string) rawResp
 func TestConcurrentExposureChecksAreBounded(t *testing.T) {
 	big := "# TYPE vllm_profiling_x counter\nvllm_profiling_x 1\n" + strings.Repeat("# TYPE other_metric_with_a_long_name gauge\n", 1) +
 		strings.Repeat("other_metric_with_a_long_name{label=\"value-value-value-value\"} 1\n", 60_000) // about 4 MB
-	var inFlight, maxInFlight, fetches atomic.Int32
 	metrics := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		n := inFlight.Add(1)
-		defer inFlight.Add(-1)
-		fetches.Add(1)
-		for {
-			m := maxInFlight.Load()
-			if n <= m || maxInFlight.CompareAndSwap(m, n) {
-				break
-			}
-		}
 		time.Sleep(200 * time.Millisecond) // a slow deployment keeps checks overlapping
 		_, _ = io.WriteString(w, big)
 	}))
@@ -309,6 +299,11 @@ func TestConcurrentExposureChecksAreBounded(t *testing.T) {
 			"metricsUrl": fmt.Sprintf("%s/metrics?deployment=%d", metrics.URL, i)})
 	}
 	a, _ := newTestApp(t, map[string]any{"profilerConfigs": files})
+	// Counted where the app sends them, from the request to the body's close: what the server sees also holds
+	// the transport's own retries of a GET on a reused connection, and a handler still returning after its client
+	// has read the body.
+	fetches := &fetchCounter{next: a.client.Transport, each: map[string]int{}}
+	a.client.Transport = fetches
 	var wg sync.WaitGroup
 	var bad atomic.Int32
 	for range 32 {
@@ -325,8 +320,53 @@ func TestConcurrentExposureChecksAreBounded(t *testing.T) {
 	if bad.Load() > 0 {
 		t.Errorf("%d of 32 page loads failed", bad.Load())
 	}
-	if maxInFlight.Load() > MaxConcurrentReads || fetches.Load() > 8 {
-		t.Errorf("32 page loads over 8 deployments fetched /metrics %d times, %d at once; want each once, at most %d at once",
-			fetches.Load(), maxInFlight.Load(), MaxConcurrentReads)
+	fetches.mu.Lock()
+	defer fetches.mu.Unlock()
+	if fetches.most > MaxConcurrentReads || len(fetches.each) != 8 || fetches.total != 8 {
+		t.Errorf("32 page loads over 8 deployments fetched /metrics %d times (%v), %d at once; want each once, at most %d at once",
+			fetches.total, fetches.each, fetches.most, MaxConcurrentReads)
 	}
+}
+
+// fetchCounter counts the requests an http.Client sends by URL, and the most under way at once, each from its
+// RoundTrip until its response body is closed.
+type fetchCounter struct {
+	next             http.RoundTripper
+	mu               sync.Mutex
+	each             map[string]int
+	total, now, most int
+}
+
+func (c *fetchCounter) RoundTrip(r *http.Request) (*http.Response, error) {
+	c.mu.Lock()
+	c.each[r.URL.String()]++
+	c.total++
+	c.now++
+	c.most = max(c.most, c.now)
+	c.mu.Unlock()
+	resp, err := c.next.RoundTrip(r)
+	if err != nil {
+		c.done()
+		return nil, err
+	}
+	resp.Body = &closeHook{ReadCloser: resp.Body, close: sync.OnceFunc(c.done)}
+	return resp, nil
+}
+
+func (c *fetchCounter) done() {
+	c.mu.Lock()
+	c.now--
+	c.mu.Unlock()
+}
+
+// closeHook calls close once the body is closed.
+type closeHook struct {
+	io.ReadCloser
+	close func()
+}
+
+func (h *closeHook) Close() error {
+	err := h.ReadCloser.Close()
+	h.close()
+	return err
 }
