@@ -1,9 +1,11 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"net/http"
 	"os"
@@ -20,11 +22,14 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/genproto/pluginv2"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/inferscope/inferscope-vllm/pkg/derive"
+	"github.com/inferscope/inferscope-vllm/pkg/exposition"
 	"github.com/inferscope/inferscope-vllm/pkg/harness"
 	"github.com/inferscope/inferscope-vllm/pkg/internal/dashtest"
 	"github.com/inferscope/inferscope-vllm/pkg/internal/promtest"
 	"github.com/inferscope/inferscope-vllm/pkg/internal/simtest"
 	inferrules "github.com/inferscope/inferscope-vllm/pkg/rules"
+	"github.com/inferscope/inferscope-vllm/pkg/sim"
 )
 
 // addrOf is the host:port of the endpoint named name, as Prometheus labels it.
@@ -163,49 +168,68 @@ func (f *contentFleet) resource(t *testing.T, path string) []string {
 func tripFleet(t *testing.T) ([]map[string]string, func()) {
 	ln := stoppedEndpoint(t)
 	parkedURL, stopParked := simtest.StartStoppable(t, "-flavor=vllm-v1", "-model=parked", "-qps=2", "-speed=30", "-seed=67")
-	return []map[string]string{
-		// Model parked: one endpoint asleep, the other taken down (stop) after the warm-up.
-		{"name": "parked-asleep", "url": startSim(t, "-flavor=vllm-v1", "-model=parked", "-sleep-level=1", "-qps=1", "-speed=30", "-seed=68")},
-		{"name": "parked-gone", "url": parkedURL},
+	// Model parked: one endpoint asleep, the other taken down (stop) after the warm-up.
+	eps := []map[string]string{{"name": "parked-gone", "url": parkedURL}}
+	for _, s := range tripSims(t) {
+		eps = append(eps, map[string]string{"name": s.name, "url": startSim(t, s.args...)})
+	}
+	return append(eps, map[string]string{"name": "gone", "url": ln}), stopParked
+}
+
+// tripSim is one simulated endpoint of the fleet built to trip every rule.
+type tripSim struct {
+	name string
+	args []string
+}
+
+// tripSims are the simulated endpoints of the fleet built to trip every rule (tripFleet adds one it stops and one
+// that refuses connections).
+func tripSims(t *testing.T) []tripSim {
+	return []tripSim{
+		{"parked-asleep", []string{"-flavor=vllm-v1", "-model=parked", "-sleep-level=1", "-qps=1", "-speed=30", "-seed=68"}},
 		// Model pd-skew: a prefill instance of eight engines short of capacity for long prompts beside a decode instance that
 		// runs a short generation or two at a time, so a prefill instance runs many times the requests a decode instance does.
-		{"name": "pd-skew-prefill", "url": startSim(t, "-flavor=vllm-v1", "-model=pd-skew", "-kv-role=prefill", "-engines=8", "-qps=30", "-prompt-tokens-mean=6000", "-max-model-len=16384", "-max-num-batched-tokens=2048", "-speed=30", "-seed=69")},
-		{"name": "pd-skew-decode", "url": startSim(t, "-flavor=vllm-v1", "-model=pd-skew", "-kv-role=decode", "-qps=1", "-prompt-tokens-mean=200", "-output-tokens-mean=20", "-speed=30", "-seed=70")},
-		// One hot engine takes everything while load ramps up (a quarter of a 40-minute wave in the 10 simulated
-		// minutes the test watches): it queues, fills its small KV pool, preempts more and more, and TTFT climbs
-		// while the other three ranks idle.
-		{"name": "v1-hot", "url": startSim(t, "-flavor=vllm-v1", "-engines=4", "-routing=skewed", "-skew=1", "-qps=15", "-qps-wave-amplitude=0.95", "-qps-wave-period=40m", "-max-model-len=4096", "-num-gpu-blocks=4000",
-			"-max-num-seqs=128", "-prompt-tokens-mean=512", "-output-tokens-mean=512", "-spec-tokens=3", "-speed=30", "-seed=31")},
-		{"name": "v0-hot", "url": startSim(t, "-flavor=vllm-v0", "-qps=40", "-output-tokens-mean=800", "-max-model-len=4096", "-num-gpu-blocks=300", "-max-num-seqs=64", "-speed=30", "-seed=32")},
+		{"pd-skew-prefill", []string{"-flavor=vllm-v1", "-model=pd-skew", "-kv-role=prefill", "-engines=8", "-qps=30", "-prompt-tokens-mean=6000", "-max-model-len=16384", "-max-num-batched-tokens=2048", "-speed=30", "-seed=69"}},
+		{"pd-skew-decode", []string{"-flavor=vllm-v1", "-model=pd-skew", "-kv-role=decode", "-qps=1", "-prompt-tokens-mean=200", "-output-tokens-mean=20", "-speed=30", "-seed=70"}},
+		// One hot engine takes everything while load ramps up (a quarter of a 40-minute wave in the first 10 simulated
+		// minutes): it queues, fills its small KV pool, preempts more and more, and TTFT climbs while the other three
+		// ranks idle. Its queue drains for a few minutes of every 40 the run goes on, so it is not what the
+		// DP-imbalance rule relies on.
+		{"v1-hot", []string{"-flavor=vllm-v1", "-engines=4", "-routing=skewed", "-skew=1", "-qps=15", "-qps-wave-amplitude=0.95", "-qps-wave-period=40m", "-max-model-len=4096", "-num-gpu-blocks=4000",
+			"-max-num-seqs=128", "-prompt-tokens-mean=512", "-output-tokens-mean=512", "-spec-tokens=3", "-speed=30", "-seed=31"}},
+		// Model dp-skew: a router that sends everything to one of four engines, at several times what its four running
+		// sequences get through: that rank queues at every moment while the other three idle, however late a slow run
+		// evaluates the rules (TestTripFleetQueuesBesideAnIdleRankThroughout).
+		{"dp-skew", []string{"-flavor=vllm-v1", "-model=dp-skew", "-engines=4", "-routing=skewed", "-skew=1", "-qps=6", "-max-num-seqs=4", "-speed=30", "-seed=71"}},
+		{"v0-hot", []string{"-flavor=vllm-v0", "-qps=40", "-output-tokens-mean=800", "-max-model-len=4096", "-num-gpu-blocks=300", "-max-num-seqs=64", "-speed=30", "-seed=32"}},
 		// Its drafts are mostly rejected: acceptance has collapsed.
-		{"name": "ascend", "url": startSim(t, "-flavor=vllm-ascend", "-engines=2", "-qps=12", "-spec-tokens=2", "-spec-acceptance=0.2,0.1", "-speed=30", "-seed=33", "-profiler-config="+profilerConfig(t, 1))},
-		{"name": "dynamo", "url": startSim(t, "-flavor=dynamo-worker", "-qps=6", "-speed=30", "-seed=34")},
+		{"ascend", []string{"-flavor=vllm-ascend", "-engines=2", "-qps=12", "-spec-tokens=2", "-spec-acceptance=0.2,0.1", "-speed=30", "-seed=33", "-profiler-config=" + profilerConfig(t, 1)}},
+		{"dynamo", []string{"-flavor=dynamo-worker", "-qps=6", "-speed=30", "-seed=34"}},
 		// A disaggregated pair: the prefill instance holds each prompt's KV until the decode instance, whose NIXL link
 		// is slow and drops a tenth of the transfers, has read it.
-		{"name": "prefill", "url": startSim(t, "-flavor=vllm-v1", "-kv-role=prefill", "-kv-transfer-ms=900", "-qps=6", "-speed=30", "-seed=38")},
-		{"name": "decode", "url": startSim(t, "-flavor=vllm-v1", "-kv-role=decode", "-kv-transfer-ms=900", "-kv-transfer-fail-rate=0.1", "-qps=6", "-speed=30", "-seed=35")},
+		{"prefill", []string{"-flavor=vllm-v1", "-kv-role=prefill", "-kv-transfer-ms=900", "-qps=6", "-speed=30", "-seed=38"}},
+		{"decode", []string{"-flavor=vllm-v1", "-kv-role=decode", "-kv-transfer-ms=900", "-kv-transfer-fail-rate=0.1", "-qps=6", "-speed=30", "-seed=35"}},
 		// A second pair, out of balance: a prefill instance that cannot keep up with long prompts, and a decode
 		// instance whose small KV pool the long outputs fill.
-		{"name": "prefill-busy", "url": startSim(t, "-flavor=vllm-v1", "-kv-role=prefill", "-qps=30", "-prompt-tokens-mean=6000", "-max-model-len=16384", "-max-num-seqs=4", "-max-num-batched-tokens=2048", "-speed=30", "-seed=64")},
-		{"name": "decode-full", "url": startSim(t, "-flavor=vllm-v1", "-kv-role=decode", "-qps=30", "-prompt-tokens-mean=200", "-output-tokens-mean=300", "-max-model-len=2048", "-num-gpu-blocks=1500", "-max-num-seqs=256", "-speed=30", "-seed=65")},
+		{"prefill-busy", []string{"-flavor=vllm-v1", "-kv-role=prefill", "-qps=30", "-prompt-tokens-mean=6000", "-max-model-len=16384", "-max-num-seqs=4", "-max-num-batched-tokens=2048", "-speed=30", "-seed=64"}},
+		{"decode-full", []string{"-flavor=vllm-v1", "-kv-role=decode", "-qps=30", "-prompt-tokens-mean=200", "-output-tokens-mean=300", "-max-model-len=2048", "-num-gpu-blocks=1500", "-max-num-seqs=256", "-speed=30", "-seed=65"}},
 		// An offloading instance whose CPU memory cannot take every store, with block residency metrics.
-		{"name": "offload", "url": startSim(t, "-flavor=vllm-v1", "-kv-offload-gb=8", "-kv-cache-metrics", "-kv-offload-fail-rate=0.2", "-external-prefix-hit-rate=0.3", "-qps=6", "-speed=30", "-seed=36")},
+		{"offload", []string{"-flavor=vllm-v1", "-kv-offload-gb=8", "-kv-cache-metrics", "-kv-offload-fail-rate=0.2", "-external-prefix-hit-rate=0.3", "-qps=6", "-speed=30", "-seed=36"}},
 		// LMCache that finds almost nothing.
-		{"name": "lmcache", "url": startSim(t, "-flavor=vllm-v1", "-lmcache", "-external-prefix-hit-rate=0.05", "-qps=6", "-speed=30", "-seed=37")},
+		{"lmcache", []string{"-flavor=vllm-v1", "-lmcache", "-external-prefix-hit-rate=0.05", "-qps=6", "-speed=30", "-seed=37"}},
 		// A model burning both SLO budgets fast: 39 % of its first tokens take over 500 ms (long prompts), 31 % of
 		// its requests fail or abort.
-		{"name": "slo-fast", "url": startSim(t, "-flavor=vllm-v1", "-model=slo-fast", "-qps=4", "-prompt-tokens-mean=3000", "-error-rate=0.3", "-speed=30", "-seed=61")},
+		{"slo-fast", []string{"-flavor=vllm-v1", "-model=slo-fast", "-qps=4", "-prompt-tokens-mean=3000", "-error-rate=0.3", "-speed=30", "-seed=61"}},
 		// Four LoRA adapters, two at a time, MFU metrics on, a few requests with NaN logits, and prompts that share
 		// almost no prefix.
-		{"name": "lora", "url": startSim(t, "-flavor=vllm-v1", "-lora-adapters=4", "-max-lora=2", "-mfu", "-nan-logits-rate=0.02", "-prefix-hit-rate=0.02", "-qps=6", "-speed=30", "-seed=39")},
+		{"lora", []string{"-flavor=vllm-v1", "-lora-adapters=4", "-max-lora=2", "-mfu", "-nan-logits-rate=0.02", "-prefix-hit-rate=0.02", "-qps=6", "-speed=30", "-seed=39"}},
 		// Dynamo's frontend with its KV router's metrics (current names), migrating a few requests.
-		{"name": "dynamo-fe", "url": startSim(t, "-flavor=dynamo-frontend", "-engines=2", "-qps=6", "-prefix-hit-rate=0.4", "-migration-rate=0.05", "-speed=30", "-seed=62")},
+		{"dynamo-fe", []string{"-flavor=dynamo-frontend", "-engines=2", "-qps=6", "-prefix-hit-rate=0.4", "-migration-rate=0.05", "-speed=30", "-seed=62"}},
 		// A Dynamo frontend whose one worker cannot keep up: requests queue before their first response.
-		{"name": "dynamo-fe-busy", "url": startSim(t, "-flavor=dynamo-frontend", "-engines=1", "-qps=30", "-max-num-seqs=8", "-prompt-tokens-mean=2000", "-speed=30", "-seed=66")},
+		{"dynamo-fe-busy", []string{"-flavor=dynamo-frontend", "-engines=1", "-qps=30", "-max-num-seqs=8", "-prompt-tokens-mean=2000", "-speed=30", "-seed=66"}},
 		// An instance put to sleep and woken every two minutes.
-		{"name": "sleepy", "url": startSim(t, "-flavor=vllm-v1", "-sleep-level=1", "-sleep-cycle=2m", "-qps=2", "-speed=30", "-seed=63")},
-		{"name": "gone", "url": ln},
-	}, stopParked
+		{"sleepy", []string{"-flavor=vllm-v1", "-sleep-level=1", "-sleep-cycle=2m", "-qps=2", "-speed=30", "-seed=63"}},
+	}
 }
 
 // slowBurnFleet burns both SLO budgets at 6–14.4×: about 10 % of first tokens over 500 ms and 10 % of requests
@@ -395,8 +419,8 @@ func TestDashboardPanelsAndAlertRules(t *testing.T) {
 					if r.Labels["severity"] == "" || r.Labels["team"] == "" {
 						t.Errorf("routing labels missing: %v", r.Labels)
 					}
-					if firing := r.evaluate(t, trip); len(firing) == 0 {
-						t.Error("did not fire in the fleet built to trip it")
+					if firing := r.evaluateUntilFiring(t, trip); len(firing) == 0 {
+						t.Errorf("did not fire in the fleet built to trip it, asked for %s", tripGrace)
 					} else {
 						t.Logf("fires for %v", firing)
 					}
@@ -436,6 +460,30 @@ type alertRule struct {
 // evaluate runs the rule's queries through the data source and applies its server-side expressions the way
 // Grafana's expression engine does for the subset these rules use (reduce last/mean, threshold gt/lt, and the two
 // math expressions), per series label set; it returns the label sets for which the condition holds.
+// tripGrace is how long a rule is asked again before it counts as quiet in the fleet built to trip it: that fleet
+// holds each rule over its threshold almost always, not at every instant (decode-full's KV pool dips below 95 % for
+// a step now and then, when requests finish together), and Grafana evaluates a rule every minute too. At 30×, 20 s
+// are 10 simulated minutes.
+const tripGrace = 20 * time.Second
+
+// evaluateUntilFiring evaluates the rule until it fires in f, for at most tripGrace.
+func (r alertRule) evaluateUntilFiring(t *testing.T, f *contentFleet) []string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(f.ctx, tripGrace)
+	defer cancel()
+	var firing []string
+	asked := 0
+	poll(ctx, func() bool {
+		asked++
+		firing = r.evaluate(t, f)
+		return len(firing) > 0
+	})
+	if asked > 1 && len(firing) > 0 {
+		t.Logf("fired at evaluation %d", asked)
+	}
+	return firing
+}
+
 func (r alertRule) evaluate(t *testing.T, f *contentFleet) []string {
 	t.Helper()
 	values := map[string]map[string]float64{} // refId -> series key -> value
@@ -607,4 +655,81 @@ func lastUp(r backend.DataResponse) float64 {
 		}
 	}
 	return -1
+}
+
+// TestTripFleetQueuesBesideAnIdleRankThroughout holds the fleet built to trip the DP-imbalance rule to what the rule
+// reads at its last step, at every simulated minute a run may evaluate it: the rule's subtests come after the
+// dashboards', which a slow machine stretches over minutes, 30 simulated minutes each. The simulators run in process.
+func TestTripFleetQueuesBesideAnIdleRankThroughout(t *testing.T) {
+	t.Parallel() // see doc.go
+	type ranked struct {
+		name  string
+		fleet *sim.Fleet
+	}
+	var fleets []ranked
+	for _, s := range tripSims(t) {
+		cfg, err := sim.ParseArgs(s.args, func(string) string { return "" }, io.Discard)
+		if err != nil {
+			t.Fatalf("%s: %v", s.name, err)
+		}
+		if cfg.Engines < 2 {
+			continue
+		}
+		f, err := sim.NewFleet(cfg, time.Now())
+		if err != nil {
+			t.Fatalf("%s: %v", s.name, err)
+		}
+		fleets = append(fleets, ranked{s.name, f})
+	}
+	var missed []int
+	var body bytes.Buffer
+	for minute := 10; minute <= 600; minute++ {
+		tripped := false
+		for _, f := range fleets {
+			f.fleet.AdvanceTo(time.Duration(minute) * time.Minute)
+			body.Reset()
+			if err := f.fleet.WriteExposition(&body); err != nil {
+				t.Fatal(err)
+			}
+			b, ok := derive.DPBalance(rankLoads(t, body.Bytes()))
+			tripped = tripped || (ok && b.MaxOverMean > inferrules.DPImbalance.Value && b.IdleWhileWaiting > 0)
+		}
+		if !tripped {
+			missed = append(missed, minute)
+		}
+	}
+	if len(missed) > 0 {
+		t.Errorf("no endpoint queues on one rank beside an idle one (max/mean above %v) at simulated minutes %v",
+			inferrules.DPImbalance.Value, missed)
+	}
+}
+
+// rankLoads reads each engine's running + waiting requests, and its waiting ones, from a vLLM exposition.
+func rankLoads(t *testing.T, body []byte) []derive.RankLoad {
+	t.Helper()
+	sc, err := exposition.Parse(body, exposition.ParseOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	byEngine := map[string]*derive.RankLoad{}
+	rank := func(s *exposition.Sample) *derive.RankLoad {
+		e := s.Labels.Get("engine")
+		if byEngine[e] == nil {
+			byEngine[e] = &derive.RankLoad{Rank: e}
+		}
+		return byEngine[e]
+	}
+	for s := range sc.Series("vllm:num_requests_running") {
+		rank(s).Load += s.Value
+	}
+	for s := range sc.Series("vllm:num_requests_waiting") {
+		r := rank(s)
+		r.Load += s.Value
+		r.Waiting += s.Value
+	}
+	var out []derive.RankLoad
+	for _, r := range byEngine {
+		out = append(out, *r)
+	}
+	return out
 }
