@@ -659,7 +659,8 @@ func lastUp(r backend.DataResponse) float64 {
 
 // TestTripFleetQueuesBesideAnIdleRankThroughout holds the fleet built to trip the DP-imbalance rule to what the rule
 // reads at its last step, at every simulated minute a run may evaluate it: the rule's subtests come after the
-// dashboards', which a slow machine stretches over minutes, 30 simulated minutes each. The simulators run in process.
+// dashboards', which a slow machine stretches over minutes (30 simulated minutes each), until contentTimeout ends
+// the fleets. The simulators run in process.
 func TestTripFleetQueuesBesideAnIdleRankThroughout(t *testing.T) {
 	t.Parallel() // see doc.go
 	type ranked struct {
@@ -667,14 +668,18 @@ func TestTripFleetQueuesBesideAnIdleRankThroughout(t *testing.T) {
 		fleet *sim.Fleet
 	}
 	var fleets []ranked
+	var horizon time.Duration // what the fleets simulate in contentTimeout
 	for _, s := range tripSims(t) {
 		cfg, err := sim.ParseArgs(s.args, func(string) string { return "" }, io.Discard)
 		if err != nil {
 			t.Fatalf("%s: %v", s.name, err)
 		}
-		if cfg.Engines < 2 {
+		// The endpoints behind a skewed router are the fleet's DP imbalance by construction; a least-loaded router's
+		// ranks (pd-skew-prefill's) idle beside a queue now and then, not by design.
+		if cfg.Engines < 2 || cfg.Routing != "skewed" {
 			continue
 		}
+		horizon = max(horizon, time.Duration(float64(contentTimeout)*cfg.Speed))
 		f, err := sim.NewFleet(cfg, time.Now())
 		if err != nil {
 			t.Fatalf("%s: %v", s.name, err)
@@ -683,7 +688,7 @@ func TestTripFleetQueuesBesideAnIdleRankThroughout(t *testing.T) {
 	}
 	var missed []int
 	var body bytes.Buffer
-	for minute := 10; minute <= 600; minute++ {
+	for minute := 10; minute <= int(horizon.Minutes()); minute++ {
 		tripped := false
 		for _, f := range fleets {
 			f.fleet.AdvanceTo(time.Duration(minute) * time.Minute)
