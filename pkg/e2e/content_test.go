@@ -168,7 +168,7 @@ func (f *contentFleet) resource(t *testing.T, path string) []string {
 func tripFleet(t *testing.T) ([]map[string]string, func()) {
 	ln := stoppedEndpoint(t)
 	parkedURL, stopParked := simtest.StartStoppable(t, "-flavor=vllm-v1", "-model=parked", "-qps=2", "-speed=30", "-seed=67")
-	// Model parked: one endpoint asleep, the other taken down (stop) after the warm-up.
+	// Model parked: one endpoint asleep (tripSims), the other taken down (stop) after the warm-up.
 	eps := []map[string]string{{"name": "parked-gone", "url": parkedURL}}
 	for _, s := range tripSims(t) {
 		eps = append(eps, map[string]string{"name": s.name, "url": startSim(t, s.args...)})
@@ -186,6 +186,7 @@ type tripSim struct {
 // that refuses connections).
 func tripSims(t *testing.T) []tripSim {
 	return []tripSim{
+		// Model parked's endpoint that sleeps (tripFleet takes its other one down).
 		{"parked-asleep", []string{"-flavor=vllm-v1", "-model=parked", "-sleep-level=1", "-qps=1", "-speed=30", "-seed=68"}},
 		// Model pd-skew: a prefill instance of eight engines short of capacity for long prompts beside a decode instance that
 		// runs a short generation or two at a time, so a prefill instance runs many times the requests a decode instance does.
@@ -457,9 +458,6 @@ type alertRule struct {
 	Annotations map[string]string `yaml:"annotations"`
 }
 
-// evaluate runs the rule's queries through the data source and applies its server-side expressions the way
-// Grafana's expression engine does for the subset these rules use (reduce last/mean, threshold gt/lt, and the two
-// math expressions), per series label set; it returns the label sets for which the condition holds.
 // tripGrace is how long a rule is asked again before it counts as quiet in the fleet built to trip it: that fleet
 // holds each rule over its threshold almost always, not at every instant (decode-full's KV pool dips below 95 % for
 // a step now and then, when requests finish together), and Grafana evaluates a rule every minute too. At 30×, 20 s
@@ -484,6 +482,9 @@ func (r alertRule) evaluateUntilFiring(t *testing.T, f *contentFleet) []string {
 	return firing
 }
 
+// evaluate runs the rule's queries through the data source and applies its server-side expressions the way
+// Grafana's expression engine does for the subset these rules use (reduce last/mean, threshold gt/lt, and the two
+// math expressions), per series label set; it returns the label sets for which the condition holds.
 func (r alertRule) evaluate(t *testing.T, f *contentFleet) []string {
 	t.Helper()
 	values := map[string]map[string]float64{} // refId -> series key -> value
@@ -663,11 +664,7 @@ func lastUp(r backend.DataResponse) float64 {
 // the fleets. The simulators run in process.
 func TestTripFleetQueuesBesideAnIdleRankThroughout(t *testing.T) {
 	t.Parallel() // see doc.go
-	type ranked struct {
-		name  string
-		fleet *sim.Fleet
-	}
-	var fleets []ranked
+	var fleets []*sim.Fleet
 	var horizon time.Duration // what the fleets simulate in contentTimeout
 	for _, s := range tripSims(t) {
 		cfg, err := sim.ParseArgs(s.args, func(string) string { return "" }, io.Discard)
@@ -684,16 +681,16 @@ func TestTripFleetQueuesBesideAnIdleRankThroughout(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", s.name, err)
 		}
-		fleets = append(fleets, ranked{s.name, f})
+		fleets = append(fleets, f)
 	}
 	var missed []int
 	var body bytes.Buffer
 	for minute := 10; minute <= int(horizon.Minutes()); minute++ {
 		tripped := false
 		for _, f := range fleets {
-			f.fleet.AdvanceTo(time.Duration(minute) * time.Minute)
+			f.AdvanceTo(time.Duration(minute) * time.Minute)
 			body.Reset()
-			if err := f.fleet.WriteExposition(&body); err != nil {
+			if err := f.WriteExposition(&body); err != nil {
 				t.Fatal(err)
 			}
 			b, ok := derive.DPBalance(rankLoads(t, body.Bytes()))
