@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -22,12 +21,11 @@ import (
 	"github.com/grafana/grafana-plugin-sdk-go/genproto/pluginv2"
 	"go.yaml.in/yaml/v3"
 
-	"github.com/inferscope/inferscope-vllm/pkg/derive"
-	"github.com/inferscope/inferscope-vllm/pkg/exposition"
 	"github.com/inferscope/inferscope-vllm/pkg/harness"
 	"github.com/inferscope/inferscope-vllm/pkg/internal/dashtest"
 	"github.com/inferscope/inferscope-vllm/pkg/internal/promtest"
 	"github.com/inferscope/inferscope-vllm/pkg/internal/simtest"
+	"github.com/inferscope/inferscope-vllm/pkg/query"
 	inferrules "github.com/inferscope/inferscope-vllm/pkg/rules"
 	"github.com/inferscope/inferscope-vllm/pkg/sim"
 )
@@ -658,13 +656,22 @@ func lastUp(r backend.DataResponse) float64 {
 	return -1
 }
 
-// TestTripFleetQueuesBesideAnIdleRankThroughout holds the fleet built to trip the DP-imbalance rule to what the rule
-// reads at its last step, at every simulated minute a run may evaluate it: the rule's subtests come after the
-// dashboards', which a slow machine stretches over minutes (30 simulated minutes each), until contentTimeout ends
-// the fleets. The simulators run in process.
+// TestTripFleetQueuesBesideAnIdleRankThroughout holds the fleet built to trip the DP-imbalance rule to the rule's own
+// queries, answered by direct mode's engine at every simulated minute a run may evaluate it: the rule's subtests come
+// after the dashboards', which a slow machine stretches over minutes (30 simulated minutes each), until
+// contentTimeout ends the fleets. The simulators run in process.
 func TestTripFleetQueuesBesideAnIdleRankThroughout(t *testing.T) {
 	t.Parallel() // see doc.go
-	var fleets []*sim.Fleet
+	var rule *inferrules.Alert
+	for i := range inferrules.Alerts {
+		if inferrules.Alerts[i].UID == "inferscope-dp-imbalance" {
+			rule = &inferrules.Alerts[i]
+		}
+	}
+	if rule == nil || len(rule.Queries) != 2 {
+		t.Fatalf("want the DP-imbalance rule's two queries (max/mean, idle ranks while others wait): %+v", rule)
+	}
+	flavors := map[string][]string{}
 	var horizon time.Duration // what the fleets simulate in contentTimeout
 	for _, s := range tripSims(t) {
 		cfg, err := sim.ParseArgs(s.args, func(string) string { return "" }, io.Discard)
@@ -677,61 +684,48 @@ func TestTripFleetQueuesBesideAnIdleRankThroughout(t *testing.T) {
 			continue
 		}
 		horizon = max(horizon, time.Duration(float64(contentTimeout)*cfg.Speed))
-		f, err := sim.NewFleet(cfg, time.Now())
+		flavors[s.name] = s.args
+	}
+	run := newSimRunFrom(t, flavors, time.Now().Add(-horizon).Truncate(time.Minute), horizon, time.Minute)
+	eng := &query.Engine{Source: query.HistorySource{Store: run.store}, ScrapeInterval: time.Minute}
+	req := query.Request{From: run.start.Add(10 * time.Minute), To: run.end, Interval: time.Minute}
+	// scores[i][step][endpoint] is the rule's query i at a step.
+	var scores [2]map[int64]map[string]float64
+	for i, rq := range rule.Queries {
+		b, err := json.Marshal(rq.Provisioned())
 		if err != nil {
-			t.Fatalf("%s: %v", s.name, err)
+			t.Fatal(err)
 		}
-		fleets = append(fleets, f)
+		var q query.Query
+		if err := json.Unmarshal(b, &q); err != nil {
+			t.Fatal(err)
+		}
+		res, err := eng.Eval(context.Background(), q, req)
+		if err != nil {
+			t.Fatalf("%s: %v", b, err)
+		}
+		scores[i] = map[int64]map[string]float64{}
+		for _, o := range res.Outputs {
+			for _, p := range o.Points {
+				if scores[i][p.T] == nil {
+					scores[i][p.T] = map[string]float64{}
+				}
+				scores[i][p.T][o.Labels["endpoint"]] = p.V
+			}
+		}
 	}
 	var missed []int
-	var body bytes.Buffer
-	for minute := 10; minute <= int(horizon.Minutes()); minute++ {
+	for at := req.From; !at.After(req.To); at = at.Add(req.Interval) {
 		tripped := false
-		for _, f := range fleets {
-			f.AdvanceTo(time.Duration(minute) * time.Minute)
-			body.Reset()
-			if err := f.WriteExposition(&body); err != nil {
-				t.Fatal(err)
-			}
-			b, ok := derive.DPBalance(rankLoads(t, body.Bytes()))
-			tripped = tripped || (ok && b.MaxOverMean > inferrules.DPImbalance.Value && b.IdleWhileWaiting > 0)
+		for ep, ratio := range scores[0][at.UnixMilli()] {
+			tripped = tripped || (ratio > inferrules.DPImbalance.Value && scores[1][at.UnixMilli()][ep] > 0)
 		}
 		if !tripped {
-			missed = append(missed, minute)
+			missed = append(missed, int(at.Sub(run.start).Minutes()))
 		}
 	}
 	if len(missed) > 0 {
 		t.Errorf("no endpoint queues on one rank beside an idle one (max/mean above %v) at simulated minutes %v",
 			inferrules.DPImbalance.Value, missed)
 	}
-}
-
-// rankLoads reads each engine's running + waiting requests, and its waiting ones, from a vLLM exposition.
-func rankLoads(t *testing.T, body []byte) []derive.RankLoad {
-	t.Helper()
-	sc, err := exposition.Parse(body, exposition.ParseOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	byEngine := map[string]*derive.RankLoad{}
-	rank := func(s *exposition.Sample) *derive.RankLoad {
-		e := s.Labels.Get("engine")
-		if byEngine[e] == nil {
-			byEngine[e] = &derive.RankLoad{Rank: e}
-		}
-		return byEngine[e]
-	}
-	for s := range sc.Series("vllm:num_requests_running") {
-		rank(s).Load += s.Value
-	}
-	for s := range sc.Series("vllm:num_requests_waiting") {
-		r := rank(s)
-		r.Load += s.Value
-		r.Waiting += s.Value
-	}
-	var out []derive.RankLoad
-	for _, r := range byEngine {
-		out = append(out, *r)
-	}
-	return out
 }
